@@ -1,0 +1,183 @@
+// Package engine keeps a folder of markdown memories searchable: a Bleve BM25
+// index for words, a chromem-go vector collection for meaning, and a bbolt
+// state store that remembers what was indexed, so that an incremental sync
+// touches only what changed and a deleted file never comes back as a ghost.
+package engine
+
+import (
+	"errors"
+	"time"
+
+	"mnemo/decay"
+	"mnemo/engine/embed"
+)
+
+// Mode selects which index answers a query.
+type Mode string
+
+// The three search modes. Scores lie in 0–1 in every mode (see docs/design.md).
+const (
+	Hybrid   Mode = "hybrid"
+	Semantic Mode = "semantic"
+	FullText Mode = "fulltext"
+)
+
+// Sort orders a page of results.
+type Sort string
+
+const (
+	ByRelevance Sort = "relevance"
+	ByRecency   Sort = "recency"
+)
+
+// Fusion names how Hybrid mode combines the two ranked lists.
+type Fusion string
+
+const (
+	// WeightedSum adds the normalised BM25 score and the cosine similarity,
+	// each times its weight. It measures best on ../shared/bench.
+	WeightedSum Fusion = "weighted"
+	// RRF is reciprocal rank fusion (k = 60), maenifold's method, rescaled to 0–1.
+	RRF Fusion = "rrf"
+)
+
+// Config says where the memories and the index live and how to search them.
+// It is filled once at the edge (cmd/, mcp/) and passed down.
+type Config struct {
+	MemoryDir string // the memory folder; every path is relative to it
+	IndexDir  string // where Bleve, the state store and the lock file live
+
+	Decay    decay.Config   // recency weighting
+	Embedder embed.Embedder // nil means the built-in static embedder
+
+	Fusion       Fusion  // default WeightedSum
+	TextWeight   float64 // weight of the text score in Hybrid (0 means the default)
+	VectorWeight float64 // weight of the semantic score in Hybrid (0 means the default)
+
+	MaxFileBytes int64 // files larger than this are skipped; 0 means 10 MiB
+
+	// ReadOnly opens an existing index without taking the writer lock:
+	// Sync, and writes of any kind, return ErrReadOnly.
+	ReadOnly bool
+
+	// Progress, if set, is called during Sync with files done and files total.
+	Progress func(done, total int)
+}
+
+// Query is one search request. The zero value of each optional field means
+// "no constraint" or "the default".
+type Query struct {
+	Text     string
+	Mode     Mode   // default Hybrid
+	Page     int    // 1-based; 0 means 1
+	PageSize int    // 0 means 10; at most 200
+	Folder   string // only memories under this folder (relative to the memory folder)
+	Tags     []string
+	From, To time.Time // bounds on created, inclusive; zero means unbounded
+	MinScore float64   // drop results whose final score is below this
+	Sort     Sort      // default ByRelevance
+	Now      time.Time // the clock for decay; zero means time.Now()
+}
+
+// Page is one page of results.
+type Page struct {
+	Query               string   `json:"query"`
+	Mode                Mode     `json:"mode"`
+	Page                int      `json:"page"`
+	PageSize            int      `json:"pageSize"`
+	TotalCount          int      `json:"totalCount"`
+	TextResultCount     int      `json:"textResultCount"`
+	SemanticResultCount int      `json:"semanticResultCount"`
+	Indexing            bool     `json:"indexing"`
+	Results             []Result `json:"results"`
+}
+
+// Result is one memory in a page of results.
+type Result struct {
+	URI           string    `json:"uri"`
+	Path          string    `json:"path"`
+	Title         string    `json:"title"`
+	Score         float64   `json:"score"`
+	TextScore     float64   `json:"textScore"`
+	SemanticScore float64   `json:"semanticScore"`
+	Decay         float64   `json:"decay"`
+	Snippets      []string  `json:"snippets"`
+	MatchCount    int       `json:"matchCount"`
+	Created       time.Time `json:"created"`
+	Modified      time.Time `json:"modified"`
+	Tags          []string  `json:"tags"`
+}
+
+// Memory is one memory file as read by Read.
+type Memory struct {
+	URI      string         `json:"uri"`
+	Path     string         `json:"path"`
+	Title    string         `json:"title"`
+	Content  string         `json:"content"` // the body, without frontmatter
+	Created  time.Time      `json:"created"`
+	Modified time.Time      `json:"modified"`
+	Tags     []string       `json:"tags"`
+	Links    []string       `json:"links"`
+	Meta     map[string]any `json:"meta,omitempty"`
+	Checksum string         `json:"checksum"` // SHA-256 of the file, hex
+	LastRead time.Time      `json:"lastRead"`
+}
+
+// Report says what a Sync did.
+type Report struct {
+	Full      bool          `json:"full"`
+	Added     []string      `json:"added"`
+	Updated   []string      `json:"updated"`
+	Removed   []string      `json:"removed"`
+	Unchanged int           `json:"unchanged"`
+	Skipped   []Skip        `json:"skipped"`
+	Warnings  []Warning     `json:"warnings"`
+	Chunks    int           `json:"chunks"` // chunks embedded by this sync
+	Scan      time.Duration `json:"scanNs"`
+	Index     time.Duration `json:"indexNs"`
+	Total     time.Duration `json:"totalNs"`
+}
+
+// Skip is a file that was not indexed, and why.
+type Skip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Warning is a problem with a file that was indexed anyway.
+type Warning struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// Status describes the engine and its indexes.
+type Status struct {
+	MemoryDir    string    `json:"memoryDir"`
+	IndexDir     string    `json:"indexDir"`
+	Files        int       `json:"files"`
+	Chunks       int       `json:"chunks"`
+	Embedder     string    `json:"embedder"`
+	Dimensions   int       `json:"dimensions"`
+	FullTextSize int64     `json:"fullTextBytes"`
+	StateSize    int64     `json:"stateBytes"`
+	LastSync     time.Time `json:"lastSync"`
+	Indexing     bool      `json:"indexing"`
+	ReadOnly     bool      `json:"readOnly"`
+	Skipped      []Skip    `json:"skipped"`
+	Warnings     []Warning `json:"warnings"`
+}
+
+// Errors a caller can test for with errors.Is. Each is wrapped with detail.
+var (
+	ErrEmptyQuery        = errors.New("search query is required")
+	ErrNoTerms           = errors.New("search query has no informative term (only stopwords or punctuation)")
+	ErrBadPage           = errors.New("page must be 1 or more")
+	ErrBadPageSize       = errors.New("pageSize must be between 1 and 200")
+	ErrBadMode           = errors.New("unknown mode (want hybrid, semantic or fulltext)")
+	ErrBadSort           = errors.New("unknown sort (want relevance or recency)")
+	ErrOutsideRoot       = errors.New("path resolves outside the memory folder")
+	ErrNotFound          = errors.New("memory not found")
+	ErrReadOnly          = errors.New("index is open read-only")
+	ErrIndexNotReady     = errors.New("index is not built yet; run sync")
+	ErrIndexIncompatible = errors.New("index was written by an incompatible version of mnemo")
+)
