@@ -1,5 +1,370 @@
-// Package decay computes recency weights.
+// Package decay computes recency weights: how much a memory's search score
+// still counts given how long ago it was last touched.
+//
+// A memory keeps full weight (1) for a grace period, then fades with a chosen
+// half-life. The grace period depends on where the memory lives, because
+// memories age at different speeds: a step-by-step reasoning session under
+// thinking/sequential/ is scratch work that is stale within a week, a workflow
+// note under thinking/workflows/ stays useful for a sprint or two, and
+// everything else (decisions, how-tos, people) is long-lived knowledge.
+//
+// Every function here is pure: a weight depends only on the configuration,
+// the memory's path, its reference time and the clock passed in, so results
+// are reproducible and tests need no fake clock. The only exception is
+// FromEnv, which exists to read the environment at the program's edge. The
+// variable names are maenifold's, so a vault configured for maenifold decays
+// the same way here.
 package decay
 
-// Config is the recency-decay configuration.
-type Config struct{}
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Function is the shape of the curve a weight follows after the grace period.
+type Function string
+
+const (
+	// Exponential halves the weight every half-life: 0.5^(t/H). It forgets
+	// steadily, so a year-old memory barely registers.
+	Exponential Function = "exponential"
+	// PowerLaw is (1 + 3t/H)^(-0.5): also 0.5 at one half-life, but with a
+	// long tail, so old memories keep a noticeable weight. This matches how
+	// human recall fades and suits vaults where old decisions still matter.
+	PowerLaw Function = "power-law"
+)
+
+// The environment variables FromEnv reads, exported so that help texts and
+// error messages elsewhere can name them without retyping them.
+const (
+	EnvGraceSequential = "MAENIFOLD_DECAY_GRACE_DAYS_SEQUENTIAL"
+	EnvGraceWorkflows  = "MAENIFOLD_DECAY_GRACE_DAYS_WORKFLOWS"
+	EnvGraceDefault    = "MAENIFOLD_DECAY_GRACE_DAYS_DEFAULT"
+	EnvHalfLife        = "MAENIFOLD_DECAY_HALF_LIFE_DAYS"
+	EnvFunction        = "MAENIFOLD_DECAY_FUNCTION"
+)
+
+// The accepted forms, shared by parse errors and Validate so that both say
+// the same thing.
+const (
+	wantGrace    = "want a number of days >= 0"
+	wantHalfLife = "want a positive number of days"
+	wantFunction = `want "exponential" or "power-law"`
+)
+
+// Config is the recency-decay configuration. Fill it with Default, FromEnv
+// or FromLookup; a literal works too, but should pass Validate.
+type Config struct {
+	GraceSequentialDays float64  // MAENIFOLD_DECAY_GRACE_DAYS_SEQUENTIAL, default 7
+	GraceWorkflowsDays  float64  // MAENIFOLD_DECAY_GRACE_DAYS_WORKFLOWS, default 14
+	GraceDefaultDays    float64  // MAENIFOLD_DECAY_GRACE_DAYS_DEFAULT, default 28
+	HalfLifeDays        float64  // MAENIFOLD_DECAY_HALF_LIFE_DAYS, default 30
+	Function            Function // MAENIFOLD_DECAY_FUNCTION, default exponential
+}
+
+// Default returns maenifold's defaults: 7, 14 and 28 days of grace for
+// sequential thinking, workflows and everything else, then a 30-day
+// exponential half-life.
+func Default() Config {
+	return Config{
+		GraceSequentialDays: 7,
+		GraceWorkflowsDays:  14,
+		GraceDefaultDays:    28,
+		HalfLifeDays:        30,
+		Function:            Exponential,
+	}
+}
+
+// Validate reports every out-of-range field at once, each naming its
+// environment variable, so a user fixes a bad setup in one pass.
+func (c Config) Validate() error {
+	var errs []error
+	for _, g := range []struct {
+		name string
+		days float64
+	}{
+		{EnvGraceSequential, c.GraceSequentialDays},
+		{EnvGraceWorkflows, c.GraceWorkflowsDays},
+		{EnvGraceDefault, c.GraceDefaultDays},
+	} {
+		if !isFinite(g.days) || g.days < 0 {
+			errs = append(errs, fmt.Errorf("%s=%v: %s", g.name, g.days, wantGrace))
+		}
+	}
+	if !isFinite(c.HalfLifeDays) || c.HalfLifeDays <= 0 {
+		errs = append(errs, fmt.Errorf("%s=%v: %s", EnvHalfLife, c.HalfLifeDays, wantHalfLife))
+	}
+	if _, ok := parseFunction(string(c.Function)); !ok {
+		errs = append(errs, fmt.Errorf("%s=%q: %s", EnvFunction, c.Function, wantFunction))
+	}
+	return errors.Join(errs...)
+}
+
+// FromEnv reads the MAENIFOLD_DECAY_* variables from the process environment.
+// It is the one place in mnemo's libraries that reads the environment; call
+// it once at the edge and pass the Config down.
+func FromEnv() (Config, error) {
+	return FromLookup(os.LookupEnv)
+}
+
+// FromLookup is FromEnv with the lookup injected (os.LookupEnv in FromEnv) so
+// tests need no global state. Unset and empty variables take their defaults;
+// values are trimmed of surrounding whitespace. Every invalid variable is
+// reported, joined into one error, and the returned Config is then the zero
+// value. A nil lookup means an empty environment.
+func FromLookup(lookup func(string) (string, bool)) (Config, error) {
+	c := Default()
+	var errs []error
+	for _, v := range vars {
+		raw, ok := get(lookup, v.name)
+		if !ok {
+			continue
+		}
+		if err := v.set(&c, raw); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", v.name, raw, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Setting is one variable's effective value and where it came from ("env" or "default").
+type Setting struct{ Name, Value, Source, Help string }
+
+// Settings describes all five variables, in a stable order (the order of
+// Config's fields), for a "config" command or a status page. Value is the
+// effective value in canonical form ("powerlaw" shows as "power-law"). An
+// invalid variable is shown as given, with Source "env", so the user sees
+// what they set; FromLookup is what reports it as an error.
+func Settings(lookup func(string) (string, bool)) []Setting {
+	def := Default()
+	out := make([]Setting, 0, len(vars))
+	for _, v := range vars {
+		s := Setting{Name: v.name, Value: v.show(def), Source: "default", Help: v.help}
+		if raw, ok := get(lookup, v.name); ok {
+			s.Source = "env"
+			s.Value = raw
+			var c Config
+			if v.set(&c, raw) == nil {
+				s.Value = v.show(c)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// variable ties one environment variable to its Config field, so FromLookup
+// and Settings cannot disagree about names, order or parsing.
+type variable struct {
+	name string
+	help string
+	set  func(c *Config, raw string) error
+	show func(c Config) string
+}
+
+var vars = []variable{
+	{
+		name: EnvGraceSequential,
+		help: "days a thinking/sequential/ memory keeps full weight",
+		set:  func(c *Config, raw string) error { return parseGrace(raw, &c.GraceSequentialDays) },
+		show: func(c Config) string { return formatDays(c.GraceSequentialDays) },
+	},
+	{
+		name: EnvGraceWorkflows,
+		help: "days a thinking/workflows/ memory keeps full weight",
+		set:  func(c *Config, raw string) error { return parseGrace(raw, &c.GraceWorkflowsDays) },
+		show: func(c Config) string { return formatDays(c.GraceWorkflowsDays) },
+	},
+	{
+		name: EnvGraceDefault,
+		help: "days any other memory keeps full weight",
+		set:  func(c *Config, raw string) error { return parseGrace(raw, &c.GraceDefaultDays) },
+		show: func(c Config) string { return formatDays(c.GraceDefaultDays) },
+	},
+	{
+		name: EnvHalfLife,
+		help: "days after the grace period at which a memory's weight is 0.5",
+		set: func(c *Config, raw string) error {
+			d, err := parseDays(raw)
+			if err != nil || d <= 0 {
+				return errors.New(wantHalfLife)
+			}
+			c.HalfLifeDays = d
+			return nil
+		},
+		show: func(c Config) string { return formatDays(c.HalfLifeDays) },
+	},
+	{
+		name: EnvFunction,
+		help: "decay curve after the grace period: exponential, or power-law for a longer tail",
+		set: func(c *Config, raw string) error {
+			f, ok := parseFunction(raw)
+			if !ok {
+				return errors.New(wantFunction)
+			}
+			c.Function = f
+			return nil
+		},
+		show: func(c Config) string { return string(c.Function) },
+	},
+}
+
+// get returns a variable's trimmed value; unset, empty and all-blank values
+// all count as unset, because shells and .env files produce "" for
+// "declared but not set".
+func get(lookup func(string) (string, bool), name string) (string, bool) {
+	if lookup == nil {
+		return "", false
+	}
+	raw, ok := lookup(name)
+	raw = strings.TrimSpace(raw)
+	return raw, ok && raw != ""
+}
+
+func parseGrace(raw string, dst *float64) error {
+	d, err := parseDays(raw)
+	if err != nil || d < 0 {
+		return errors.New(wantGrace)
+	}
+	*dst = d
+	return nil
+}
+
+// parseDays accepts any finite decimal number; NaN and infinities are
+// refused because they would make every weight meaningless.
+func parseDays(raw string) (float64, error) {
+	d, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
+		return 0, err
+	}
+	if !isFinite(d) {
+		return 0, errors.New("not a finite number")
+	}
+	return d, nil
+}
+
+func formatDays(d float64) string { return strconv.FormatFloat(d, 'g', -1, 64) }
+
+// parseFunction accepts the spellings people actually type for the power
+// law, since the canonical "power-law" is easy to get subtly wrong.
+func parseFunction(raw string) (Function, bool) {
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "exponential":
+		return Exponential, true
+	case "power-law", "powerlaw", "power_law":
+		return PowerLaw, true
+	}
+	return "", false
+}
+
+func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// Tier is the grace-period class of a memory, decided by its folder.
+type Tier string
+
+const (
+	TierSequential Tier = "sequential" // thinking/sequential/…
+	TierWorkflows  Tier = "workflows"  // thinking/workflows/… or thinking/workflow/…
+	TierDefault    Tier = "default"    // everything else
+)
+
+// TierOf classifies a path relative to the memory folder. It tolerates the
+// shapes paths arrive in from different callers: a leading "./" or "/",
+// Windows backslashes, and any letter case in the folder names. Only the
+// top-level thinking/ folder counts; notes/thinking/sequential/x.md is an
+// ordinary memory.
+func TierOf(p string) Tier {
+	p = strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
+	p = strings.TrimLeft(path.Clean("/"+p), "/")
+	parts := strings.Split(p, "/")
+	// A file must sit inside the folder: "thinking/sequential" alone is the
+	// folder itself, or a file that merely has that name.
+	if len(parts) < 3 || parts[0] != "thinking" {
+		return TierDefault
+	}
+	switch parts[1] {
+	case "sequential":
+		return TierSequential
+	case "workflows", "workflow":
+		return TierWorkflows
+	}
+	return TierDefault
+}
+
+// Grace is how long the memory at path keeps full weight. A negative or
+// non-finite grace in an unvalidated Config counts as none.
+func (c Config) Grace(path string) time.Duration {
+	var days float64
+	switch TierOf(path) {
+	case TierSequential:
+		days = c.GraceSequentialDays
+	case TierWorkflows:
+		days = c.GraceWorkflowsDays
+	default:
+		days = c.GraceDefaultDays
+	}
+	if !(days > 0) { // also catches NaN
+		return 0
+	}
+	d := days * float64(24*time.Hour)
+	if d >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(d)
+}
+
+// Weight is 1 within the grace period; after it, with t = age − grace and
+// H = half-life: exponential 0.5^(t/H); power-law (1 + 3t/H)^(-0.5).
+//
+// A zero ref (nothing to age from) or one after now (clock skew, a created
+// date typed in the future) gives 1: an unknown age must never bury a
+// memory. The result is always in (0, 1], even centuries out, so a weight
+// multiplied into a score never turns a match into a non-match. Weight does
+// not fail on an unvalidated Config: a half-life that is not positive means
+// the default 30 days, and an unknown function means exponential.
+func (c Config) Weight(path string, ref, now time.Time) float64 {
+	if ref.IsZero() || !ref.Before(now) {
+		return 1
+	}
+	age := now.Sub(ref) // saturates rather than overflows
+	grace := c.Grace(path)
+	if age <= grace {
+		return 1
+	}
+	t := float64(age-grace) / float64(24*time.Hour)
+	h := c.HalfLifeDays
+	if !isFinite(h) || h <= 0 {
+		h = Default().HalfLifeDays
+	}
+	var w float64
+	if f, _ := parseFunction(string(c.Function)); f == PowerLaw {
+		w = math.Pow(1+3*t/h, -0.5)
+	} else {
+		w = math.Exp2(-t / h)
+	}
+	return math.Max(w, math.SmallestNonzeroFloat64)
+}
+
+// Reference picks the time a memory ages from: last explicit read if non-zero, else created if non-zero, else mtime.
+//
+// A read counts first because an agent reading a memory is evidence it is
+// still useful; created beats mtime because a file copied, synced or
+// touched by an editor gets a new mtime without becoming newer knowledge.
+func Reference(lastRead, created, mtime time.Time) time.Time {
+	switch {
+	case !lastRead.IsZero():
+		return lastRead
+	case !created.IsZero():
+		return created
+	}
+	return mtime
+}
