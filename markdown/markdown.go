@@ -1,0 +1,231 @@
+// Package markdown parses one memory file: YAML frontmatter, a CommonMark
+// body with GFM tables and [[WikiLinks]], and Obsidian-style #tags. It turns
+// the file into the pieces the indexes need: a title, metadata, plain text
+// for BM25, and heading-aware chunks for embedding.
+//
+// Parse is the one parser for a memory file in mnemo; everything that needs
+// to know what a file says calls it. It never panics and never fails on
+// malformed content: a broken frontmatter block or invalid UTF-8 becomes a
+// warning on an otherwise usable Doc. Only files that are not text at all
+// (ErrBinary) or too large (ErrTooLarge) are refused.
+package markdown
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultMaxBytes is the size limit used when Options.MaxBytes is zero. A
+// memory file is prose written by a person or an agent; anything over 10 MiB
+// is almost certainly an export or a log that does not belong in the index.
+const DefaultMaxBytes = 10 << 20
+
+// Default chunk sizes. About 200 words fits comfortably in the context of
+// small embedding models, and a 30-word overlap keeps a sentence that
+// straddles a window boundary whole in at least one chunk.
+const (
+	defaultChunkWords   = 200
+	defaultOverlapWords = 30
+)
+
+// Errors for files Parse refuses. They are wrapped with the file name; test
+// with errors.Is.
+var (
+	ErrBinary   = errors.New("file looks binary (contains NUL bytes)")
+	ErrTooLarge = errors.New("file is larger than the size limit")
+)
+
+// Options tune Parse. The zero value is ready to use.
+type Options struct {
+	MaxBytes     int64 // 0 (or negative) means DefaultMaxBytes (10 MiB)
+	ChunkWords   int   // target words per chunk; 0 (or negative) means 200
+	OverlapWords int   // words repeated from the previous window; 0 means 30, negative means none; at most ChunkWords/2
+}
+
+// Doc is one parsed memory file. Every string in it is valid UTF-8.
+type Doc struct {
+	Title    string
+	Tags     []string       // frontmatter tags + inline #tags, lowercased, deduplicated, order of first appearance, no leading '#'
+	Created  time.Time      // UTC; zero if absent or unparseable
+	Modified time.Time      // UTC; zero if absent or unparseable
+	Meta     map[string]any // other frontmatter keys (not title/tags/created/modified); nil if none
+	Body     string         // the markdown after the frontmatter, UTF-8 repaired, line endings as in the file
+	Text     string         // plain text of the body: markup removed, code kept, blocks separated by "\n"
+	Headings []string       // heading texts in document order
+	Links    []string       // normalised WikiLink concepts, unique, order of first appearance
+	Chunks   []Chunk        // zero chunks when Text is empty
+	Warnings []string       // problems that did not stop the parse, one line each
+}
+
+// Chunk is one window of a Doc's plain text, sized for embedding.
+type Chunk struct {
+	Index    int
+	Headings []string // heading path (H1 > H2 > ...) in force where the chunk starts
+	Text     string   // plain text of the chunk; does not include the title (the caller prepends it)
+}
+
+// Parse parses one memory file. name is the path relative to the memory
+// folder (slash-separated, with .md); it is used for error messages and for
+// the title when neither the frontmatter nor an H1 gives one.
+//
+// Parse fails only for files that are not memories: larger than
+// opt.MaxBytes (ErrTooLarge) or containing a NUL byte (ErrBinary). Anything
+// else it can read is parsed, with Warnings saying what was wrong.
+func Parse(name string, data []byte, opt Options) (doc *Doc, err error) {
+	// The parser is written not to panic, and fuzzed; this is the last line
+	// of defence so that one odd file cannot take down a whole sync.
+	defer func() {
+		if r := recover(); r != nil {
+			doc = nil
+			err = fmt.Errorf("parse %s: internal error: %v", name, r)
+		}
+	}()
+
+	opt = opt.withDefaults()
+	if int64(len(data)) > opt.MaxBytes {
+		return nil, fmt.Errorf("parse %s: %w (%d bytes, limit %d)", name, ErrTooLarge, len(data), opt.MaxBytes)
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, fmt.Errorf("parse %s: %w (NUL at byte %d)", name, ErrBinary, i)
+	}
+
+	doc = &Doc{}
+	p := &parser{doc: doc}
+	if !utf8.Valid(data) {
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+		p.warn("invalid UTF-8 repaired")
+	}
+	data = bytes.TrimPrefix(data, bom)
+
+	body := data
+	switch front, rest, state := splitFrontmatter(data); state {
+	case frontOK:
+		body = rest
+		p.applyFrontmatter(normalizeNewlines(front))
+	case frontUnclosed:
+		p.warn(`malformed frontmatter: no closing "---" line; parsed the whole file as markdown`)
+	}
+	doc.Body = string(body)
+
+	p.parseBody(normalizeNewlines(body))
+	p.chunk(opt)
+
+	if doc.Title == "" {
+		doc.Title = titleFromName(name)
+	}
+	return doc, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.ChunkWords <= 0 {
+		o.ChunkWords = defaultChunkWords
+	}
+	switch {
+	case o.OverlapWords == 0:
+		o.OverlapWords = defaultOverlapWords
+	case o.OverlapWords < 0:
+		o.OverlapWords = 0
+	}
+	// Overlap must leave each window some new words, or chunking would not
+	// advance; half a window is already generous.
+	o.OverlapWords = min(o.OverlapWords, o.ChunkWords/2)
+	return o
+}
+
+// parser holds the state of one Parse call: the Doc being filled and the
+// sets that keep Tags and Links unique without quadratic scans (a generated
+// file can hold many thousands of tags).
+type parser struct {
+	doc      *Doc
+	tagSeen  map[string]struct{}
+	linkSeen map[string]struct{}
+
+	// Filled by parseBody for chunk: the plain text's word units and
+	// where each heading's section starts.
+	units    []span
+	sections []section
+}
+
+// warn records a problem. Warnings are single lines so that they read well
+// in a sync report; YAML errors in particular span several lines.
+func (p *parser) warn(msg string) {
+	p.doc.Warnings = append(p.doc.Warnings, strings.Join(strings.Fields(msg), " "))
+}
+
+// addTag adds one tag, lowercased and without leading '#', unless it is
+// empty or already present.
+func (p *parser) addTag(t string) {
+	t = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(t), "#"))
+	if t == "" {
+		return
+	}
+	t = strings.ToLower(t)
+	if _, ok := p.tagSeen[t]; ok {
+		return
+	}
+	if p.tagSeen == nil {
+		p.tagSeen = make(map[string]struct{})
+	}
+	p.tagSeen[t] = struct{}{}
+	p.doc.Tags = append(p.doc.Tags, t)
+}
+
+// addLink adds one normalised concept unless it is empty or already present.
+func (p *parser) addLink(concept string) {
+	if concept == "" {
+		return
+	}
+	if _, ok := p.linkSeen[concept]; ok {
+		return
+	}
+	if p.linkSeen == nil {
+		p.linkSeen = make(map[string]struct{})
+	}
+	p.linkSeen[concept] = struct{}{}
+	p.doc.Links = append(p.doc.Links, concept)
+}
+
+// titleFromName is the last-resort title: the file name without folder and
+// without ".md", kept as written (dates and dashes included) because that is
+// how the user knows the file. It never returns "", so every Doc has a title.
+func titleFromName(name string) string {
+	name = strings.ToValidUTF8(name, "\uFFFD")
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	if len(name) >= 3 && strings.EqualFold(name[len(name)-3:], ".md") {
+		name = name[:len(name)-3]
+	}
+	if name = strings.TrimSpace(name); name == "" {
+		return "untitled"
+	}
+	return name
+}
+
+// normalizeNewlines turns CRLF and lone CR into LF, so that neither YAML
+// nor goldmark nor the plain text ever sees a '\r'. It returns b itself when
+// there is nothing to do, which is the common case.
+func normalizeNewlines(b []byte) []byte {
+	if bytes.IndexByte(b, '\r') < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c == '\r' {
+			if i+1 < len(b) && b[i+1] == '\n' {
+				continue
+			}
+			c = '\n'
+		}
+		out = append(out, c)
+	}
+	return out
+}
