@@ -175,6 +175,8 @@ var (
 	ErrBadPageSize       = errors.New("pageSize must be between 1 and 200")
 	ErrBadMode           = errors.New("unknown mode (want hybrid, semantic or fulltext)")
 	ErrBadSort           = errors.New("unknown sort (want relevance or recency)")
+	ErrBadRange          = errors.New("from must not be after to")
+	ErrBadMinScore       = errors.New("minScore must be between 0 and 1")
 	ErrOutsideRoot       = errors.New("path resolves outside the memory folder")
 	ErrNotFound          = errors.New("memory not found")
 	ErrReadOnly          = errors.New("index is open read-only")

@@ -3,27 +3,257 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mnemo/decay"
+	"mnemo/engine/embed"
 )
 
-// Engine is an open memory index. Safe for concurrent use.
-type Engine struct{ cfg Config }
+// Engine is an open memory index. It is safe for concurrent use: searches
+// run in parallel with each other and see the state between two sync batches.
+type Engine struct {
+	cfg  Config
+	emb  embed.Embedder
+	bm25 bm25
+	root string // absolute memory folder
 
-var errTODO = errors.New("engine: under construction")
+	st  *store
+	ft  *fulltext
+	vec *vectors
 
-// Open opens (creating if needed) the index for cfg.
-func Open(ctx context.Context, cfg Config) (*Engine, error) { return nil, errTODO }
+	syncMu   sync.Mutex  // one sync at a time
+	indexing atomic.Bool // a sync is running
+
+	mu       sync.RWMutex // guards everything below
+	files    map[string]*record
+	reads    map[string]time.Time
+	skips    map[string]string
+	totals   [len(textFields)]int64 // tokens per scored field over all files
+	lastSync time.Time
+	needFull string // why the next sync must rebuild, "" if it need not
+}
+
+// Layout of the index folder.
+const (
+	stateFile    = "state.db"
+	fulltextDir  = "fulltext.bleve"
+	pidFile      = "writer.pid"
+	defaultLimit = 10 << 20
+)
+
+// Open opens the index in cfg.IndexDir for the memories in cfg.MemoryDir,
+// creating it if needed. An index left half-written by a crash is repaired
+// here; one written by an incompatible version is rebuilt (older) or refused
+// (newer). The first Sync fills a new index.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.MemoryDir == "" {
+		return nil, errors.New("memory folder is not set")
+	}
+	root, err := filepath.Abs(cfg.MemoryDir)
+	if err != nil {
+		return nil, fmt.Errorf("memory folder: %w", err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("memory folder %s does not exist or is not a folder", root)
+	}
+	if cfg.IndexDir == "" {
+		return nil, errors.New("index folder is not set")
+	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = defaultLimit
+	}
+	if cfg.Decay == (decay.Config{}) {
+		cfg.Decay = decay.Default()
+	}
+	if err := cfg.Decay.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Fusion == "" {
+		cfg.Fusion = WeightedSum
+	}
+	if cfg.Fusion != WeightedSum && cfg.Fusion != RRF {
+		return nil, fmt.Errorf("unknown fusion %q (want weighted or rrf)", cfg.Fusion)
+	}
+	emb := cfg.Embedder
+	if emb == nil {
+		if emb, err = embed.Builtin(); err != nil {
+			return nil, fmt.Errorf("built-in embedder: %w", err)
+		}
+	}
+	e := &Engine{cfg: cfg, emb: emb, bm25: defaultBM25, root: root}
+	if cfg.ReadOnly {
+		if _, err := os.Stat(filepath.Join(cfg.IndexDir, stateFile)); err != nil {
+			return nil, ErrIndexNotReady
+		}
+	} else if err := os.MkdirAll(cfg.IndexDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create index folder: %w", err)
+	}
+	if e.st, err = openStore(filepath.Join(cfg.IndexDir, stateFile), cfg.ReadOnly); err != nil {
+		return nil, err
+	}
+	if err := e.open(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) open(ctx context.Context) error {
+	if !e.cfg.ReadOnly {
+		os.WriteFile(filepath.Join(e.cfg.IndexDir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}
+	ver, _ := strconv.Atoi(e.st.meta("schema"))
+	switch {
+	case ver > schemaVersion:
+		return fmt.Errorf("%s has schema %d, this mnemo reads %d: %w", e.cfg.IndexDir, ver, schemaVersion, ErrIndexIncompatible)
+	case ver != 0 && ver < schemaVersion:
+		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, schemaVersion)
+	}
+	if name := e.st.meta("embedder"); name != "" && (name != e.emb.Name() || e.st.meta("dim") != strconv.Itoa(e.emb.Dim())) {
+		if e.cfg.ReadOnly {
+			return fmt.Errorf("index was embedded with %s (dim %s), not %s: %w", name, e.st.meta("dim"), e.emb.Name(), ErrIndexIncompatible)
+		}
+		e.needFull = fmt.Sprintf("embedder changed from %s to %s", name, e.emb.Name())
+	}
+	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
+	ft, err := openFulltext(ftPath, !e.cfg.ReadOnly)
+	if err != nil && !e.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
+		// A corrupt full-text index is rebuilt from the files, never trusted.
+		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
+			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
+		}
+		e.needFull = "full-text index was unreadable: " + err.Error()
+		ft, err = openFulltext(ftPath, true)
+	}
+	if err != nil {
+		return err
+	}
+	e.ft = ft
+	if e.vec, err = newVectors(); err != nil {
+		return err
+	}
+	l, err := e.st.load()
+	if err != nil {
+		if e.cfg.ReadOnly {
+			return fmt.Errorf("read state store: %w", err)
+		}
+		e.needFull = "state store was unreadable: " + err.Error()
+		l = &loaded{files: map[string]*record{}, reads: map[string]time.Time{}, skips: map[string]string{}}
+	}
+	e.files, e.reads, e.skips = l.files, l.reads, l.skips
+	if t, err := time.Parse(time.RFC3339Nano, e.st.meta("lastSync")); err == nil {
+		e.lastSync = t
+	}
+	if len(l.pending) > 0 && !e.cfg.ReadOnly {
+		if err := e.dropPending(ctx, l.pending); err != nil {
+			return err
+		}
+	}
+	for _, r := range e.files {
+		e.addTotals(r, 1)
+	}
+	if e.needFull == "" {
+		if n, err := e.ft.idx.DocCount(); err == nil && int(n) != len(e.files) {
+			e.needFull = fmt.Sprintf("full-text index holds %d memories, state store %d", n, len(e.files))
+		}
+	}
+	return e.loadVectors(ctx)
+}
+
+// dropPending undoes a batch a crash interrupted: its paths leave both the
+// full-text index and the state, so the next sync indexes them afresh.
+func (e *Engine) dropPending(ctx context.Context, paths []string) error {
+	b := e.ft.idx.NewBatch()
+	changes := make([]change, 0, len(paths))
+	for _, p := range paths {
+		b.Delete(p)
+		changes = append(changes, change{path: p})
+		delete(e.files, p)
+	}
+	if err := e.ft.idx.Batch(b); err != nil {
+		return fmt.Errorf("repair interrupted batch: %w", err)
+	}
+	return e.st.commitBatch(changes, nil, nil)
+}
+
+func (e *Engine) loadVectors(ctx context.Context) error {
+	return e.st.forEachVector(func(path string, chunk int, v []float32) error {
+		r := e.files[path]
+		if r == nil || len(v) != e.emb.Dim() {
+			return nil
+		}
+		return e.vec.col.AddDocument(ctx, chromemDoc(path, chunk, r.Tags, v))
+	})
+}
+
+func (e *Engine) addTotals(r *record, sign int64) {
+	for i := range e.totals {
+		e.totals[i] += sign * int64(r.Lens[i])
+	}
+}
 
 // Close flushes state and releases the index.
-func (e *Engine) Close() error { return errTODO }
+func (e *Engine) Close() error {
+	var errs []error
+	if e.ft != nil {
+		errs = append(errs, e.ft.close())
+	}
+	if e.st != nil {
+		if !e.cfg.ReadOnly {
+			os.Remove(filepath.Join(e.cfg.IndexDir, pidFile))
+		}
+		errs = append(errs, e.st.close())
+	}
+	return errors.Join(errs...)
+}
 
-// Sync brings the indexes in step with the memory folder; full rebuilds them.
-func (e *Engine) Sync(ctx context.Context, full bool) (Report, error) { return Report{}, errTODO }
+// Status describes the engine and its indexes.
+func (e *Engine) Status(ctx context.Context) (Status, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	s := Status{
+		MemoryDir:    e.root,
+		IndexDir:     e.cfg.IndexDir,
+		Files:        len(e.files),
+		Chunks:       e.vec.count(),
+		Embedder:     e.emb.Name(),
+		Dimensions:   e.emb.Dim(),
+		FullTextSize: dirSize(filepath.Join(e.cfg.IndexDir, fulltextDir)),
+		StateSize:    e.st.size(),
+		LastSync:     e.lastSync,
+		Indexing:     e.indexing.Load(),
+		ReadOnly:     e.cfg.ReadOnly,
+		Skipped:      []Skip{},
+		Warnings:     []Warning{},
+	}
+	for p, why := range e.skips {
+		s.Skipped = append(s.Skipped, Skip{Path: p, Reason: why})
+	}
+	for p, r := range e.files {
+		for _, w := range r.Warnings {
+			s.Warnings = append(s.Warnings, Warning{Path: p, Message: w})
+		}
+	}
+	sortSkips(s.Skipped)
+	sortWarnings(s.Warnings)
+	return s, nil
+}
 
-// Search answers q.
-func (e *Engine) Search(ctx context.Context, q Query) (Page, error) { return Page{}, errTODO }
-
-// Read returns one memory by memory:// URI, relative path or title, and records the read.
-func (e *Engine) Read(ctx context.Context, id string) (Memory, error) { return Memory{}, errTODO }
-
-// Status describes the engine.
-func (e *Engine) Status(ctx context.Context) (Status, error) { return Status{}, errTODO }
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

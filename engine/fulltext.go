@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"unicode"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
+	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/mapping"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// Field names of the full-text index. Text fields are scored by our own BM25
+// (see scoreText); folder and tag are exact keys.
+const (
+	fTitle  = "title"
+	fBody   = "body" // title + headings + plain text: what BM25 ranks by
+	fTags   = "tags"
+	fCJK    = "cjk" // title + body again, CJK bigrams, only for files with CJK text
+	fFolder = "folder"
+	fTag    = "tag"
+
+	analyzerEN = "mnemo_en"
+)
+
+// textFields are the scored fields, in the order of record.Lens.
+var textFields = [...]string{fTitle, fBody, fTags, fCJK}
+
+// ftDoc is one memory as the full-text index sees it.
+type ftDoc struct {
+	Title  string   `json:"title"`
+	Body   string   `json:"body"`
+	Tags   string   `json:"tags"`
+	CJK    string   `json:"cjk,omitempty"`
+	Folder []string `json:"folder"`
+	Tag    []string `json:"tag"`
+}
+
+// newMapping is the one place that says how memories are analysed: English
+// with Snowball stemming and stopwords, diacritics folded, and CJK text
+// in its own bigram field so a Chinese or Japanese query finds its memory.
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	im := bleve.NewIndexMapping()
+	im.ScoringModel = index.BM25Scoring
+	err := im.AddCustomAnalyzer(analyzerEN, map[string]any{
+		"type":          "custom",
+		"char_filters":  []any{asciifolding.Name},
+		"tokenizer":     unicodetok.Name,
+		"token_filters": []any{en.PossessiveName, lowercase.Name, en.StopName, en.SnowballStemmerName},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("define analyzer: %w", err)
+	}
+	im.DefaultAnalyzer = analyzerEN
+	text := func(analyzer string) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = analyzer
+		f.Store = false
+		f.IncludeInAll = false
+		f.IncludeTermVectors = false
+		f.DocValues = false
+		return f
+	}
+	key := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store = false
+		f.IncludeInAll = false
+		f.IncludeTermVectors = false
+		f.DocValues = false
+		return f
+	}
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt(fTitle, text(analyzerEN))
+	dm.AddFieldMappingsAt(fBody, text(analyzerEN))
+	dm.AddFieldMappingsAt(fTags, text(analyzerEN))
+	dm.AddFieldMappingsAt(fCJK, text(cjk.AnalyzerName))
+	dm.AddFieldMappingsAt(fFolder, key())
+	dm.AddFieldMappingsAt(fTag, key())
+	im.DefaultMapping = dm
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	return im, nil
+}
+
+// fulltext wraps the Bleve index and the analyzers our scorer needs.
+type fulltext struct {
+	idx bleve.Index
+	en  analysis.Analyzer
+	cjk analysis.Analyzer
+}
+
+func openFulltext(path string, create bool) (*fulltext, error) {
+	var idx bleve.Index
+	var err error
+	if _, statErr := os.Stat(path); statErr == nil {
+		idx, err = bleve.Open(path)
+	} else if create {
+		var m *mapping.IndexMappingImpl
+		if m, err = newMapping(); err != nil {
+			return nil, err
+		}
+		idx, err = bleve.New(path, m)
+	} else {
+		return nil, ErrIndexNotReady
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open full-text index %s: %w", path, err)
+	}
+	m := idx.Mapping()
+	ft := &fulltext{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(cjk.AnalyzerName)}
+	if ft.en == nil || ft.cjk == nil {
+		idx.Close()
+		return nil, fmt.Errorf("full-text index %s lacks mnemo's analyzers: %w", path, ErrIndexIncompatible)
+	}
+	return ft, nil
+}
+
+func (ft *fulltext) close() error { return ft.idx.Close() }
+
+func (ft *fulltext) size() int64 {
+	if s, ok := ft.idx.StatsMap()["index"].(map[string]any); ok {
+		if n, ok := s["CurOnDiskBytes"].(uint64); ok {
+			return int64(n)
+		}
+	}
+	return 0
+}
+
+// hasCJK reports whether s has Han, Hiragana, Katakana or Hangul letters.
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+			unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)) {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldLens counts the tokens each scored field of d holds, which BM25's
+// length normalisation needs (Bleve keeps no such total).
+func (ft *fulltext) fieldLens(d *ftDoc) [len(textFields)]int32 {
+	var l [len(textFields)]int32
+	l[0] = int32(len(ft.en.Analyze([]byte(d.Title))))
+	l[1] = int32(len(ft.en.Analyze([]byte(d.Body))))
+	l[2] = int32(len(ft.en.Analyze([]byte(d.Tags))))
+	if d.CJK != "" {
+		l[3] = int32(len(ft.cjk.Analyze([]byte(d.CJK))))
+	}
+	return l
+}
+
+// queryTerms analyses a query the way the index analysed the memories:
+// term → how often it occurs in the query, per field analyzer.
+type queryTerms struct {
+	en  map[string]int
+	cjk map[string]int
+}
+
+func (ft *fulltext) analyzeQuery(text string) queryTerms {
+	q := queryTerms{en: map[string]int{}}
+	for _, t := range ft.en.Analyze([]byte(text)) {
+		q.en[string(t.Term)]++
+	}
+	if hasCJK(text) {
+		q.cjk = map[string]int{}
+		for _, t := range ft.cjk.Analyze([]byte(text)) {
+			q.cjk[string(t.Term)]++
+		}
+	}
+	return q
+}
+
+func (q queryTerms) empty() bool { return len(q.en) == 0 && len(q.cjk) == 0 }
+
+// bm25 holds BM25's parameters and the per-field weights of our BM25F-style sum.
+type bm25 struct {
+	K1, B   float64
+	Weights [len(textFields)]float64 // title, body, tags, cjk
+}
+
+// defaultBM25 was chosen on ../shared/bench (docs/benchmarks.md).
+var defaultBM25 = bm25{K1: 1.2, B: 0.75, Weights: [len(textFields)]float64{0.5, 1, 0.5, 1}}
+
+// textHit is one memory's BM25 score and how many query terms it matched.
+type textHit struct {
+	score   float64
+	matched int
+}
+
+// scoreText computes BM25 over the index's postings: Σ fields w_f · Σ terms
+// idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)). We score ourselves
+// rather than through Bleve's query scorer because Bleve's "BM25" multiplies
+// in a coordination factor and a TF-IDF query norm and takes avglen from the
+// number of distinct terms, which costs several points of nDCG on every set
+// in ../shared/bench. Bleve still does analysis, postings and storage.
+// totals holds each field's total token count over all documents.
+func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) (map[string]textHit, error) {
+	r, err := ft.idx.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("full-text index: %w", err)
+	}
+	rd, err := r.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("full-text reader: %w", err)
+	}
+	defer rd.Close()
+	n, err := rd.DocCount()
+	if err != nil {
+		return nil, fmt.Errorf("full-text doc count: %w", err)
+	}
+	if n == 0 {
+		return map[string]textHit{}, nil
+	}
+	type acc struct {
+		score float64
+		terms uint64 // bit i: query term i matched
+	}
+	byID := map[string]*acc{}
+	bit := map[string]uint64{}
+	for t := range q.en {
+		bit[t] = 1 << min(len(bit), 63)
+	}
+	for t := range q.cjk {
+		bit["\x00"+t] = 1 << min(len(bit), 63)
+	}
+	var tfd index.TermFieldDoc
+	for fi, field := range textFields {
+		w := p.Weights[fi]
+		terms := q.en
+		if field == fCJK {
+			terms = q.cjk
+		}
+		if w == 0 || len(terms) == 0 || totals[fi] == 0 {
+			continue
+		}
+		avg := float64(totals[fi]) / float64(n)
+		for term, qtf := range terms {
+			b := bit[term]
+			if field == fCJK {
+				b = bit["\x00"+term]
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			tr, err := rd.TermFieldReader(ctx, []byte(term), field, true, true, false)
+			if err != nil {
+				return nil, fmt.Errorf("postings of %q: %w", term, err)
+			}
+			df := float64(tr.Count())
+			if df == 0 {
+				tr.Close()
+				continue
+			}
+			idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+			for {
+				d, err := tr.Next(&tfd)
+				if err != nil {
+					tr.Close()
+					return nil, fmt.Errorf("postings of %q: %w", term, err)
+				}
+				if d == nil {
+					break
+				}
+				tf := float64(d.Freq)
+				dl := avg
+				if d.Norm > 0 {
+					dl = 1 / (d.Norm * d.Norm)
+				}
+				s := w * float64(qtf) * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/avg))
+				a := byID[string(d.ID)]
+				if a == nil {
+					a = &acc{}
+					byID[string(d.ID)] = a
+				}
+				a.score += s
+				a.terms |= b
+			}
+			tr.Close()
+		}
+	}
+	out := make(map[string]textHit, len(byID))
+	for id, a := range byID {
+		ext, err := rd.ExternalID(index.IndexInternalID(id))
+		if err != nil {
+			return nil, fmt.Errorf("resolve document id: %w", err)
+		}
+		out[ext] = textHit{score: a.score, matched: bits.OnesCount64(a.terms)}
+	}
+	return out, nil
+}

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// uriScheme prefixes every memory's URI: memory:// + path without ".md".
+const uriScheme = "memory://"
+
+// URI returns the memory:// URI of a relative memory path.
+func URI(rel string) string {
+	return uriScheme + strings.TrimSuffix(rel, ".md")
+}
+
+// cleanRel turns a user-supplied folder or path into a clean, slash-separated
+// path relative to the memory folder, or fails with ErrOutsideRoot when it
+// tries to leave it. "" and "." mean the root itself and return "".
+// It does not touch the file system: see resolveInside for symlinks.
+func cleanRel(p string) (string, error) {
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("%q: NUL byte in path: %w", p, ErrOutsideRoot)
+	}
+	if strings.Contains(p, "%") {
+		// A URL-encoded path ("..%2f..") is decoded once so it cannot hide a traversal.
+		if dec, err := url.PathUnescape(p); err == nil {
+			p = dec
+		}
+		if strings.ContainsRune(p, 0) {
+			return "", fmt.Errorf("%q: NUL byte in path: %w", p, ErrOutsideRoot)
+		}
+	}
+	p = strings.ReplaceAll(p, "\\", "/")
+	if path.IsAbs(p) || filepath.IsAbs(p) || (len(p) > 1 && p[1] == ':') {
+		return "", fmt.Errorf("%q is absolute: %w", p, ErrOutsideRoot)
+	}
+	c := path.Clean(p)
+	if c == "." {
+		return "", nil
+	}
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("%q: %w", p, ErrOutsideRoot)
+	}
+	return c, nil
+}
+
+// resolveInside checks that rel, followed through any symlinks, still lies
+// inside root. A path that does not exist yet is checked through its deepest
+// existing ancestor.
+func resolveInside(root, rel string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("resolve memory folder: %w", err)
+	}
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			if real != realRoot && !strings.HasPrefix(real, realRoot+string(filepath.Separator)) {
+				return fmt.Errorf("%q: %w", rel, ErrOutsideRoot)
+			}
+			return nil
+		}
+		if !os.IsNotExist(err) {
+			return fmt.Errorf("resolve %q: %w", rel, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		p = parent
+	}
+}
+
+// ancestors lists every folder that contains rel: "a/b/c.md" → ["a", "a/b"].
+func ancestors(rel string) []string {
+	var out []string
+	for i := 0; i < len(rel); i++ {
+		if rel[i] == '/' {
+			out = append(out, rel[:i])
+		}
+	}
+	return out
+}
+
+// inFolder reports whether rel lies under folder ("" is the root).
+func inFolder(rel, folder string) bool {
+	return folder == "" || strings.HasPrefix(rel, folder+"/")
+}

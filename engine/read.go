@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"mnemo/markdown"
+)
+
+// Resolve turns a memory identifier — a memory:// URI, a path relative to
+// the memory folder (with or without .md), or a title — into the relative
+// path of an existing memory. Identifiers that leave the memory folder fail
+// with ErrOutsideRoot; unknown ones with ErrNotFound.
+func (e *Engine) Resolve(id string) (string, error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return "", fmt.Errorf("memory identifier is required: %w", ErrNotFound)
+	}
+	isURI := strings.HasPrefix(strings.ToLower(id), uriScheme)
+	p := id
+	if isURI {
+		p = id[len(uriScheme):]
+	}
+	rel, err := cleanRel(p)
+	if err != nil {
+		return "", err
+	}
+	if rel != "" {
+		if !strings.EqualFold(filepath.Ext(rel), ".md") {
+			rel += ".md"
+		}
+		if err := resolveInside(e.root, rel); err != nil {
+			return "", err
+		}
+		if fi, err := os.Stat(filepath.Join(e.root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
+			return rel, nil
+		}
+	}
+	if isURI {
+		return "", fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	// A title: case-insensitive, exact.
+	e.mu.RLock()
+	var matches []string
+	for p, r := range e.files {
+		if strings.EqualFold(r.Title, id) {
+			matches = append(matches, p)
+		}
+	}
+	e.mu.RUnlock()
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("%q: no memory has this path or title: %w", id, ErrNotFound)
+	case 1:
+		return matches[0], nil
+	default:
+		sort.Strings(matches)
+		return "", fmt.Errorf("%q is the title of %d memories (%s); use a path: %w", id, len(matches), strings.Join(matches, ", "), ErrNotFound)
+	}
+}
+
+// Read returns one memory and records the read: its recency clock restarts,
+// and the boost survives restarts, edits and moves.
+func (e *Engine) Read(ctx context.Context, id string) (Memory, error) {
+	rel, err := e.Resolve(id)
+	if err != nil {
+		return Memory{}, err
+	}
+	full := filepath.Join(e.root, filepath.FromSlash(rel))
+	fi, err := os.Stat(full)
+	if err != nil {
+		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	if fi.Size() > e.cfg.MaxFileBytes {
+		return Memory{}, fmt.Errorf("read %s: %d bytes, over the %d-byte limit", rel, fi.Size(), e.cfg.MaxFileBytes)
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
+	if err != nil {
+		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	sum := sha256.Sum256(data)
+	now := time.Now().UTC()
+	m := Memory{
+		URI: URI(rel), Path: rel, Title: doc.Title, Content: doc.Body,
+		Created: doc.Created, Modified: doc.Modified, Tags: nonNil(doc.Tags), Links: nonNil(doc.Links),
+		Meta: doc.Meta, Checksum: hex.EncodeToString(sum[:]), LastRead: now,
+	}
+	if m.Modified.IsZero() {
+		m.Modified = fi.ModTime().UTC()
+	}
+	if e.cfg.ReadOnly {
+		return m, nil
+	}
+	if err := e.st.recordRead(rel, now); err != nil {
+		return m, fmt.Errorf("record read of %s: %w", rel, err)
+	}
+	e.mu.Lock()
+	e.reads[rel] = now
+	e.mu.Unlock()
+	return m, nil
+}
+
+func sortSkips(s []Skip) { sort.Slice(s, func(i, j int) bool { return s[i].Path < s[j].Path }) }
+
+func sortWarnings(w []Warning) {
+	sort.SliceStable(w, func(i, j int) bool { return w[i].Path < w[j].Path })
+}

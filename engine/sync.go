@@ -1,0 +1,431 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"mnemo/markdown"
+)
+
+// batchFiles is how many files one sync batch applies at once: one Bleve
+// batch and one state-store transaction, so the indexes and the state agree
+// after every batch.
+const batchFiles = 256
+
+// seen is one markdown file found by a scan.
+type seen struct {
+	size    int64
+	mtimeNs int64
+}
+
+// Sync brings both indexes in step with the memory folder: new files are
+// added, changed ones re-indexed and re-embedded, deleted ones removed. With
+// full, or when the index must be rebuilt (new embedder, repaired
+// corruption), everything is indexed from scratch; read times are kept.
+func (e *Engine) Sync(ctx context.Context, full bool) (Report, error) {
+	if e.cfg.ReadOnly {
+		return Report{}, ErrReadOnly
+	}
+	e.syncMu.Lock()
+	defer e.syncMu.Unlock()
+	e.indexing.Store(true)
+	defer e.indexing.Store(false)
+
+	start := time.Now()
+	rep := Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}
+	e.mu.RLock()
+	why := e.needFull
+	e.mu.RUnlock()
+	if full || why != "" {
+		rep.Full = true
+		if err := e.reset(); err != nil {
+			return rep, err
+		}
+	}
+	found, err := e.scan(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.Scan = time.Since(start)
+
+	var jobs []job
+	var removed []string
+	e.mu.RLock()
+	for p, s := range found {
+		r := e.files[p]
+		_, wasSkipped := e.skips[p]
+		switch {
+		case r == nil || wasSkipped:
+			jobs = append(jobs, job{path: p, seen: s, old: r})
+		case r.Size != s.size || r.MtimeNs != s.mtimeNs:
+			jobs = append(jobs, job{path: p, seen: s, old: r})
+		default:
+			rep.Unchanged++
+		}
+	}
+	for p := range e.files {
+		if _, ok := found[p]; !ok {
+			removed = append(removed, p)
+		}
+	}
+	var unskip []string
+	for p := range e.skips {
+		if _, ok := found[p]; !ok {
+			unskip = append(unskip, p)
+		}
+	}
+	e.mu.RUnlock()
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
+	sort.Strings(removed)
+
+	total := len(jobs) + len(removed)
+	done := 0
+	progress := func() {
+		if e.cfg.Progress != nil {
+			e.cfg.Progress(done, total)
+		}
+	}
+	progress()
+	t0 := time.Now()
+	if len(removed) > 0 || len(unskip) > 0 {
+		var out []outcome
+		for _, p := range removed {
+			out = append(out, outcome{path: p, removed: true})
+		}
+		if err := e.apply(ctx, out, unskip, &rep); err != nil {
+			return rep, err
+		}
+		done += len(removed)
+		progress()
+	}
+	for i := 0; i < len(jobs); i += batchFiles {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		b := jobs[i:min(i+batchFiles, len(jobs))]
+		out := e.process(ctx, b)
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if err := e.apply(ctx, out, nil, &rep); err != nil {
+			return rep, err
+		}
+		done += len(b)
+		progress()
+	}
+	rep.Index = time.Since(t0)
+	now := time.Now().UTC()
+	if err := e.st.setMeta(map[string]string{
+		"schema":   itoa(schemaVersion),
+		"embedder": e.emb.Name(),
+		"dim":      itoa(e.emb.Dim()),
+		"lastSync": now.Format(time.RFC3339Nano),
+	}); err != nil {
+		return rep, fmt.Errorf("record sync: %w", err)
+	}
+	e.mu.Lock()
+	e.lastSync = now
+	e.needFull = ""
+	e.mu.Unlock()
+	rep.Total = time.Since(start)
+	return rep, nil
+}
+
+// reset empties both indexes and the indexed state, keeping read times.
+func (e *Engine) reset() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
+	if e.ft != nil {
+		e.ft.close()
+	}
+	if err := os.RemoveAll(ftPath); err != nil {
+		return fmt.Errorf("remove full-text index: %w", err)
+	}
+	ft, err := openFulltext(ftPath, true)
+	if err != nil {
+		return err
+	}
+	e.ft = ft
+	if e.vec, err = newVectors(); err != nil {
+		return err
+	}
+	if err := e.st.resetIndexed(); err != nil {
+		return fmt.Errorf("reset state store: %w", err)
+	}
+	e.files = map[string]*record{}
+	e.skips = map[string]string{}
+	e.totals = [len(textFields)]int64{}
+	return nil
+}
+
+// scan lists every markdown memory under the root: .md files, not in hidden
+// folders nor in the index folder; a symlink counts only if it stays inside.
+func (e *Engine) scan(ctx context.Context) (map[string]seen, error) {
+	found := map[string]seen{}
+	indexAbs, _ := filepath.Abs(e.cfg.IndexDir)
+	err := filepath.WalkDir(e.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == e.root {
+				return err
+			}
+			return nil // an unreadable folder is skipped, not fatal
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != e.root && (strings.HasPrefix(name, ".") || p == indexAbs) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.EqualFold(filepath.Ext(name), ".md") || strings.HasPrefix(name, ".") {
+			return nil
+		}
+		rel, err := filepath.Rel(e.root, p)
+		if err != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		fi, err := os.Stat(p) // follows a symlink
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 && resolveInside(e.root, rel) != nil {
+			return nil
+		}
+		found[rel] = seen{size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", e.root, err)
+	}
+	return found, nil
+}
+
+type job struct {
+	path string
+	seen
+	old *record
+}
+
+// outcome is what processing one file produced.
+type outcome struct {
+	path    string
+	removed bool
+	skip    string // reason, if the file is not indexed
+	touched bool   // same content, new size/mtime: no re-indexing
+	rec     *record
+	doc     *ftDoc
+	vecs    [][]float32
+	err     error
+}
+
+// process reads, parses and embeds a batch of files in parallel.
+func (e *Engine) process(ctx context.Context, jobs []job) []outcome {
+	out := make([]outcome, len(jobs))
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = e.processOne(ctx, jobs[i])
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func (e *Engine) processOne(ctx context.Context, j job) outcome {
+	o := outcome{path: j.path}
+	if j.size > e.cfg.MaxFileBytes {
+		o.skip = fmt.Sprintf("file is %d bytes, over the %d-byte limit", j.size, e.cfg.MaxFileBytes)
+		return o
+	}
+	data, err := os.ReadFile(filepath.Join(e.root, filepath.FromSlash(j.path)))
+	if err != nil {
+		o.skip = "unreadable: " + err.Error()
+		return o
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	if j.old != nil && j.old.Hash == hash {
+		r := *j.old
+		r.Size, r.MtimeNs = j.size, j.mtimeNs
+		o.rec, o.touched = &r, true
+		return o
+	}
+	doc, err := markdown.Parse(j.path, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
+	if err != nil {
+		o.skip = err.Error()
+		return o
+	}
+	fd := &ftDoc{
+		Title:  doc.Title,
+		Body:   doc.Title + "\n" + doc.Text,
+		Tags:   strings.Join(doc.Tags, " "),
+		Folder: ancestors(j.path),
+		Tag:    doc.Tags,
+	}
+	if hasCJK(fd.Body) {
+		fd.CJK = fd.Body
+	}
+	texts := make([]string, 0, len(doc.Chunks)+1)
+	for _, c := range doc.Chunks {
+		texts = append(texts, chunkText(doc.Title, c))
+	}
+	if len(texts) == 0 {
+		texts = append(texts, doc.Title)
+	}
+	vecs, err := e.emb.Embed(ctx, texts)
+	if err != nil {
+		o.err = fmt.Errorf("embed %s: %w", j.path, err)
+		return o
+	}
+	o.doc, o.vecs = fd, vecs
+	o.rec = &record{
+		Path:     j.path,
+		Size:     j.size,
+		MtimeNs:  j.mtimeNs,
+		Hash:     hash,
+		Title:    doc.Title,
+		Created:  doc.Created,
+		Modified: doc.Modified,
+		Tags:     doc.Tags,
+		Chunks:   len(vecs),
+		Lens:     e.ft.fieldLens(fd),
+		Warnings: doc.Warnings,
+	}
+	return o
+}
+
+// chunkText is what the embedder sees of a chunk: the memory's title and
+// the heading path give a short chunk its context.
+func chunkText(title string, c markdown.Chunk) string {
+	var b strings.Builder
+	b.WriteString(title)
+	for _, h := range c.Headings {
+		if h != title {
+			b.WriteString(" — ")
+			b.WriteString(h)
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(c.Text)
+	return b.String()
+}
+
+// apply writes one batch to the full-text index, the vector store and the
+// state store. The paths are marked pending first, so a crash part-way
+// leaves a mark that the next Open repairs.
+func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep *Report) error {
+	var pending []string
+	for _, o := range out {
+		if o.err != nil {
+			return o.err
+		}
+		if !o.touched {
+			pending = append(pending, o.path)
+		}
+	}
+	if err := e.st.markPending(pending); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	b := e.ft.idx.NewBatch()
+	for _, o := range out {
+		switch {
+		case o.touched:
+		case o.doc != nil:
+			if err := b.Index(o.path, o.doc); err != nil {
+				return fmt.Errorf("index %s: %w", o.path, err)
+			}
+		default: // removed, or skipped now
+			b.Delete(o.path)
+		}
+	}
+	if err := e.ft.idx.Batch(b); err != nil {
+		return fmt.Errorf("full-text batch: %w", err)
+	}
+	changes := make([]change, 0, len(out))
+	skips := map[string]string{}
+	for _, o := range out {
+		switch {
+		case o.skip != "":
+			skips[o.path] = o.skip
+			changes = append(changes, change{path: o.path})
+		case o.removed:
+			changes = append(changes, change{path: o.path})
+		default:
+			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, keepVectors: o.touched})
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, o := range out {
+		old := e.files[o.path]
+		_, wasSkipped := e.skips[o.path]
+		switch {
+		case o.touched:
+			e.files[o.path] = o.rec
+			rep.Unchanged++
+			continue
+		case o.skip != "":
+			rep.Skipped = append(rep.Skipped, Skip{Path: o.path, Reason: o.skip})
+		case o.removed:
+			rep.Removed = append(rep.Removed, o.path)
+		case old == nil || wasSkipped:
+			rep.Added = append(rep.Added, o.path)
+		default:
+			rep.Updated = append(rep.Updated, o.path)
+		}
+		if old != nil {
+			e.addTotals(old, -1)
+			if err := e.vec.remove(ctx, o.path, old.Chunks); err != nil {
+				return err
+			}
+			delete(e.files, o.path)
+		}
+		delete(e.skips, o.path)
+		if o.skip != "" {
+			e.skips[o.path] = o.skip
+		}
+		if c := changes[i]; c.rec != nil {
+			if err := e.vec.put(ctx, o.path, 0, c.rec.Tags, c.vectors); err != nil {
+				return err
+			}
+			e.files[o.path] = c.rec
+			e.addTotals(c.rec, 1)
+			rep.Chunks += len(c.vectors)
+			for _, w := range c.rec.Warnings {
+				rep.Warnings = append(rep.Warnings, Warning{Path: o.path, Message: w})
+			}
+		}
+	}
+	for _, p := range unskip {
+		delete(e.skips, p)
+	}
+	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	return nil
+}
