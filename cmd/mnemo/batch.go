@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"mnemo/engine"
+)
+
+// maxBatchLine bounds one JSONL input line; queries can be whole documents.
+const maxBatchLine = 64 << 20
+
+// batchLine is one input line of search --batch. Pointers tell a field that
+// was left out (take the command-line default) from one set to zero.
+type batchLine struct {
+	ID       json.RawMessage `json:"id"`
+	Query    string          `json:"query"`
+	Mode     *string         `json:"mode"`
+	Folder   *string         `json:"folder"`
+	Tags     []string        `json:"tags"`
+	From     *string         `json:"from"`
+	To       *string         `json:"to"`
+	Now      *string         `json:"now"`
+	Page     *int            `json:"page"`
+	PageSize *int            `json:"page_size"`
+	MinScore *float64        `json:"min_score"`
+	Sort     *string         `json:"sort"`
+}
+
+// batchResult is one output line of search --batch.
+type batchResult struct {
+	ID         json.RawMessage `json:"id"`
+	Error      string          `json:"error,omitempty"`
+	TotalCount int             `json:"totalCount"`
+	Results    []batchHit      `json:"results"`
+}
+
+type batchHit struct {
+	Path          string  `json:"path"`
+	URI           string  `json:"uri"`
+	Score         float64 `json:"score"`
+	TextScore     float64 `json:"textScore"`
+	SemanticScore float64 `json:"semanticScore"`
+}
+
+// parseBatchLine decodes one input line into its id and Query; fields the
+// line leaves out take their value from def. The id is returned even when
+// the rest of the line is wrong, so the error line can carry it.
+func parseBatchLine(line []byte, def searchFlags) (json.RawMessage, engine.Query, error) {
+	var l batchLine
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		var idOnly struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(line, &idOnly)
+		return idOnly.ID, engine.Query{}, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return l.ID, engine.Query{}, errors.New("unexpected data after the JSON object")
+	}
+	if len(l.ID) == 0 || string(l.ID) == "null" {
+		return nil, engine.Query{}, errors.New(`missing "id"`)
+	}
+	f := def
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&f.mode, l.Mode)
+	set(&f.folder, l.Folder)
+	set(&f.from, l.From)
+	set(&f.to, l.To)
+	set(&f.now, l.Now)
+	set(&f.sort, l.Sort)
+	if l.Tags != nil {
+		f.tags = l.Tags
+	}
+	if l.Page != nil {
+		f.page = *l.Page
+	}
+	if l.PageSize != nil {
+		f.pageSize = *l.PageSize
+	}
+	if l.MinScore != nil {
+		f.minScore = *l.MinScore
+	}
+	q, err := buildQuery(l.Query, f)
+	return l.ID, q, err
+}
+
+// runBatch answers every line of the JSONL file at path ("-" is stdin) with
+// one engine, after one incremental sync unless noSync. A line that fails
+// gets an error line and the batch goes on; only a broken input stream, a
+// cancelled context or a failure to open the index stops it.
+func (a *app) runBatch(ctx context.Context, path string, def searchFlags, noSync bool) error {
+	var in io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("batch: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	return a.withEngine(ctx, noSync, nil, func(e *engine.Engine) error {
+		if !noSync {
+			if _, err := e.Sync(ctx, false); err != nil {
+				return fmt.Errorf("sync before search: %w", err)
+			}
+		}
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 1<<20), maxBatchLine)
+		out := bufio.NewWriterSize(a.stdout, 1<<16)
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		var lineNo, n, failed int
+		for sc.Scan() {
+			lineNo++
+			line := bytes.TrimSpace(sc.Bytes())
+			if len(line) == 0 {
+				continue
+			}
+			n++
+			res := batchResult{Results: []batchHit{}}
+			id, q, err := parseBatchLine(line, def)
+			res.ID = id
+			if err == nil {
+				var p engine.Page
+				p, err = e.Search(ctx, q)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				res.TotalCount = p.TotalCount
+				for _, r := range p.Results {
+					res.Results = append(res.Results, batchHit{r.Path, r.URI, r.Score, r.TextScore, r.SemanticScore})
+				}
+			}
+			if err != nil {
+				failed++
+				res.Error = oneLine(err.Error())
+				res.TotalCount = 0
+				res.Results = []batchHit{}
+			}
+			if err := enc.Encode(res); err != nil {
+				return fmt.Errorf("batch: write: %w", err)
+			}
+			// On stdin, answer each line at once: the caller may be a
+			// program that writes one query and waits for its result.
+			if path == "-" {
+				if err := out.Flush(); err != nil {
+					return fmt.Errorf("batch: write: %w", err)
+				}
+			}
+		}
+		if err := out.Flush(); err != nil {
+			return fmt.Errorf("batch: write: %w", err)
+		}
+		if err := sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				return fmt.Errorf("batch: line %d is longer than %d MiB", lineNo+1, maxBatchLine>>20)
+			}
+			return fmt.Errorf("batch: read: %w", err)
+		}
+		if failed > 0 {
+			fmt.Fprintf(a.stderr, "mnemo: batch: %d of %d queries failed (their lines carry \"error\")\n", failed, n)
+		}
+		return nil
+	})
+}

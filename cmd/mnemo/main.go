@@ -1,0 +1,18 @@
+// Command mnemo keeps a folder of markdown memories searchable from the shell:
+// sync indexes it, search queries it (one query, or a JSONL batch), read prints
+// one memory and status describes the index.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/engine"
+)
+
+// searchFlags are the Query fields as typed on the command line (or in a
+// batch line), before parsing.
+type searchFlags struct {
+	mode     string
+	page     int
+	pageSize int
+	folder   string
+	tags     []string
+	from, to string
+	minScore float64
+	sort     string
+	now      string
+}
+
+func (a *app) searchCmd() *cobra.Command {
+	var (
+		f      searchFlags
+		batch  string
+		noSync bool
+	)
+	cmd := &cobra.Command{
+		Use:   "search [flags] QUERY...",
+		Short: "Search the memories",
+		Long: `Search the memories for QUERY (the arguments joined with spaces).
+
+An incremental sync runs first, so results reflect the folder as it is now;
+--no-sync skips it and opens the index read-only.
+
+--batch FILE reads one JSON query per line (FILE "-" is stdin) and writes one
+JSON result line per query, in order, with one engine for the whole batch:
+  in:  {"id", "query", optional "mode", "folder", "tags", "from", "to", "now",
+        "page", "page_size", "min_score", "sort"}
+  out: {"id", "totalCount", "results": [{"path", "uri", "score", "textScore", "semanticScore"}]}
+A query that fails gives {"id", "error", "totalCount": 0, "results": []} and the
+batch goes on; the number of failures is reported on stderr. Flags given with
+--batch are the defaults for fields a line leaves out.
+
+Dates are RFC3339 (2024-05-01T09:30:00Z) or YYYY-MM-DD (UTC; as --to it means
+the end of that day).`,
+		Example: `  mnemo search bbolt transactions
+  mnemo search --mode fulltext --tag decision,db --from 2024-01-01 "write lock"
+  mnemo search --no-sync --batch queries.jsonl > run.jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if batch != "" {
+				if len(args) > 0 {
+					return usagef("--batch takes its queries from the file, not from arguments (got %q)", strings.Join(args, " "))
+				}
+				return a.runBatch(cmd.Context(), batch, f, noSync)
+			}
+			if len(args) == 0 {
+				return usagef("search needs a query (or --batch FILE); see mnemo search --help")
+			}
+			q, err := buildQuery(strings.Join(args, " "), f)
+			if err != nil {
+				return err
+			}
+			return a.search(cmd.Context(), q, noSync)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.mode, "mode", "m", "", "hybrid, semantic or fulltext (default hybrid)")
+	fl.IntVarP(&f.page, "page", "p", 0, "page number, from 1 (default 1)")
+	fl.IntVarP(&f.pageSize, "page-size", "n", 0, "results per page, 1 to 200 (default 10)")
+	fl.StringVar(&f.folder, "folder", "", "only memories under this folder of the memory folder")
+	fl.StringSliceVarP(&f.tags, "tag", "t", nil, "only memories with this tag (repeatable, or comma-separated)")
+	fl.StringVar(&f.from, "from", "", "only memories created at or after this date")
+	fl.StringVar(&f.to, "to", "", "only memories created at or before this date")
+	fl.Float64Var(&f.minScore, "min-score", 0, "drop results scoring below this (scores are 0 to 1)")
+	fl.StringVar(&f.sort, "sort", "", "relevance or recency (default relevance)")
+	fl.StringVar(&f.now, "now", "", "the clock for recency decay (default the current time)")
+	fl.StringVar(&batch, "batch", "", "run the JSONL queries in FILE (\"-\" for stdin); see above")
+	fl.BoolVar(&noSync, "no-sync", false, "search the index as it is, without syncing first")
+	return cmd
+}
+
+func (a *app) search(ctx context.Context, q engine.Query, noSync bool) error {
+	return a.withEngine(ctx, noSync, nil, func(e *engine.Engine) error {
+		if !noSync {
+			if _, err := e.Sync(ctx, false); err != nil {
+				return fmt.Errorf("sync before search: %w", err)
+			}
+		}
+		p, err := e.Search(ctx, q)
+		if err != nil {
+			return err
+		}
+		if a.g.json {
+			return writeJSON(a.stdout, normalizePage(p))
+		}
+		return writePage(a.stdout, p)
+	})
+}
+
+// buildQuery turns the search flags and the query text into an engine.Query.
+// It parses what only the command line can get wrong (dates, tag lists); the
+// engine validates the rest (mode, sort, page bounds, empty queries).
+func buildQuery(text string, f searchFlags) (engine.Query, error) {
+	q := engine.Query{
+		Text:     text,
+		Mode:     engine.Mode(strings.ToLower(strings.TrimSpace(f.mode))),
+		Page:     f.page,
+		PageSize: f.pageSize,
+		Folder:   strings.TrimSpace(f.folder),
+		Tags:     splitTags(f.tags),
+		MinScore: f.minScore,
+		Sort:     engine.Sort(strings.ToLower(strings.TrimSpace(f.sort))),
+	}
+	var err error
+	if q.From, err = parseTime("from", f.from, false); err != nil {
+		return engine.Query{}, err
+	}
+	if q.To, err = parseTime("to", f.to, true); err != nil {
+		return engine.Query{}, err
+	}
+	if q.Now, err = parseTime("now", f.now, false); err != nil {
+		return engine.Query{}, err
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && q.From.After(q.To) {
+		return engine.Query{}, usagef("from %s is after to %s", f.from, f.to)
+	}
+	return q, nil
+}
+
+// splitTags accepts tags repeated and comma-separated, trimmed, empties dropped.
+func splitTags(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for _, t := range strings.Split(s, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+const dateOnly = "2006-01-02"
+
+// parseTime reads an RFC3339 time or a YYYY-MM-DD date (midnight UTC, or the
+// last nanosecond of that day when endOfDay is set, so that "to 2024-05-01"
+// includes all of May 1st). An empty string is the zero time.
+func parseTime(name, s string, endOfDay bool) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(dateOnly, s); err == nil {
+		if endOfDay {
+			t = t.AddDate(0, 0, 1).Add(-time.Nanosecond)
+		}
+		return t, nil
+	}
+	return time.Time{}, usageError{fmt.Errorf("%s %q: want an RFC3339 time (2024-05-01T09:30:00Z) or a date (2024-05-01)", name, s)}
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/engine"
+)
+
+func (a *app) statusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Describe the index",
+		Long: `Print the memory and index folders, the number of files and chunks, the
+index sizes, the embedder, the last sync, and the files skipped or indexed
+with warnings (the first 20 of each in text; all of them with --json).
+The index is opened read-only, so status works while another process syncs.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("status takes no arguments (got %q)", args[0])
+			}
+			return a.withEngine(cmd.Context(), true, nil, func(e *engine.Engine) error {
+				s, err := e.Status(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if a.g.json {
+					if s.Skipped == nil {
+						s.Skipped = []engine.Skip{}
+					}
+					if s.Warnings == nil {
+						s.Warnings = []engine.Warning{}
+					}
+					return writeJSON(a.stdout, s)
+				}
+				return writeStatus(a.stdout, s, time.Now())
+			})
+		},
+	}
+}
