@@ -48,6 +48,7 @@ const (
 	EnvGraceDefault    = "MAENIFOLD_DECAY_GRACE_DAYS_DEFAULT"
 	EnvHalfLife        = "MAENIFOLD_DECAY_HALF_LIFE_DAYS"
 	EnvFunction        = "MAENIFOLD_DECAY_FUNCTION"
+	EnvStrength        = "MAENIFOLD_DECAY_STRENGTH"
 )
 
 // The accepted forms, shared by parse errors and Validate so that both say
@@ -56,6 +57,7 @@ const (
 	wantGrace    = "want a number of days >= 0"
 	wantHalfLife = "want a positive number of days"
 	wantFunction = `want "exponential" or "power-law"`
+	wantStrength = "want a number from 0 to 1"
 )
 
 // Config is the recency-decay configuration. Fill it with Default, FromEnv
@@ -66,6 +68,12 @@ type Config struct {
 	GraceDefaultDays    float64  // MAENIFOLD_DECAY_GRACE_DAYS_DEFAULT, default 28
 	HalfLifeDays        float64  // MAENIFOLD_DECAY_HALF_LIFE_DAYS, default 30
 	Function            Function // MAENIFOLD_DECAY_FUNCTION, default exponential
+	// Strength is how far decay may pull a score down: a search multiplies
+	// each score by 1 − s + s·w (see Factor). 1 is maenifold's pure
+	// multiplication, where a year-old exact match scores ~0.0003 and loses
+	// to any recent near-miss; the default keeps relevance first and
+	// recency as a strong tie-breaker. MAENIFOLD_DECAY_STRENGTH.
+	Strength float64
 }
 
 // Default returns maenifold's defaults: 7, 14 and 28 days of grace for
@@ -78,7 +86,22 @@ func Default() Config {
 		GraceDefaultDays:    28,
 		HalfLifeDays:        30,
 		Function:            Exponential,
+		Strength:            DefaultStrength,
 	}
+}
+
+// DefaultStrength was chosen on ../shared/bench's LoCoMo sets, the ones
+// with real dates (docs/benchmarks.md).
+const DefaultStrength = 0.1
+
+// Factor is what a search multiplies a memory's score by: 1 − s + s·w,
+// with w = Weight(path, ref, now) and s the Strength. It lies in [1 − s, 1].
+func (c Config) Factor(path string, ref, now time.Time) float64 {
+	s := c.Strength
+	if !isFinite(s) || s < 0 || s > 1 {
+		s = DefaultStrength
+	}
+	return 1 - s + s*c.Weight(path, ref, now)
 }
 
 // Validate reports every out-of-range field at once, each naming its
@@ -102,6 +125,9 @@ func (c Config) Validate() error {
 	}
 	if _, ok := parseFunction(string(c.Function)); !ok {
 		errs = append(errs, fmt.Errorf("%s=%q: %s", EnvFunction, c.Function, wantFunction))
+	}
+	if !isFinite(c.Strength) || c.Strength < 0 || c.Strength > 1 {
+		errs = append(errs, fmt.Errorf("%s=%v: %s", EnvStrength, c.Strength, wantStrength))
 	}
 	return errors.Join(errs...)
 }
@@ -215,6 +241,19 @@ var vars = []variable{
 			return nil
 		},
 		show: func(c Config) string { return string(c.Function) },
+	},
+	{
+		name: EnvStrength,
+		help: "how far decay may lower a score: 1 − s + s·weight; 1 is pure multiplication, 0 turns decay off",
+		set: func(c *Config, raw string) error {
+			s, err := strconv.ParseFloat(raw, 64)
+			if err != nil || !isFinite(s) || s < 0 || s > 1 {
+				return errors.New(wantStrength)
+			}
+			c.Strength = s
+			return nil
+		},
+		show: func(c Config) string { return strconv.FormatFloat(c.Strength, 'f', -1, 64) },
 	},
 }
 

@@ -19,7 +19,7 @@ const day = 24 * time.Hour
 
 func TestDefault(t *testing.T) {
 	c := Default()
-	want := Config{GraceSequentialDays: 7, GraceWorkflowsDays: 14, GraceDefaultDays: 28, HalfLifeDays: 30, Function: Exponential}
+	want := Config{GraceSequentialDays: 7, GraceWorkflowsDays: 14, GraceDefaultDays: 28, HalfLifeDays: 30, Function: Exponential, Strength: DefaultStrength}
 	if c != want {
 		t.Fatalf("Default() = %+v, want %+v", c, want)
 	}
@@ -77,8 +77,14 @@ func TestFromLookup(t *testing.T) {
 			wantErr: []string{EnvFunction + `="linear": want "exponential" or "power-law"`}},
 
 		{name: "all set", env: map[string]string{
-			EnvGraceSequential: "1", EnvGraceWorkflows: "2", EnvGraceDefault: "3", EnvHalfLife: "4", EnvFunction: "power-law",
-		}, want: Config{1, 2, 3, 4, PowerLaw}},
+			EnvGraceSequential: "1", EnvGraceWorkflows: "2", EnvGraceDefault: "3", EnvHalfLife: "4", EnvFunction: "power-law", EnvStrength: "0.25",
+		}, want: Config{1, 2, 3, 4, PowerLaw, 0.25}},
+		{name: "strength 1", env: map[string]string{EnvStrength: "1"}, want: with(func(c *Config) { c.Strength = 1 })},
+		{name: "strength 0", env: map[string]string{EnvStrength: "0"}, want: with(func(c *Config) { c.Strength = 0 })},
+		{name: "strength above 1", env: map[string]string{EnvStrength: "1.5"},
+			wantErr: []string{EnvStrength + `="1.5": want a number from 0 to 1`}},
+		{name: "strength not a number", env: map[string]string{EnvStrength: "strong"},
+			wantErr: []string{EnvStrength}},
 		{name: "every error reported", env: map[string]string{EnvHalfLife: "abc", EnvFunction: "linear", EnvGraceSequential: "x"},
 			wantErr: []string{EnvHalfLife, EnvFunction, EnvGraceSequential}},
 	}
@@ -153,7 +159,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	names := []string{EnvGraceSequential, EnvGraceWorkflows, EnvGraceDefault, EnvHalfLife, EnvFunction}
+	names := []string{EnvGraceSequential, EnvGraceWorkflows, EnvGraceDefault, EnvHalfLife, EnvFunction, EnvStrength}
 	tests := []struct {
 		name        string
 		env         map[string]string
@@ -163,20 +169,20 @@ func TestSettings(t *testing.T) {
 		{
 			name:        "all defaults",
 			env:         nil,
-			wantValues:  []string{"7", "14", "28", "30", "exponential"},
-			wantSources: []string{"default", "default", "default", "default", "default"},
+			wantValues:  []string{"7", "14", "28", "30", "exponential", "0.1"},
+			wantSources: []string{"default", "default", "default", "default", "default", "default"},
 		},
 		{
 			name:        "some from env, canonicalised",
-			env:         map[string]string{EnvGraceWorkflows: " 21.0 ", EnvFunction: "powerlaw", EnvHalfLife: ""},
-			wantValues:  []string{"7", "21", "28", "30", "power-law"},
-			wantSources: []string{"default", "env", "default", "default", "env"},
+			env:         map[string]string{EnvGraceWorkflows: " 21.0 ", EnvFunction: "powerlaw", EnvHalfLife: "", EnvStrength: "1"},
+			wantValues:  []string{"7", "21", "28", "30", "power-law", "1"},
+			wantSources: []string{"default", "env", "default", "default", "env", "env"},
 		},
 		{
 			name:        "invalid shown as given",
 			env:         map[string]string{EnvHalfLife: "abc"},
-			wantValues:  []string{"7", "14", "28", "abc", "exponential"},
-			wantSources: []string{"default", "default", "default", "env", "default"},
+			wantValues:  []string{"7", "14", "28", "abc", "exponential", "0.1"},
+			wantSources: []string{"default", "default", "default", "env", "default", "default"},
 		},
 	}
 	for _, tt := range tests {
@@ -395,6 +401,31 @@ func TestReference(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Reference(tt.lastRead, tt.created, tt.mod); !got.Equal(tt.want) {
 				t.Errorf("Reference() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFactor(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	old := now.Add(-(28 + 30) * 24 * time.Hour) // grace + one half-life: weight 0.5
+	tests := []struct {
+		name     string
+		strength float64
+		ref      time.Time
+		want     float64
+	}{
+		{"pure multiplication", 1, old, 0.5},
+		{"off", 0, old, 1},
+		{"half strength", 0.5, old, 0.75},
+		{"within grace is 1 at any strength", 1, now.Add(-24 * time.Hour), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			c.Strength = tt.strength
+			if got := c.Factor("notes/a.md", tt.ref, now); math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("Factor() = %v, want %v", got, tt.want)
 			}
 		})
 	}

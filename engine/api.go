@@ -77,6 +77,10 @@ type Query struct {
 	MinScore float64   // drop results whose final score is below this
 	Sort     Sort      // default ByRelevance
 	Now      time.Time // the clock for decay; zero means time.Now()
+
+	// NoSnippets skips reading the page's files for snippets and match
+	// counts: for callers that only want ranked paths (batch, benchmarks).
+	NoSnippets bool
 }
 
 // Page is one page of results.
@@ -103,8 +107,8 @@ type Result struct {
 	Decay         float64   `json:"decay"`
 	Snippets      []string  `json:"snippets"`
 	MatchCount    int       `json:"matchCount"`
-	Created       time.Time `json:"created"`
-	Modified      time.Time `json:"modified"`
+	Created       time.Time `json:"created,omitzero"`
+	Modified      time.Time `json:"modified,omitzero"`
 	Tags          []string  `json:"tags"`
 }
 
@@ -114,13 +118,13 @@ type Memory struct {
 	Path     string         `json:"path"`
 	Title    string         `json:"title"`
 	Content  string         `json:"content"` // the body, without frontmatter
-	Created  time.Time      `json:"created"`
-	Modified time.Time      `json:"modified"`
+	Created  time.Time      `json:"created,omitzero"`
+	Modified time.Time      `json:"modified,omitzero"`
 	Tags     []string       `json:"tags"`
 	Links    []string       `json:"links"`
 	Meta     map[string]any `json:"meta,omitempty"`
 	Checksum string         `json:"checksum"` // SHA-256 of the file, hex
-	LastRead time.Time      `json:"lastRead"`
+	LastRead time.Time      `json:"lastRead,omitzero"`
 }
 
 // Report says what a Sync did.
@@ -160,7 +164,7 @@ type Status struct {
 	Dimensions   int       `json:"dimensions"`
 	FullTextSize int64     `json:"fullTextBytes"`
 	StateSize    int64     `json:"stateBytes"`
-	LastSync     time.Time `json:"lastSync"`
+	LastSync     time.Time `json:"lastSync,omitzero"`
 	Indexing     bool      `json:"indexing"`
 	ReadOnly     bool      `json:"readOnly"`
 	Skipped      []Skip    `json:"skipped"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
 	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
@@ -53,7 +54,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	im := bleve.NewIndexMapping()
 	im.ScoringModel = index.BM25Scoring
 	err := im.AddCustomAnalyzer(analyzerEN, map[string]any{
-		"type":          "custom",
+		"type":          custom.Name,
 		"char_filters":  []any{asciifolding.Name},
 		"tokenizer":     unicodetok.Name,
 		"token_filters": []any{en.PossessiveName, lowercase.Name, en.StopName, en.SnowballStemmerName},

@@ -219,7 +219,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		default:
 			s = f.fuse(c.text, c.sem, c.textRank, c.semRank)
 		}
-		c.decay = e.cfg.Decay.Weight(p, decay.Reference(e.reads[p], c.rec.Created, c.rec.mtime()), q.Now)
+		c.decay = e.cfg.Decay.Factor(p, decay.Reference(e.reads[p], c.rec.Created, c.rec.mtime()), q.Now)
 		c.score = s * c.decay
 		if c.score <= 0 || c.score < q.MinScore {
 			continue
@@ -248,7 +248,11 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		if res.Modified.IsZero() {
 			res.Modified = r.mtime()
 		}
-		res.Snippets, res.MatchCount = e.snippets(r.Path, terms, c.chunk, c.semRank > 0)
+		if q.NoSnippets {
+			res.Snippets, res.MatchCount = []string{}, c.matched
+		} else {
+			res.Snippets, res.MatchCount = e.snippets(r.Path, terms, c.chunk, c.semRank > 0)
+		}
 		page.Results = append(page.Results, res)
 	}
 	return page, nil

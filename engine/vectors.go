@@ -132,7 +132,7 @@ func (v *vectors) query(ctx context.Context, qv []float32, folder string, tags [
 			where[metaTag+t] = "1"
 		}
 	}
-	res, err := v.col.QueryEmbedding(ctx, qv, n, where, nil)
+	res, err := v.col.QueryEmbedding(ctx, qv, min(n, 1000), where, nil)
 	if err != nil {
 		return nil, fmt.Errorf("vector query: %w", err)
 	}
