@@ -136,6 +136,7 @@ func (a *app) runBatch(ctx context.Context, path string, def searchFlags, noSync
 			res.ID = id
 			if err == nil {
 				var p engine.Page
+				q.NoSnippets = true // batch output carries paths and scores only
 				p, err = e.Search(ctx, q)
 				if ctx.Err() != nil {
 					return ctx.Err()
