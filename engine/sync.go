@@ -58,70 +58,9 @@ func (e *Engine) Sync(ctx context.Context, full bool) (Report, error) {
 	}
 	rep.Scan = time.Since(start)
 
-	var jobs []job
-	var removed []string
-	e.mu.RLock()
-	for p, s := range found {
-		r := e.files[p]
-		_, wasSkipped := e.skips[p]
-		switch {
-		case r == nil || wasSkipped:
-			jobs = append(jobs, job{path: p, seen: s, old: r})
-		case r.Size != s.size || r.MtimeNs != s.mtimeNs:
-			jobs = append(jobs, job{path: p, seen: s, old: r})
-		default:
-			rep.Unchanged++
-		}
-	}
-	for p := range e.files {
-		if _, ok := found[p]; !ok {
-			removed = append(removed, p)
-		}
-	}
-	var unskip []string
-	for p := range e.skips {
-		if _, ok := found[p]; !ok {
-			unskip = append(unskip, p)
-		}
-	}
-	e.mu.RUnlock()
-	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
-	sort.Strings(removed)
-
-	total := len(jobs) + len(removed)
-	done := 0
-	progress := func() {
-		if e.cfg.Progress != nil {
-			e.cfg.Progress(done, total)
-		}
-	}
-	progress()
 	t0 := time.Now()
-	if len(removed) > 0 || len(unskip) > 0 {
-		var out []outcome
-		for _, p := range removed {
-			out = append(out, outcome{path: p, removed: true})
-		}
-		if err := e.apply(ctx, out, unskip, &rep); err != nil {
-			return rep, err
-		}
-		done += len(removed)
-		progress()
-	}
-	for i := 0; i < len(jobs); i += batchFiles {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		b := jobs[i:min(i+batchFiles, len(jobs))]
-		out := e.process(ctx, b)
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		if err := e.apply(ctx, out, nil, &rep); err != nil {
-			return rep, err
-		}
-		done += len(b)
-		progress()
+	if err := e.reconcile(ctx, found, func(string) bool { return true }, &rep); err != nil {
+		return rep, err
 	}
 	rep.Index = time.Since(t0)
 	now := time.Now().UTC()
@@ -138,6 +77,136 @@ func (e *Engine) Sync(ctx context.Context, full bool) (Report, error) {
 	e.needFull = ""
 	e.mu.Unlock()
 	rep.Total = time.Since(start)
+	return rep, nil
+}
+
+// reconcile makes the indexes agree with found for every path inside the
+// part of the tree that within says was scanned: files found are added or
+// re-indexed if changed; known files not found are removed.
+func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, rep *Report) error {
+	var jobs []job
+	var removed []string
+	e.mu.RLock()
+	for p, s := range found {
+		r := e.files[p]
+		_, wasSkipped := e.skips[p]
+		switch {
+		case r == nil || wasSkipped:
+			jobs = append(jobs, job{path: p, seen: s, old: r})
+		case r.Size != s.size || r.MtimeNs != s.mtimeNs:
+			jobs = append(jobs, job{path: p, seen: s, old: r})
+		default:
+			rep.Unchanged++
+		}
+	}
+	for p := range e.files {
+		if _, ok := found[p]; !ok && within(p) {
+			removed = append(removed, p)
+		}
+	}
+	var unskip []string
+	for p := range e.skips {
+		if _, ok := found[p]; !ok && within(p) {
+			unskip = append(unskip, p)
+		}
+	}
+	e.mu.RUnlock()
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
+	sort.Strings(removed)
+
+	total := len(jobs) + len(removed)
+	done := 0
+	progress := func() {
+		if e.cfg.Progress != nil && total > 0 {
+			e.cfg.Progress(done, total)
+		}
+	}
+	progress()
+	if len(removed) > 0 || len(unskip) > 0 {
+		var out []outcome
+		for _, p := range removed {
+			out = append(out, outcome{path: p, removed: true})
+		}
+		if err := e.apply(ctx, out, unskip, rep); err != nil {
+			return err
+		}
+		done += len(removed)
+		progress()
+	}
+	for i := 0; i < len(jobs); i += batchFiles {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := jobs[i:min(i+batchFiles, len(jobs))]
+		out := e.process(ctx, b)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := e.apply(ctx, out, nil, rep); err != nil {
+			return err
+		}
+		done += len(b)
+		progress()
+	}
+	return nil
+}
+
+// SyncPaths brings the given paths (relative to the memory folder; files or
+// folders, existing or not) up to date, and nothing else: a file that
+// exists is indexed if new or changed, a path that no longer exists leaves
+// the index together with everything under it. The watcher and the write
+// tools call it so a change is searchable as soon as it returns.
+func (e *Engine) SyncPaths(ctx context.Context, paths []string) (Report, error) {
+	if e.cfg.ReadOnly {
+		return Report{}, ErrReadOnly
+	}
+	e.mu.RLock()
+	why := e.needFull
+	e.mu.RUnlock()
+	if why != "" {
+		return e.Sync(ctx, true) // a path-wise update cannot repair a stale index
+	}
+	e.syncMu.Lock()
+	defer e.syncMu.Unlock()
+	start := time.Now()
+	rep := Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}
+	found := map[string]seen{}
+	var roots []string
+	for _, p := range paths {
+		rel, err := cleanRel(p)
+		if err != nil {
+			return rep, err
+		}
+		roots = append(roots, rel)
+		if rel == "" {
+			all, err := e.scan(ctx)
+			if err != nil {
+				return rep, err
+			}
+			found = all
+			continue
+		}
+		sub, err := e.scanPath(ctx, rel)
+		if err != nil {
+			return rep, err
+		}
+		for k, v := range sub {
+			found[k] = v
+		}
+	}
+	within := func(p string) bool {
+		for _, r := range roots {
+			if r == "" || p == r || strings.HasPrefix(p, r+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	if err := e.reconcile(ctx, found, within, &rep); err != nil {
+		return rep, err
+	}
+	rep.Total = time.Since(start)
+	rep.Index = rep.Total
 	return rep, nil
 }
 
@@ -172,11 +241,37 @@ func (e *Engine) reset() error {
 // scan lists every markdown memory under the root: .md files, not in hidden
 // folders nor in the index folder; a symlink counts only if it stays inside.
 func (e *Engine) scan(ctx context.Context) (map[string]seen, error) {
+	return e.walk(ctx, e.root)
+}
+
+// scanPath scans one file or folder below the root; a path that does not
+// exist, or that the scan would not index, yields nothing.
+func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, error) {
+	for _, part := range strings.Split(rel, "/") {
+		if strings.HasPrefix(part, ".") {
+			return map[string]seen{}, nil // hidden: never indexed
+		}
+	}
+	if resolveInside(e.root, rel) != nil {
+		return map[string]seen{}, nil
+	}
+	full := filepath.Join(e.root, filepath.FromSlash(rel))
+	if _, err := os.Lstat(full); err != nil {
+		return map[string]seen{}, nil
+	}
+	return e.walk(ctx, full)
+}
+
+// walk lists the markdown memories at or below start.
+func (e *Engine) walk(ctx context.Context, start string) (map[string]seen, error) {
 	found := map[string]seen{}
 	indexAbs, _ := filepath.Abs(e.cfg.IndexDir)
-	err := filepath.WalkDir(e.root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == e.root {
+			if p == start {
+				if os.IsNotExist(err) {
+					return filepath.SkipDir
+				}
 				return err
 			}
 			return nil // an unreadable folder is skipped, not fatal
@@ -186,7 +281,7 @@ func (e *Engine) scan(ctx context.Context) (map[string]seen, error) {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != e.root && (strings.HasPrefix(name, ".") || p == indexAbs) {
+			if p == indexAbs || (p != e.root && strings.HasPrefix(name, ".")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -210,7 +305,7 @@ func (e *Engine) scan(ctx context.Context) (map[string]seen, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("scan %s: %w", e.root, err)
+		return nil, fmt.Errorf("scan %s: %w", start, err)
 	}
 	return found, nil
 }
