@@ -11,7 +11,7 @@ import (
 // (Han, Hiragana, Katakana, Hangul) is a unit of its own: those scripts
 // do not put spaces between words, and without this a long Chinese note
 // would count as one word and never be split.
-func appendUnits(units []span, s string, base int) []span {
+func appendUnits(units []span, s []byte, base int) []span {
 	start := -1
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -27,7 +27,7 @@ func appendUnits(units []span, s string, base int) []span {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune(s[i:])
 		switch {
 		case unicode.IsSpace(r):
 			if start >= 0 {

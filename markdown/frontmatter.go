@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -70,10 +71,13 @@ func isFence(line []byte, closer bool) bool {
 // block that is not a YAML mapping is reported and otherwise ignored: the
 // body is still worth indexing.
 func (p *parser) applyFrontmatter(front []byte) {
-	m, err := decodeYAML(front)
+	m, dup, err := decodeYAML(front)
 	if err != nil {
 		p.warn("malformed frontmatter: " + err.Error())
 		return
+	}
+	if dup != "" {
+		p.warn(fmt.Sprintf("frontmatter: duplicate key %q; the last value is used", dup))
 	}
 	// The known keys are handled in a fixed order so that warnings come out
 	// the same on every run; map order would shuffle them.
@@ -90,21 +94,143 @@ func (p *parser) applyFrontmatter(front []byte) {
 		if d.Meta == nil {
 			d.Meta = make(map[string]any, len(m))
 		}
-		d.Meta[k] = normalizeYAML(v)
+		d.Meta[k] = v
 	}
 }
 
-// decodeYAML decodes a frontmatter block into a map. yaml.v3 is mature but
-// not ours; a panic inside it is turned into an error so that the file is
-// still indexed, only without its metadata.
-func decodeYAML(front []byte) (m map[string]any, err error) {
+// decodeYAML decodes a frontmatter block into a map. It goes through
+// yaml.Node rather than straight into a map because yaml.v3's map decoder
+// checks for duplicate keys in quadratic time (16 KiB of repeated "k: v"
+// takes seconds); building the map here is linear, and a repeated key
+// simply keeps its last value. A panic inside yaml.v3 becomes an error, so
+// that the file is still indexed, only without its metadata.
+func decodeYAML(front []byte) (m map[string]any, dup string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			m, err = nil, fmt.Errorf("yaml: internal error: %v", r)
+			m, dup, err = nil, "", fmt.Errorf("yaml: internal error: %v", r)
 		}
 	}()
-	err = yaml.Unmarshal(front, &m)
-	return m, err
+	var doc yaml.Node
+	if err := yaml.Unmarshal(front, &doc); err != nil {
+		return nil, "", err
+	}
+	root := &doc
+	if root.Kind == 0 {
+		return nil, "", nil // empty block, or only comments
+	}
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return nil, "", nil // empty block
+		}
+		root = root.Content[0]
+	}
+	c := yamlConv{budget: maxYAMLNodes}
+	switch {
+	case root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null":
+		return nil, "", nil // "---\n~\n---" and the like
+	case root.Kind != yaml.MappingNode:
+		return nil, "", fmt.Errorf("not a key: value mapping (line %d)", root.Line)
+	}
+	v, err := c.value(root, 0, false)
+	if err != nil {
+		return nil, "", err
+	}
+	m, _ = v.(map[string]any)
+	return m, c.dup, nil
+}
+
+// Bounds on what decodeYAML builds: aliases can expand a few lines into
+// millions of nodes ("billion laughs"), or refer to themselves. Nodes
+// reached without an alias are bounded by the size of the file.
+const (
+	maxYAMLNodes = 100_000 // nodes reached through aliases
+	maxYAMLDepth = 1000
+)
+
+// yamlConv turns a yaml.Node tree into plain Go values: map[string]any,
+// []any, and the scalars yaml.v3 itself would produce.
+type yamlConv struct {
+	budget int
+	dup    string // the first repeated key of the top-level mapping
+}
+
+func (c *yamlConv) value(n *yaml.Node, depth int, aliased bool) (any, error) {
+	if aliased {
+		if c.budget--; c.budget < 0 {
+			return nil, errors.New("yaml: document contains excessive aliasing")
+		}
+	}
+	if depth > maxYAMLDepth {
+		if aliased {
+			return nil, errors.New("yaml: an alias refers to itself or nests too deeply")
+		}
+		return nil, errors.New("yaml: nested too deeply")
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return c.value(n.Content[0], depth+1, aliased)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, nil
+		}
+		return c.value(n.Alias, depth+1, true)
+	case yaml.SequenceNode:
+		list := make([]any, 0, len(n.Content))
+		for _, item := range n.Content {
+			v, err := c.value(item, depth+1, aliased)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		return list, nil
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, err := c.key(n.Content[i], depth+1, aliased)
+			if err != nil {
+				return nil, err
+			}
+			v, err := c.value(n.Content[i+1], depth+1, aliased)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := m[k]; ok && depth == 0 && c.dup == "" {
+				c.dup = k
+			}
+			m[k] = v
+		}
+		return m, nil
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!str":
+			return n.Value, nil
+		case "!!null":
+			return nil, nil
+		}
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return n.Value, nil // an odd tag: keep the text
+		}
+		return v, nil
+	}
+	return nil, nil
+}
+
+// key renders a mapping key as a string, as yaml.v3 does when decoding
+// into map[string]any: scalars by their text, anything else printed.
+func (c *yamlConv) key(n *yaml.Node, depth int, aliased bool) (string, error) {
+	if n.Kind == yaml.ScalarNode {
+		return n.Value, nil
+	}
+	v, err := c.value(n, depth, aliased)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(v), nil
 }
 
 func (p *parser) setTitle(v any) {
@@ -211,29 +337,4 @@ func formatTime(t time.Time) string {
 		return t.Format("2006-01-02")
 	}
 	return t.Format(time.RFC3339)
-}
-
-// normalizeYAML makes a decoded YAML value safe to hand to encoding/json:
-// yaml.v3 decodes nested mappings with non-string keys as map[any]any,
-// which json.Marshal rejects. Keys are turned into strings.
-func normalizeYAML(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			v[k] = normalizeYAML(x)
-		}
-		return v
-	case map[any]any:
-		m := make(map[string]any, len(v))
-		for k, x := range v {
-			m[fmt.Sprint(k)] = normalizeYAML(x)
-		}
-		return m
-	case []any:
-		for i, x := range v {
-			v[i] = normalizeYAML(x)
-		}
-		return v
-	}
-	return v
 }

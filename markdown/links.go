@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -12,59 +13,70 @@ import (
 // end. Letters outside ASCII are kept, so "Café Décisions" becomes
 // "café-décisions" and "東京 タワー" becomes "東京-タワー".
 func NormalizeConcept(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	var b strings.Builder
-	b.Grow(len(s))
+	s = strings.TrimSpace(s)
+	b := make([]byte, 0, len(s))
 	dash := false
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
 		switch {
 		case r == '-' || r == '_' || r == '/' || r == '\\' || unicode.IsSpace(r):
 			dash = true
 			continue
-		case dash && b.Len() > 0:
-			b.WriteByte('-')
+		case 'A' <= r && r <= 'Z':
+			r += 'a' - 'A'
+		case r >= utf8.RuneSelf:
+			r = unicode.ToLower(r)
+		}
+		if dash && len(b) > 0 {
+			b = append(b, '-')
 		}
 		dash = false
-		b.WriteRune(r)
+		b = utf8.AppendRune(b, r)
 	}
-	return b.String()
+	return string(b)
 }
 
-// scanProse writes prose text (not code) to out, replacing each WikiLink
+// scanProse appends prose text (not code) to out, replacing each WikiLink
 // with its display text and recording its concept, and recording inline
 // #tags. The text before each "[[" is scanned for tags with what out
 // already holds as its left context.
-func (p *parser) scanProse(out *strings.Builder, s string) {
+func (p *parser) scanProse(out, s []byte) []byte {
 	for {
 		// Pair each "]]" with the nearest "[[" before it. Every byte is
 		// looked at a bounded number of times, so a file of ten million
 		// '[' stays linear.
-		j := strings.Index(s, "]]")
+		j := bytes.Index(s, closeLink)
 		if j < 0 {
 			break
 		}
-		i := strings.LastIndex(s[:j], "[[")
+		i := bytes.LastIndex(s[:j], openLink)
 		if i < 0 {
-			p.writeTags(out, s[:j+2])
+			out = p.writeTags(out, s[:j+2])
 			s = s[j+2:]
 			continue
 		}
-		display, concept, ok := parseWikiLink(s[i+2 : j])
+		display, concept, ok := parseWikiLink(string(s[i+2 : j]))
 		if !ok {
-			p.writeTags(out, s[:j+2])
+			out = p.writeTags(out, s[:j+2])
 			s = s[j+2:]
 			continue
 		}
 		pre := s[:i]
 		// "![[note]]" embeds a note in Obsidian; for search it is a link.
-		pre = strings.TrimSuffix(pre, "!")
-		p.writeTags(out, pre)
-		out.WriteString(display)
+		pre = bytes.TrimSuffix(pre, []byte{'!'})
+		out = p.writeTags(out, pre)
+		out = append(out, display...)
 		p.addLink(concept)
 		s = s[j+2:]
 	}
-	p.writeTags(out, s)
+	return p.writeTags(out, s)
 }
+
+var openLink, closeLink = []byte("[["), []byte("]]")
 
 // parseWikiLink reads the inside of [[...]]: "concept", "concept|alias",
 // "concept#heading" or "concept#heading|alias". display is what the plain
@@ -103,18 +115,17 @@ func parseWikiLink(inner string) (display, concept string, ok bool) {
 // so that "#123" and "#2024-01-05" (issue numbers, dates) are not tags. A
 // '#' after anything else ("C#", "http://x/#frag") is not a tag, and
 // heading markers never reach this text: goldmark has removed them.
-func (p *parser) writeTags(out *strings.Builder, s string) {
-	if strings.IndexByte(s, '#') < 0 {
-		out.WriteString(s)
-		return
+func (p *parser) writeTags(out, s []byte) []byte {
+	if bytes.IndexByte(s, '#') < 0 {
+		return append(out, s...)
 	}
 	prev := rune(' ') // the start of a block counts as white space
-	if out.Len() > 0 {
-		prev, _ = utf8.DecodeLastRuneInString(out.String())
+	if len(out) > 0 {
+		prev, _ = utf8.DecodeLastRune(out)
 	}
 	for i := 0; i < len(s); {
 		if s[i] != '#' {
-			r, size := utf8.DecodeRuneInString(s[i:])
+			r, size := utf8.DecodeRune(s[i:])
 			prev = r
 			i += size
 			continue
@@ -127,7 +138,7 @@ func (p *parser) writeTags(out *strings.Builder, s string) {
 		j := i + 1
 		named := false
 		for j < len(s) {
-			r, size := utf8.DecodeRuneInString(s[j:])
+			r, size := utf8.DecodeRune(s[j:])
 			if !isTagRune(r) {
 				break
 			}
@@ -137,17 +148,17 @@ func (p *parser) writeTags(out *strings.Builder, s string) {
 			j += size
 		}
 		if named {
-			p.addTag(strings.TrimRight(s[i+1:j], "/"))
+			p.addTag(strings.TrimRight(string(s[i+1:j]), "/"))
 		}
 		if j == i+1 {
 			prev = '#'
 			i++
 			continue
 		}
-		prev, _ = utf8.DecodeLastRuneInString(s[:j])
+		prev, _ = utf8.DecodeLastRune(s[:j])
 		i = j
 	}
-	out.WriteString(s)
+	return append(out, s...)
 }
 
 func isTagRune(r rune) bool {

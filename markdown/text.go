@@ -40,30 +40,36 @@ type heading struct {
 	text  string
 }
 
-// bodyState is what parseBody keeps while it walks the blocks.
+// bodyState is what parseBody keeps while it walks the blocks. Its
+// buffers are reused from block to block.
 type bodyState struct {
-	src     []byte
-	text    strings.Builder // Doc.Text being built
-	stack   []heading       // open headings, outermost first
-	inl     []byte          // inline text of the current leaf block
-	literal []bool          // per byte of inl: code or URL text, not scanned for links and tags
-	out     strings.Builder // scratch for finishing a leaf block
+	src   []byte
+	text  []byte    // Doc.Text being built
+	stack []heading // open headings, outermost first
+	inl   []byte    // inline text of the current leaf block
+	lit   [][2]int  // ranges of inl that are code or URLs: not scanned for links and tags
+	out   []byte    // the current leaf block's finished text
+	row   []byte    // the current table row's text
 }
 
 // parseBody parses the markdown body and fills Text, Headings, Links, the
 // inline Tags and, when the frontmatter gave none, the Title; it also
 // leaves the word units and sections for chunk.
 func (p *parser) parseBody(src []byte) {
+	src, defused := defuse(src)
+	if defused {
+		p.warn("markdown nested too deeply or too dense with markup in places; those parts were indexed as literal text")
+	}
 	root := mdParser.Parse(text.NewReader(src))
-	b := &bodyState{src: src}
+	b := &bodyState{src: src, text: make([]byte, 0, len(src))}
+	p.units = make([]span, 0, len(src)/6+8)
 	walk(root, func(n ast.Node) bool { return p.block(b, n) })
-	p.doc.Text = b.text.String()
+	p.doc.Text = string(b.text)
 }
 
 // walk visits root and its descendants in document order, descending into
 // a node only when enter returns true. It loops instead of recursing so
-// that pathological nesting (a blockquote 100,000 levels deep) cannot
-// exhaust the stack.
+// that pathological nesting cannot exhaust the stack.
 func walk(root ast.Node, enter func(ast.Node) bool) {
 	n := root
 	for {
@@ -91,7 +97,7 @@ func (p *parser) block(b *bodyState, n ast.Node) bool {
 	case *ast.Paragraph, *ast.TextBlock:
 		p.addBlock(b, p.leafText(b, n), 0)
 	case *ast.CodeBlock, *ast.FencedCodeBlock:
-		p.addBlock(b, codeText(b.src, n), 0)
+		p.addBlock(b, b.codeText(n), 0)
 	case *east.TableHeader, *east.TableRow:
 		p.addBlock(b, p.rowText(b, n), 0)
 	case *ast.HTMLBlock, *ast.ThematicBreak:
@@ -104,18 +110,18 @@ func (p *parser) block(b *bodyState, n ast.Node) bool {
 
 // addBlock appends one block's text to Doc.Text, cuts it into word units,
 // and keeps the heading path up to date.
-func (p *parser) addBlock(b *bodyState, s string, level int) {
-	s = strings.TrimSpace(s)
-	if s == "" {
+func (p *parser) addBlock(b *bodyState, s []byte, level int) {
+	s = bytes.TrimSpace(s)
+	if len(s) == 0 {
 		return
 	}
-	if !utf8.ValidString(s) {
+	if !utf8.Valid(s) {
 		// Cannot happen with valid input and goldmark's segment
 		// boundaries, but the promise of valid UTF-8 is cheap to keep.
-		s = strings.ToValidUTF8(s, "\uFFFD")
+		s = bytes.ToValidUTF8(s, []byte("\uFFFD"))
 	}
 	if level > 0 {
-		title := strings.Join(strings.Fields(s), " ")
+		title := strings.Join(strings.Fields(string(s)), " ")
 		p.doc.Headings = append(p.doc.Headings, title)
 		if level == 1 && p.doc.Title == "" {
 			p.doc.Title = title
@@ -130,43 +136,49 @@ func (p *parser) addBlock(b *bodyState, s string, level int) {
 		}
 		p.sections = append(p.sections, section{unit: len(p.units), path: path})
 	}
-	if b.text.Len() > 0 {
-		b.text.WriteByte('\n')
+	if len(b.text) > 0 {
+		b.text = append(b.text, '\n')
 	}
-	p.units = appendUnits(p.units, s, b.text.Len())
-	b.text.WriteString(s)
+	p.units = appendUnits(p.units, s, len(b.text))
+	b.text = append(b.text, s...)
 }
 
 // codeText is a code block's content, kept verbatim: code is searchable
 // text in a memory, identifiers especially.
-func codeText(src []byte, n ast.Node) string {
+func (b *bodyState) codeText(n ast.Node) []byte {
+	b.out = b.out[:0]
 	lines := n.Lines()
-	var buf bytes.Buffer
 	for i := range lines.Len() {
 		seg := lines.At(i)
-		buf.Write(seg.Value(src))
+		b.out = append(b.out, seg.Value(b.src)...)
 	}
-	return strings.TrimRight(buf.String(), " \t\n")
+	return bytes.TrimRight(b.out, " \t\n")
 }
 
 // rowText is a table row's cells, separated by tabs so that the plain
 // text stays readable as a row.
-func (p *parser) rowText(b *bodyState, row ast.Node) string {
-	var cells []string
+func (p *parser) rowText(b *bodyState, row ast.Node) []byte {
+	b.row = b.row[:0]
 	for c := row.FirstChild(); c != nil; c = c.NextSibling() {
-		if s := strings.TrimSpace(p.leafText(b, c)); s != "" {
-			cells = append(cells, s)
+		cell := bytes.TrimSpace(p.leafText(b, c))
+		if len(cell) == 0 {
+			continue
 		}
+		if len(b.row) > 0 {
+			b.row = append(b.row, '\t')
+		}
+		b.row = append(b.row, cell...)
 	}
-	return strings.Join(cells, "\t")
+	return b.row
 }
 
 // leafText is the plain text of a leaf block's inline content, with
 // WikiLinks replaced by their display text and recorded in Links, and
 // inline #tags recorded in Tags. Code spans and autolinks are copied as
-// they are: a "[[x]]" or "#x" inside them is an example, not a link.
-func (p *parser) leafText(b *bodyState, n ast.Node) string {
-	b.inl, b.literal = b.inl[:0], b.literal[:0]
+// they are: a "[[x]]" or "#x" inside them is an example, not a link. The
+// result is valid until the next call.
+func (p *parser) leafText(b *bodyState, n ast.Node) []byte {
+	b.inl, b.lit = b.inl[:0], b.lit[:0]
 	walk(n, func(c ast.Node) bool {
 		if c == n {
 			return true
@@ -174,20 +186,14 @@ func (p *parser) leafText(b *bodyState, n ast.Node) string {
 		return p.inline(b, c)
 	})
 
-	b.out.Reset()
-	for i := 0; i < len(b.inl); {
-		j := i + 1
-		for j < len(b.inl) && b.literal[j] == b.literal[i] {
-			j++
-		}
-		if b.literal[i] {
-			b.out.Write(b.inl[i:j])
-		} else {
-			p.scanProse(&b.out, string(b.inl[i:j]))
-		}
-		i = j
+	b.out = b.out[:0]
+	prose := 0
+	for _, r := range b.lit {
+		b.out = p.scanProse(b.out, b.inl[prose:r[0]])
+		b.out = append(b.out, b.inl[r[0]:r[1]]...)
+		prose = r[1]
 	}
-	return b.out.String()
+	return p.scanProse(b.out, b.inl[prose:])
 }
 
 // inline handles one inline node and says whether to descend into it.
@@ -198,29 +204,33 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 		if !n.IsRaw() {
 			v = unescape(v)
 		}
-		b.add(v, false)
+		b.inl = append(b.inl, v...)
 		switch {
 		case n.HardLineBreak():
-			b.add([]byte{'\n'}, false)
+			b.inl = append(b.inl, '\n')
 		case n.SoftLineBreak():
-			b.add([]byte{' '}, false)
+			b.inl = append(b.inl, ' ')
 		}
 	case *ast.String:
-		b.add(n.Value, n.IsCode())
+		if n.IsCode() {
+			b.literal(n.Value)
+		} else {
+			b.inl = append(b.inl, n.Value...)
+		}
 	case *ast.CodeSpan:
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 			switch c := c.(type) {
 			case *ast.Text:
-				b.add(c.Value(b.src), true)
+				b.literal(c.Value(b.src))
 				if c.SoftLineBreak() || c.HardLineBreak() {
-					b.add([]byte{' '}, true)
+					b.literal([]byte{' '})
 				}
 			case *ast.String:
-				b.add(c.Value, true)
+				b.literal(c.Value)
 			}
 		}
 	case *ast.AutoLink:
-		b.add(n.Label(b.src), true)
+		b.literal(n.Label(b.src))
 	case *ast.RawHTML:
 		// Inline HTML tags are markup; the text between them is kept.
 	case *east.TaskCheckBox:
@@ -232,11 +242,15 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 	return false
 }
 
-func (b *bodyState) add(v []byte, literal bool) {
+// literal appends text that is not scanned for links and tags.
+func (b *bodyState) literal(v []byte) {
+	start := len(b.inl)
 	b.inl = append(b.inl, v...)
-	for range v {
-		b.literal = append(b.literal, literal)
+	if k := len(b.lit); k > 0 && b.lit[k-1][1] == start {
+		b.lit[k-1][1] = len(b.inl)
+		return
 	}
+	b.lit = append(b.lit, [2]int{start, len(b.inl)})
 }
 
 // unescape resolves backslash escapes and character references, which
