@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -162,7 +163,7 @@ func (p *parser) warn(msg string) {
 // addTag adds one tag, lowercased and without leading '#', unless it is
 // empty or already present.
 func (p *parser) addTag(t string) {
-	t = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(t), "#"))
+	t = strings.TrimSpace(strings.TrimLeftFunc(t, func(r rune) bool { return r == '#' || unicode.IsSpace(r) }))
 	if t == "" {
 		return
 	}
