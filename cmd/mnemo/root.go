@@ -152,7 +152,7 @@ Exit status: 0 success, 1 error, 2 usage error.`,
 	f.Float64Var(&a.g.halfLifeDays, "half-life-days", 0, "days after the grace period at which a memory's weight is 0.5 (overrides $"+decay.EnvHalfLife+")")
 	f.StringVar(&a.g.fusion, "fusion", "", "how hybrid mode combines the two indexes: weighted or rrf (default weighted)")
 
-	root.AddCommand(a.syncCmd(), a.searchCmd(), a.readCmd(), a.statusCmd())
+	root.AddCommand(a.syncCmd(), a.searchCmd(), a.readCmd(), a.statusCmd(), a.serveCmd())
 	return root
 }
 

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/engine"
+)
+
+// Environment variables serve reads (flags override them).
+const (
+	EnvDebounce = "MAENIFOLD_DEBOUNCE_MS" // watcher debounce in milliseconds, default 150
+	EnvAutoSync = "MAENIFOLD_AUTO_SYNC"   // "false" turns the watcher off
+)
+
+// serveFlags is how serve runs, from its flags and the environment.
+type serveFlags struct {
+	watch    bool
+	debounce time.Duration // 0: the engine's default
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var debounceMs int
+	var noWatch bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Keep the index fresh: watch the memory folder until stopped",
+		Long: `Open the index as its one writer, bring it up to date with the memory folder
+(an incremental sync picks up whatever changed while nothing ran), then watch
+the folder and index every change shortly after it is written, until SIGINT
+or SIGTERM; the index is then closed cleanly.
+
+Each event is logged to stderr as one line with a UTC timestamp.
+$` + EnvDebounce + ` (or --debounce-ms) sets how long a file must be quiet before
+it is re-indexed (default 150). $` + EnvAutoSync + `=false (or --no-watch) turns
+the watcher off: serve then syncs once and keeps the index open.
+
+A second writer on the same index is refused ("index is in use by PID N").`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("serve takes no arguments (got %q)", args[0])
+			}
+			var flagMs *int
+			if cmd.Flags().Changed("debounce-ms") {
+				flagMs = &debounceMs
+			}
+			sf, err := serveOptions(flagMs, noWatch, os.LookupEnv)
+			if err != nil {
+				return err
+			}
+			cfg, err := buildConfig(a.g, os.LookupEnv)
+			if err != nil {
+				return err
+			}
+			e, err := engine.Open(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			log := newLogger(a.stderr)
+			log.print(fmt.Sprintf("serve pid=%d memory=%s index=%s watch=%t debounce=%s",
+				os.Getpid(), cfg.MemoryDir, cfg.IndexDir, sf.watch, debounceText(sf.debounce)))
+			err = serve(cmd.Context(), e, sf, log.print)
+			if cerr := e.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("close index: %w", cerr)
+			}
+			if err != nil {
+				return err
+			}
+			log.print("stopped: index closed")
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&debounceMs, "debounce-ms", 0, "milliseconds a file must be quiet before it is re-indexed (overrides $"+EnvDebounce+"; default 150)")
+	cmd.Flags().BoolVar(&noWatch, "no-watch", false, "sync once and do not watch (like $"+EnvAutoSync+"=false)")
+	return cmd
+}
+
+// serveOptions reads serve's flags (flagMs nil: --debounce-ms not given)
+// and environment; bad values are usage errors naming the flag or variable.
+func serveOptions(flagMs *int, noWatch bool, lookup func(string) (string, bool)) (serveFlags, error) {
+	sf := serveFlags{watch: !noWatch}
+	if v, ok := lookup(EnvAutoSync); ok && strings.TrimSpace(v) != "" {
+		on, err := parseSwitch(v)
+		if err != nil {
+			return sf, usagef("$%s=%q: want true or false", EnvAutoSync, v)
+		}
+		sf.watch = sf.watch && on
+	}
+	ms, name := 0, ""
+	switch v, ok := lookup(EnvDebounce); {
+	case flagMs != nil:
+		ms, name = *flagMs, "--debounce-ms"
+	case ok && strings.TrimSpace(v) != "":
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return sf, usagef("$%s=%q: want a whole number of milliseconds", EnvDebounce, v)
+		}
+		ms, name = n, "$"+EnvDebounce
+	}
+	if name != "" {
+		if ms < 1 || ms > 60_000 {
+			return sf, usagef("%s %d: want 1 to 60000 milliseconds", name, ms)
+		}
+		sf.debounce = time.Duration(ms) * time.Millisecond
+	}
+	return sf, nil
+}
+
+func parseSwitch(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "t", "true", "yes", "on":
+		return true, nil
+	case "0", "f", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("not a boolean: %q", v)
+}
+
+func debounceText(d time.Duration) string {
+	if d == 0 {
+		return "150ms"
+	}
+	return d.String()
+}
+
+// serve runs the watcher (or one sync) and the servers until ctx is done or
+// one of them fails; it returns once all have stopped, so the caller can
+// close the engine with nothing left writing to it.
+func serve(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(string)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !sf.watch {
+		r, err := e.Sync(ctx, false)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped during the sync: the next start finishes it
+			}
+			return err
+		}
+		logf(syncLine(r))
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	start := func(name string, fn func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("%s: %w", name, err)
+				cancel()
+			}
+		}()
+	}
+	if sf.watch {
+		start("watcher", func(ctx context.Context) error {
+			return e.Watch(ctx, engine.WatchOptions{Debounce: sf.debounce, Log: logf})
+		})
+	}
+	start("servers", func(ctx context.Context) error { return runServers(ctx, e, sf, logf) })
+	<-ctx.Done()
+	logf("stopping")
+	wg.Wait()
+	close(errc)
+	var errs []error
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// runServers is where the front ends that share the engine attach: the MCP
+// server (package mcp) goes here as mcp.Serve(ctx, e, ...). Each must return
+// when ctx is done; an error stops serve. Until then it only waits.
+func runServers(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(string)) error {
+	<-ctx.Done()
+	return nil
+}
+
+func syncLine(r engine.Report) string {
+	return fmt.Sprintf("sync added=%d updated=%d removed=%d unchanged=%d skipped=%d in %s",
+		len(r.Added), len(r.Updated), len(r.Removed), r.Unchanged, len(r.Skipped), r.Total.Round(time.Millisecond))
+}
+
+// logger writes one-line records, "2026-11-29T10:00:00Z message", from
+// any goroutine.
+type logger struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func newLogger(w io.Writer) *logger { return &logger{w: w} }
+
+func (l *logger) print(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "%s %s\n", time.Now().UTC().Format(time.RFC3339), oneLine(msg))
+}
