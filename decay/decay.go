@@ -322,6 +322,9 @@ const (
 // top-level thinking/ folder counts; notes/thinking/sequential/x.md is an
 // ordinary memory.
 func TierOf(p string) Tier {
+	if !mentionsThinking(p) {
+		return TierDefault // the common case, without allocating
+	}
 	p = strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
 	p = strings.TrimLeft(path.Clean("/"+p), "/")
 	parts := strings.Split(p, "/")
@@ -337,6 +340,17 @@ func TierOf(p string) Tier {
 		return TierWorkflows
 	}
 	return TierDefault
+}
+
+// mentionsThinking reports whether p contains "thinking" in any case.
+func mentionsThinking(p string) bool {
+	const w = "thinking"
+	for i := 0; i+len(w) <= len(p); i++ {
+		if (p[i] == 't' || p[i] == 'T') && strings.EqualFold(p[i:i+len(w)], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Grace is how long the memory at path keeps full weight. A negative or

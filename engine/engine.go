@@ -135,9 +135,7 @@ func (e *Engine) open(ctx context.Context) error {
 		return err
 	}
 	e.ft = ft
-	if e.vec, err = newVectors(); err != nil {
-		return err
-	}
+	e.vec = newVectors(e.emb.Dim())
 	l, err := e.st.load()
 	if err != nil {
 		if e.cfg.ReadOnly {
@@ -183,13 +181,26 @@ func (e *Engine) dropPending(ctx context.Context, paths []string) error {
 }
 
 func (e *Engine) loadVectors(ctx context.Context) error {
-	return e.st.forEachVector(func(path string, chunk int, v []float32) error {
-		r := e.files[path]
-		if r == nil || len(v) != e.emb.Dim() {
+	byFile := map[string][][]float32{}
+	err := e.st.forEachVector(func(path string, chunk int, v []float32) error {
+		if r := e.files[path]; r == nil || chunk >= r.Chunks {
 			return nil
 		}
-		return e.vec.col.AddDocument(ctx, chromemDoc(path, chunk, r.Tags, v))
+		vs := byFile[path]
+		if vs == nil {
+			vs = make([][]float32, e.files[path].Chunks)
+			byFile[path] = vs
+		}
+		vs[chunk] = v
+		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("load vectors: %w", err)
+	}
+	for p, vs := range byFile {
+		e.vec.put(e.files[p], vs)
+	}
+	return nil
 }
 
 func (e *Engine) addTotals(r *record, sign int64) {

@@ -82,6 +82,11 @@ type scope struct {
 	from, to time.Time
 }
 
+// filters reports whether the scope excludes anything at all.
+func (s scope) filters() bool {
+	return s.folder != "" || len(s.tags) > 0 || !s.from.IsZero() || !s.to.IsZero()
+}
+
 func (s scope) match(r *record) bool {
 	if !inFolder(r.Path, s.folder) {
 		return false
@@ -108,17 +113,27 @@ func (s scope) match(r *record) bool {
 	return true
 }
 
+// semanticFloor is the cosine similarity a memory's best chunk needs to
+// count as a semantic match on its own (without a text match). Below it the
+// built-in embedder's similarities are noise; the floor keeps Semantic mode's
+// TotalCount meaningful and the candidate set small (docs/benchmarks.md).
+const semanticFloor = 0.4
+
 // candidate is one memory that matched, with its evidence.
 type candidate struct {
 	rec       *record
 	text, sem float64 // normalised 0–1
 	textRank  int     // 1-based, 0 if not a text match
 	semRank   int
-	matched   int // query terms matched
-	chunk     int // best chunk
+	matched   int     // query terms matched
+	chunk     int     // best chunk
+	fused     float64 // before decay
 	decay     float64
 	score     float64
 }
+
+func (c *candidate) inText() bool { return c.text > 0 }
+func (c *candidate) inSem() bool  { return c.semRank > 0 }
 
 // Search answers q. Scores are in 0–1 in every mode: FullText is BM25
 // divided by the best BM25 in scope, Semantic is the best chunk's cosine
@@ -149,39 +164,36 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		return Page{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
-	cands := map[string]*candidate{}
+	var cands []candidate
+	pos := map[string]int{} // path → index in cands
 	get := func(p string) *candidate {
-		c := cands[p]
-		if c == nil {
-			r := e.files[p]
-			if r == nil || !sc.match(r) {
-				return nil
-			}
-			c = &candidate{rec: r}
-			cands[p] = c
+		if i, ok := pos[p]; ok {
+			return &cands[i]
 		}
-		return c
+		r := e.files[p]
+		if r == nil || !sc.match(r) {
+			return nil
+		}
+		pos[p] = len(cands)
+		cands = append(cands, candidate{rec: r})
+		return &cands[len(cands)-1]
 	}
 	if q.Mode != Semantic {
 		hits, err := e.ft.scoreText(ctx, terms, e.bm25, e.totals)
 		if err != nil {
 			return Page{}, err
 		}
+		cands = make([]candidate, 0, len(hits))
 		var best float64
 		for p, h := range hits {
 			if c := get(p); c != nil {
-				c.text, c.matched = h.score, h.matched
+				c.text, c.matched, c.textRank = h.score, h.matched, 1
 				best = math.Max(best, h.score)
 			}
 		}
-		var ranked []*candidate
-		for _, c := range cands {
-			if best > 0 {
-				c.text /= best
-			}
-			ranked = append(ranked, c)
+		for i := range cands {
+			cands[i].text /= best
 		}
-		rank(ranked, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r })
 	}
 	if q.Mode != FullText {
 		qv, err := e.emb.Embed(ctx, []string{q.Text})
@@ -191,49 +203,98 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		if isZero(qv[0]) && q.Mode == Semantic {
 			return Page{}, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, e.emb.Name(), ErrNoTerms)
 		}
-		hits, err := e.vec.query(ctx, qv[0], sc.folder, sc.tags)
-		if err != nil {
-			return Page{}, err
+		var keep func(*record) bool
+		if sc.filters() {
+			keep = func(r *record) bool { return sc.match(r) }
 		}
-		var ranked []*candidate
-		for p, h := range hits {
-			if h.sim <= 0 {
+		b := e.vec.query(qv[0], keep)
+		// Text matches get their exact similarity, however low.
+		for i := range cands {
+			if sim, chunk, ok := b.of(cands[i].rec.Path); ok && sim > 0 {
+				cands[i].sem, cands[i].chunk, cands[i].semRank = math.Min(sim, 1), chunk, 1
+			}
+		}
+		// Other memories join as semantic matches above the floor. (The
+		// scope was applied inside the scan: out-of-scope slots are -2.)
+		taken := make([]bool, len(b.sim))
+		for i := range cands {
+			if s, ok := e.vec.slotOf[cands[i].rec.Path]; ok {
+				taken[s] = true
+			}
+		}
+		for slot, sim := range b.sim {
+			if float64(sim) < semanticFloor || taken[slot] {
 				continue
 			}
-			if c := get(p); c != nil {
-				c.sem, c.chunk = math.Min(h.sim, 1), h.chunk
-				ranked = append(ranked, c)
+			r := e.vec.recs[slot]
+			if r == nil {
+				continue
 			}
+			cands = append(cands, candidate{rec: r, sem: math.Min(float64(sim), 1), chunk: int(b.chunk[slot]), semRank: 1})
 		}
-		rank(ranked, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r })
 	}
 	f := newFuser(e.cfg)
-	list := make([]*candidate, 0, len(cands))
-	for p, c := range cands {
-		var s float64
+	if f.method == RRF && q.Mode == Hybrid {
+		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r })
+		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r })
+	}
+	// Fuse, then apply decay. The decay factor lies in [1−s, 1], so a
+	// memory whose undecayed score is below the page's worst certain score
+	// cannot reach the page: only the others need their factor computed.
+	floor := 1 - e.cfg.Decay.Strength
+	lows := make([]float64, 0, len(cands))
+	for i := range cands {
+		c := &cands[i]
 		switch q.Mode {
 		case FullText:
-			s = c.text
+			c.fused = c.text
 		case Semantic:
-			s = c.sem
+			c.fused = c.sem
 		default:
-			s = f.fuse(c.text, c.sem, c.textRank, c.semRank)
+			c.fused = f.fuse(c.text, c.sem, c.textRank, c.semRank)
 		}
-		c.decay = e.cfg.Decay.Factor(p, decay.Reference(e.reads[p], c.rec.Created, c.rec.mtime()), q.Now)
-		c.score = s * c.decay
-		if c.score <= 0 || c.score < q.MinScore {
+		lows = append(lows, c.fused*floor)
+	}
+	need := q.Page * q.PageSize
+	cut := math.Inf(-1) // the need-th best lower bound: the page's worst certain score
+	if need < len(lows) {
+		cut = kthLargest(lows, need)
+	}
+	cut = math.Max(cut, q.MinScore)
+	if q.Sort == ByRecency {
+		cut = math.Inf(-1) // recency order needs every match scored
+	}
+	exact := cands[:0:0]
+	for i := range cands {
+		c := &cands[i]
+		if c.fused <= 0 {
 			continue
 		}
-		list = append(list, c)
-		if c.textRank > 0 {
+		if c.fused >= cut || q.MinScore > 0 || q.Sort == ByRecency {
+			c.decay = e.cfg.Decay.Factor(c.rec.Path, decay.Reference(e.reads[c.rec.Path], c.rec.Created, c.rec.mtime()), q.Now)
+			c.score = c.fused * c.decay
+			if c.score < q.MinScore {
+				continue
+			}
+		} else {
+			c.score = -1 // scored low enough that only TotalCount needs it
+		}
+		page.TotalCount++
+		if c.inText() {
 			page.TextResultCount++
 		}
-		if c.semRank > 0 {
+		if c.inSem() {
 			page.SemanticResultCount++
 		}
+		if c.score >= 0 {
+			exact = append(exact, *c)
+		}
+	}
+	list := make([]*candidate, len(exact))
+	for i := range exact {
+		list[i] = &exact[i]
 	}
 	sortCandidates(list, q.Sort)
-	page.TotalCount = len(list)
 	lo := (q.Page - 1) * q.PageSize
 	if lo >= len(list) {
 		return page, nil
@@ -258,18 +319,55 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	return page, nil
 }
 
-// rank sorts by key, best first, and hands out 1-based ranks.
-func rank(cs []*candidate, key func(*candidate) float64, set func(*candidate, int)) {
-	sort.Slice(cs, func(i, j int) bool {
-		if a, b := key(cs[i]), key(cs[j]); a != b {
+// kthLargest returns the k-th largest value of xs (1-based); xs is reordered.
+func kthLargest(xs []float64, k int) float64 {
+	lo, hi, want := 0, len(xs)-1, k-1
+	for lo < hi {
+		p := xs[(lo+hi)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] > p {
+				i++
+			}
+			for xs[j] < p {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case want <= j:
+			hi = j
+		case want >= i:
+			lo = i
+		default:
+			return xs[want]
+		}
+	}
+	return xs[want]
+}
+
+// rankBy hands out 1-based ranks by key, best first (ties by path), to the
+// candidates whose key is positive; the others get rank 0.
+func rankBy(cs []candidate, key func(*candidate) float64, set func(*candidate, int)) {
+	var ps []*candidate
+	for i := range cs {
+		set(&cs[i], 0)
+		if key(&cs[i]) > 0 {
+			ps = append(ps, &cs[i])
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if a, b := key(ps[i]), key(ps[j]); a != b {
 			return a > b
 		}
-		return cs[i].rec.Path < cs[j].rec.Path
+		return ps[i].rec.Path < ps[j].rec.Path
 	})
-	for i, c := range cs {
-		if key(c) > 0 {
-			set(c, i+1)
-		}
+	for i, c := range ps {
+		set(c, i+1)
 	}
 }
 

@@ -84,7 +84,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (Report, error) {
 // part of the tree that within says was scanned: files found are added or
 // re-indexed if changed; known files not found are removed.
 func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, rep *Report) error {
-	var jobs []job
+	var jobs []syncJob
 	var removed []string
 	e.mu.RLock()
 	for p, s := range found {
@@ -92,9 +92,9 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 		_, wasSkipped := e.skips[p]
 		switch {
 		case r == nil || wasSkipped:
-			jobs = append(jobs, job{path: p, seen: s, old: r})
+			jobs = append(jobs, syncJob{path: p, seen: s, old: r})
 		case r.Size != s.size || r.MtimeNs != s.mtimeNs:
-			jobs = append(jobs, job{path: p, seen: s, old: r})
+			jobs = append(jobs, syncJob{path: p, seen: s, old: r})
 		default:
 			rep.Unchanged++
 		}
@@ -226,9 +226,7 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
-	if e.vec, err = newVectors(); err != nil {
-		return err
-	}
+	e.vec = newVectors(e.emb.Dim())
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
@@ -310,7 +308,7 @@ func (e *Engine) walk(ctx context.Context, start string) (map[string]seen, error
 	return found, nil
 }
 
-type job struct {
+type syncJob struct {
 	path string
 	seen
 	old *record
@@ -329,7 +327,7 @@ type outcome struct {
 }
 
 // process reads, parses and embeds a batch of files in parallel.
-func (e *Engine) process(ctx context.Context, jobs []job) []outcome {
+func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 	out := make([]outcome, len(jobs))
 	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	var wg sync.WaitGroup
@@ -351,7 +349,7 @@ func (e *Engine) process(ctx context.Context, jobs []job) []outcome {
 	return out
 }
 
-func (e *Engine) processOne(ctx context.Context, j job) outcome {
+func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 	o := outcome{path: j.path}
 	if j.size > e.cfg.MaxFileBytes {
 		o.skip = fmt.Sprintf("file is %d bytes, over the %d-byte limit", j.size, e.cfg.MaxFileBytes)
@@ -482,6 +480,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		switch {
 		case o.touched:
 			e.files[o.path] = o.rec
+			e.vec.retarget(o.rec)
 			rep.Unchanged++
 			continue
 		case o.skip != "":
@@ -495,9 +494,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		}
 		if old != nil {
 			e.addTotals(old, -1)
-			if err := e.vec.remove(ctx, o.path, old.Chunks); err != nil {
-				return err
-			}
+			e.vec.remove(o.path)
 			delete(e.files, o.path)
 		}
 		delete(e.skips, o.path)
@@ -505,9 +502,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			e.skips[o.path] = o.skip
 		}
 		if c := changes[i]; c.rec != nil {
-			if err := e.vec.put(ctx, o.path, 0, c.rec.Tags, c.vectors); err != nil {
-				return err
-			}
+			e.vec.put(c.rec, c.vectors)
 			e.files[o.path] = c.rec
 			e.addTotals(c.rec, 1)
 			rep.Chunks += len(c.vectors)
