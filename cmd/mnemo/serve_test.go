@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"mnemo/engine"
+)
+
+func TestServeOptions(t *testing.T) {
+	ms := func(n int) *int { return &n }
+	tests := []struct {
+		name    string
+		flagMs  *int
+		noWatch bool
+		env     map[string]string
+		want    serveFlags
+		wantErr string
+	}{
+		{"defaults", nil, false, nil, serveFlags{watch: true}, ""},
+		{"env debounce", nil, false, map[string]string{EnvDebounce: "300"}, serveFlags{watch: true, debounce: 300 * time.Millisecond}, ""},
+		{"flag beats env", ms(40), false, map[string]string{EnvDebounce: "300"}, serveFlags{watch: true, debounce: 40 * time.Millisecond}, ""},
+		{"auto sync off", nil, false, map[string]string{EnvAutoSync: "false"}, serveFlags{watch: false}, ""},
+		{"auto sync on", nil, false, map[string]string{EnvAutoSync: "TRUE"}, serveFlags{watch: true}, ""},
+		{"no-watch beats env", nil, true, map[string]string{EnvAutoSync: "true"}, serveFlags{watch: false}, ""},
+		{"bad auto sync", nil, false, map[string]string{EnvAutoSync: "maybe"}, serveFlags{}, EnvAutoSync},
+		{"bad env debounce", nil, false, map[string]string{EnvDebounce: "fast"}, serveFlags{}, EnvDebounce},
+		{"zero flag", ms(0), false, nil, serveFlags{}, "--debounce-ms 0"},
+		{"huge env", nil, false, map[string]string{EnvDebounce: "99999999"}, serveFlags{}, EnvDebounce},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := serveOptions(tt.flagMs, tt.noWatch, env(tt.env))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !isUsage(err) {
+					t.Fatalf("err = %v, want a usage error naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// server is a `mnemo serve` child process whose stderr lines are collected.
+type server struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	lines []string
+	exit  chan error
+}
+
+func startServer(t *testing.T, bin string, env []string, args ...string) *server {
+	t.Helper()
+	s := &server{t: t, cmd: exec.Command(bin, args...), exit: make(chan error, 1)}
+	s.cmd.Env = append(os.Environ(), env...)
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.lines = append(s.lines, sc.Text())
+			s.mu.Unlock()
+		}
+		s.exit <- s.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			s.cmd.Process.Kill()
+		}
+	})
+	return s
+}
+
+// waitLog waits until a stderr line matches re and returns it.
+func (s *server) waitLog(re string) string {
+	s.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		for _, l := range s.lines {
+			if rx.MatchString(l) {
+				s.mu.Unlock()
+				return l
+			}
+		}
+		s.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.t.Fatalf("no log line matching %s in:\n%s", re, s.log())
+	return ""
+}
+
+func (s *server) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.lines, "\n")
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		s.t.Fatal(err)
+	}
+	select {
+	case err := <-s.exit:
+		if err != nil {
+			s.t.Fatalf("serve exited with %v; log:\n%s", err, s.log())
+		}
+	case <-time.After(30 * time.Second):
+		s.t.Fatalf("serve did not stop on SIGTERM; log:\n%s", s.log())
+	}
+	lines := strings.Split(s.log(), "\n")
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ stopped: index closed$`).MatchString(last) {
+		s.t.Errorf("last log line = %q, want a clean shutdown line", last)
+	}
+}
+
+// TestServe builds the binary and runs `mnemo serve` on a temporary vault:
+// a file written while it runs is indexed, a second writer is refused, and
+// SIGTERM stops it cleanly with the state flushed.
+func TestServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mnemo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	root := filepath.Join(dir, "root")
+	memory := filepath.Join(root, "memory")
+	os.MkdirAll(memory, 0o755)
+	os.WriteFile(filepath.Join(memory, "first.md"), []byte("# First\n\nthe first memory\n"), 0o644)
+	mnemo := func(args ...string) (int, string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append([]string{"--root", root}, args...)...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errb.String()
+	}
+	status := func() engine.Status {
+		t.Helper()
+		code, out, errs := mnemo("status", "--json")
+		if code != 0 {
+			t.Fatalf("status: exit %d: %s", code, errs)
+		}
+		var s engine.Status
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("status json: %v\n%s", err, out)
+		}
+		return s
+	}
+
+	t.Run("no-watch", func(t *testing.T) {
+		s := startServer(t, bin, nil, "--root", root, "serve", "--no-watch")
+		s.waitLog(`^\S+Z serve pid=\d+ .* watch=false`)
+		s.waitLog(`^\S+Z sync added=1 updated=0 removed=0 unchanged=0 skipped=0 in \d+ms$`)
+		s.stop()
+		if st := status(); st.Files != 1 {
+			t.Errorf("files = %d, want 1", st.Files)
+		}
+	})
+
+	t.Run("auto sync off", func(t *testing.T) {
+		s := startServer(t, bin, []string{EnvAutoSync + "=false"}, "--root", root, "serve")
+		s.waitLog(`watch=false`)
+		s.waitLog(`^\S+Z sync added=0 `)
+		s.stop()
+	})
+
+	t.Run("watch", func(t *testing.T) {
+		s := startServer(t, bin, []string{EnvDebounce + "=50"}, "--root", root, "serve")
+		s.waitLog(`^\S+Z serve pid=\d+ .* watch=true debounce=50ms$`)
+		s.waitLog(`^\S+Z start-up sync added=0 updated=0 removed=0 skipped=0 in \d+ms$`)
+
+		os.WriteFile(filepath.Join(memory, "second.md"), []byte("# Second\n\nwritten while serving\n"), 0o644)
+		s.waitLog(`^\S+Z sync added=1 updated=0 removed=0 skipped=0 in \d+ms$`)
+
+		code, _, errs := mnemo("serve")
+		want := fmt.Sprintf("mnemo: index is in use by PID %d", s.cmd.Process.Pid)
+		if code != 1 || !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("second serve: exit %d, stderr %q; want exit 1 and one line starting %q", code, errs, want)
+		}
+		// A read-only open cannot share bbolt's lock with the writer yet,
+		// so the index is checked once serve has stopped.
+		s.stop()
+		if st := status(); st.Files != 2 {
+			t.Errorf("files = %d, want 2", st.Files)
+		}
+		if _, err := os.Stat(filepath.Join(root, "index", "writer.pid")); !os.IsNotExist(err) {
+			t.Errorf("writer.pid left behind after a clean stop (%v)", err)
+		}
+	})
+}
