@@ -14,6 +14,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine"
+	"mnemo/engine/embed"
 )
 
 // EnvRoot names the folder that holds memory/ and index/ when --root is not given.
@@ -27,6 +28,7 @@ type globals struct {
 	halfLifeDays        float64
 	halfLifeSet         bool // --half-life-days was given (0 is an invalid value, not "unset")
 	fusion              string
+	embedder            string
 }
 
 // app is one run of the CLI: the shared flags and where output goes.
@@ -115,7 +117,10 @@ words (fulltext), with recency decay.
 
 Memories live in ROOT/memory and the index in ROOT/index, where ROOT is
 --root, else $` + EnvRoot + `, else ~/maenifold. --memory and --index set either
-folder directly. Decay is configured by the ` + decay.EnvFunction + `,
+folder directly. The embedder is --embedder or $` + embed.EnvEmbedder + `: builtin
+(default, offline), ollama:<model> ($` + embed.EnvOllamaURL + `) or openai:<model>
+($` + embed.EnvOpenAIBaseURL + `, key from $` + embed.EnvOpenAIKey + ` or
+$` + embed.EnvOpenAIKeyStd + `). Decay is configured by the ` + decay.EnvFunction + `,
 ` + decay.EnvHalfLife + ` and MAENIFOLD_DECAY_GRACE_DAYS_* variables; the
 flags below override them.
 
@@ -151,6 +156,7 @@ Exit status: 0 success, 1 error, 2 usage error.`,
 	f.StringVar(&a.g.decayFunction, "decay-function", "", "recency decay curve: exponential or power-law (overrides $"+decay.EnvFunction+")")
 	f.Float64Var(&a.g.halfLifeDays, "half-life-days", 0, "days after the grace period at which a memory's weight is 0.5 (overrides $"+decay.EnvHalfLife+")")
 	f.StringVar(&a.g.fusion, "fusion", "", "how hybrid mode combines the two indexes: weighted or rrf (default weighted)")
+	f.StringVar(&a.g.embedder, "embedder", "", "builtin, ollama:<model> or openai:<model> (overrides $"+embed.EnvEmbedder+"; changing it re-embeds every memory)")
 
 	root.AddCommand(a.syncCmd(), a.searchCmd(), a.readCmd(), a.statusCmd(), a.serveCmd())
 	return root
@@ -215,9 +221,39 @@ func buildConfig(g globals, lookup func(string) (string, bool)) (engine.Config, 
 	return cfg, nil
 }
 
+// engineConfig is buildConfig on the real environment plus the embedder,
+// which may have to reach a server (an Ollama or OpenAI-compatible one) to
+// learn its dimension, and so needs ctx.
+func (a *app) engineConfig(ctx context.Context) (engine.Config, error) {
+	cfg, err := buildConfig(a.g, os.LookupEnv)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	if cfg.Embedder, err = newEmbedder(ctx, a.g, os.LookupEnv); err != nil {
+		return engine.Config{}, err
+	}
+	return cfg, nil
+}
+
+// newEmbedder builds the embedder --embedder, else $MAENIFOLD_EMBEDDER,
+// names (the built-in one when neither is set). A malformed setting is a
+// usage error that names where it came from.
+func newEmbedder(ctx context.Context, g globals, lookup func(string) (string, bool)) (embed.Embedder, error) {
+	spec, from := g.embedder, "--embedder"
+	if spec == "" {
+		spec, _ = lookup(embed.EnvEmbedder)
+		from = "$" + embed.EnvEmbedder
+	}
+	e, err := embed.FromSpec(ctx, spec, lookup)
+	if errors.Is(err, embed.ErrBadSpec) {
+		return nil, usagef("%s: %w", from, err)
+	}
+	return e, err
+}
+
 // withEngine opens the engine, runs fn and closes it, reporting the first error.
 func (a *app) withEngine(ctx context.Context, readOnly bool, progress func(done, total int), fn func(*engine.Engine) error) (err error) {
-	cfg, err := buildConfig(a.g, os.LookupEnv)
+	cfg, err := a.engineConfig(ctx)
 	if err != nil {
 		return err
 	}

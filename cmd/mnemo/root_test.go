@@ -9,6 +9,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine"
+	"mnemo/engine/embed"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -171,5 +172,30 @@ func TestHelp(t *testing.T) {
 func TestOneLine(t *testing.T) {
 	if got := oneLine("a\n b\n"); got != "a; b" {
 		t.Fatalf("oneLine = %q", got)
+	}
+}
+
+func TestNewEmbedder(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		flag, env string
+		want      string // in the error; "" means the built-in embedder
+	}{
+		{"", "", ""},
+		{"", "builtin", ""},
+		{"builtin", "ollama:", ""}, // the flag wins
+		{"", "cohere:x", "$" + embed.EnvEmbedder + `: unknown embedder "cohere:x"`},
+		{"ollama:", "", "--embedder: embedder \"ollama:\" needs a model"},
+	} {
+		e, err := newEmbedder(ctx, globals{embedder: tt.flag}, env(map[string]string{embed.EnvEmbedder: tt.env}))
+		if tt.want == "" {
+			if err != nil || e.Name() != embed.BuiltinName {
+				t.Errorf("flag %q, env %q: %v, %v; want the built-in embedder", tt.flag, tt.env, e, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
+			t.Errorf("flag %q, env %q: err %v (exit %d), want a usage error saying %q", tt.flag, tt.env, err, exitCode(err), tt.want)
+		}
 	}
 }
