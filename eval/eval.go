@@ -216,20 +216,13 @@ type Report struct {
 	Missing int
 }
 
-// Select returns the queries Evaluate scores: those with relevant memories
-// and a category that opt does not exclude, in input order.
-func Select(queries []Query, opt Options) []Query {
-	var out []Query
-	for _, q := range queries {
-		if len(q.Relevant) == 0 {
-			continue
-		}
-		if q.Category != "" && containsNumber(opt.ExcludeCategory, q.Category) {
-			continue
-		}
-		out = append(out, q)
+// Selects reports whether Evaluate scores q: it has relevant memories and
+// a category that o does not exclude.
+func (o Options) Selects(q Query) bool {
+	if len(q.Relevant) == 0 {
+		return false
 	}
-	return out
+	return q.Category == "" || !containsNumber(o.ExcludeCategory, q.Category)
 }
 
 // containsNumber reports whether list holds v, comparing numbers by value
@@ -251,7 +244,10 @@ func containsNumber(list []string, v string) bool {
 // metrics overall and per category.
 func Evaluate(queries []Query, run Run, opt Options) Report {
 	rep := Report{Subsets: map[string]Subset{}}
-	for _, q := range Select(queries, opt) {
+	for _, q := range queries {
+		if !opt.Selects(q) {
+			continue
+		}
 		ranked, ok := run[q.ID]
 		if !ok {
 			rep.Missing++

@@ -70,6 +70,13 @@ func parseBatchLine(line []byte, def searchFlags) (json.RawMessage, engine.Query
 	if len(l.ID) == 0 || string(l.ID) == "null" {
 		return nil, engine.Query{}, errors.New(`missing "id"`)
 	}
+	q, err := l.query(def)
+	return l.ID, q, err
+}
+
+// query turns the line's search fields into a Query; fields the line
+// leaves out take their value from def.
+func (l batchLine) query(def searchFlags) (engine.Query, error) {
 	f := def
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -94,8 +101,7 @@ func parseBatchLine(line []byte, def searchFlags) (json.RawMessage, engine.Query
 	if l.MinScore != nil {
 		f.minScore = *l.MinScore
 	}
-	q, err := buildQuery(l.Query, f)
-	return l.ID, q, err
+	return buildQuery(l.Query, f)
 }
 
 // runBatch answers every line of the JSONL file at path ("-" is stdin) with

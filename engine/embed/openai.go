@@ -29,10 +29,10 @@ func NewOpenAI(ctx context.Context, model, baseURL, apiKey string, cfg HTTPConfi
 	base := baseOf(baseURL, DefaultOpenAIBaseURL)
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("OpenAI base URL %q: want a URL like %s", baseURL, DefaultOpenAIBaseURL)
+		return nil, fmt.Errorf("OpenAI base URL %q: want a URL like %s: %w", baseURL, DefaultOpenAIBaseURL, ErrBadSpec)
 	}
 	if apiKey == "" && u.Host == "api.openai.com" {
-		return nil, fmt.Errorf("embedder openai:%s needs an API key: set %s or %s", model, EnvOpenAIKey, EnvOpenAIKeyStd)
+		return nil, fmt.Errorf("embedder openai:%s needs an API key: set %s or %s: %w", model, EnvOpenAIKey, EnvOpenAIKeyStd, ErrBadSpec)
 	}
 	w := wire{
 		url:    base + "/embeddings",

@@ -27,6 +27,11 @@ const (
 	EnvOpenAIKeyStd  = "OPENAI_API_KEY"            // the OpenAI SDKs' own variable
 )
 
+// ErrBadSpec wraps every FromSpec error that is the caller's configuration
+// (an unknown provider, a missing model, key or URL) rather than a failure
+// to reach the provider.
+var ErrBadSpec = errors.New("bad embedder setting")
+
 // FromSpec returns the embedder a spec names:
 //
 //	builtin (or "")   the static embedder compiled into the binary
@@ -53,12 +58,12 @@ func FromSpec(ctx context.Context, spec string, lookup func(string) (string, boo
 	switch strings.ToLower(kind) {
 	case "ollama":
 		if model == "" {
-			return nil, errors.New(`embedder "ollama:" needs a model, e.g. ollama:nomic-embed-text`)
+			return nil, fmt.Errorf(`embedder "ollama:" needs a model, e.g. ollama:nomic-embed-text: %w`, ErrBadSpec)
 		}
 		return NewOllama(ctx, model, get(EnvOllamaURL), HTTPConfig{})
 	case "openai":
 		if model == "" {
-			return nil, errors.New(`embedder "openai:" needs a model, e.g. openai:text-embedding-3-small`)
+			return nil, fmt.Errorf(`embedder "openai:" needs a model, e.g. openai:text-embedding-3-small: %w`, ErrBadSpec)
 		}
 		key := get(EnvOpenAIKey)
 		if key == "" {
@@ -66,7 +71,7 @@ func FromSpec(ctx context.Context, spec string, lookup func(string) (string, boo
 		}
 		return NewOpenAI(ctx, model, get(EnvOpenAIBaseURL), key, HTTPConfig{})
 	}
-	return nil, fmt.Errorf("unknown embedder %q (want builtin, ollama:<model> or openai:<model>)", spec)
+	return nil, fmt.Errorf("unknown embedder %q (want builtin, ollama:<model> or openai:<model>): %w", spec, ErrBadSpec)
 }
 
 // HTTPConfig tunes a remote embedder. The zero value of each field means its

@@ -492,7 +492,7 @@ func TestOpenAIKey(t *testing.T) {
 		t.Errorf("Authorization %q sent without a key", f.auth[0])
 	}
 	_, err := NewOpenAI(context.Background(), "text-embedding-3-small", "", "", quick)
-	if err == nil || !strings.Contains(err.Error(), EnvOpenAIKey) || !strings.Contains(err.Error(), EnvOpenAIKeyStd) {
+	if err == nil || !strings.Contains(err.Error(), EnvOpenAIKey) || !strings.Contains(err.Error(), EnvOpenAIKeyStd) || !errors.Is(err, ErrBadSpec) {
 		t.Errorf("err = %v, want one naming both key variables", err)
 	}
 	if _, err := NewOpenAI(context.Background(), "m", "http://", "k", quick); err == nil {
@@ -537,7 +537,7 @@ func TestFromSpec(t *testing.T) {
 		"openai: ":     "needs a model",
 		"cohere:embed": `unknown embedder "cohere:embed"`,
 	} {
-		if _, err := FromSpec(context.Background(), spec, lookup); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := FromSpec(context.Background(), spec, lookup); err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrBadSpec) {
 			t.Errorf("FromSpec(%q) = %v, want an error saying %q", spec, err, want)
 		}
 	}
