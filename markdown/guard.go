@@ -4,21 +4,25 @@ import "bytes"
 
 // goldmark, like most CommonMark parsers, has inputs on which it takes
 // quadratic time: containers nested on one line ("> > > …", "- - - … x",
-// goldmark issue #592), and paragraphs dense with brackets, backticks or
-// emphasis markers ("[](" repeated, "[a](<b" repeated, "[a]: " repeated).
-// 64 KiB of "[](" takes 2.5 s; a 10 MiB file would take hours and stall
-// every sync that meets it. No memory written by a person or an agent looks
-// like that, so defuse rewrites only such regions, before goldmark sees
-// them, into backslash-escaped text that parses in linear time and reads
-// the same in the plain text.
+// goldmark issue #592), and inline content dense with brackets, backticks
+// or emphasis markers ("[](" repeated, "[a](<b" repeated, "[a]: "
+// repeated). 64 KiB of "[](" takes 2.5 s; a 10 MiB file would take hours
+// and stall every sync that meets it. No memory written by a person or an
+// agent looks like that, so defuse rewrites only such regions, before
+// goldmark sees them, into backslash-escaped text that parses in linear
+// time and reads the same in the plain text.
 const (
 	// maxNesting is the deepest container nesting (quotes and list items
-	// opened on one line) passed to goldmark. Real notes use a handful.
-	maxNesting = 32
-	// heavyBudget bounds markup characters × bytes for one run of
-	// non-blank lines, which is what the slow paths cost. A 4 KiB
-	// paragraph with 500 brackets and asterisks stays under it.
-	heavyBudget = 1 << 21
+	// opened on one line) passed to goldmark. Real notes use a handful;
+	// each level costs goldmark a scan of the rest of the line.
+	maxNesting = 16
+	// heavyBudget bounds markup characters × bytes for one inline block
+	// (a paragraph, list item, heading or table row), which is what the
+	// slow paths cost. A 4 KiB paragraph with 120 brackets, backticks and
+	// asterisks stays under it; a 10 MiB file of blocks just under it
+	// parses in about 7 s on one core, 4 s of which is goldmark's linear
+	// cost for such dense markup.
+	heavyBudget = 1 << 19
 )
 
 // isMarkup reports the characters that open goldmark's expensive inline
@@ -31,22 +35,31 @@ func isMarkup(c byte) bool {
 	return false
 }
 
+// region is a byte range of the source.
+type region struct{ start, end int }
+
 // defuse returns src with pathological regions escaped, and whether it
-// changed anything; src itself is returned when there are none (the common case, at the cost of one pass over the bytes).
-// Fenced code is left alone: goldmark does not parse inside it, and its
-// text must stay verbatim.
+// changed anything; src itself is returned when there is nothing to do
+// (the common case, at the cost of one pass over the bytes).
+//
+// It approximates goldmark's blocks from lines: a block ends at a blank
+// line and a new one starts at each list item, heading and table row.
+// Fenced code is left alone: goldmark does not parse inside it and its text
+// must stay verbatim. The quote and list markers that open a line are
+// never escaped, so the structure around a defused block survives.
 func defuse(src []byte) (out []byte, changed bool) {
-	type span struct{ start, end int }
 	var (
-		heavy   []span // runs to escape completely
-		inserts []int  // single escapes that cut deep nesting
+		heavy   []region // line contents to escape completely
+		inserts []int    // single escapes that cut deep nesting
+		block   []region // line contents of the current block
+		markup  int      // markup characters in block
+		size    int      // bytes in block
 	)
-	runStart, runMarkup := -1, 0
-	endRun := func(end int) {
-		if runStart >= 0 && runMarkup*(end-runStart) > heavyBudget {
-			heavy = append(heavy, span{runStart, end})
+	endBlock := func() {
+		if markup*size > heavyBudget {
+			heavy = append(heavy, block...)
 		}
-		runStart, runMarkup = -1, 0
+		block, markup, size = block[:0], 0, 0
 	}
 
 	var fence byte // '`' or '~' while inside fenced code
@@ -61,38 +74,41 @@ func defuse(src []byte) (out []byte, changed bool) {
 		pos = end
 
 		if fence != 0 {
-			if c, n, _ := fenceLine(line); c == fence && n >= fenceLen && isBlank(line[bytes.IndexByte(line, c)+n:]) {
+			if c, n, ok := fenceLine(line); c == fence && n >= fenceLen && ok && isBlank(line[bytes.IndexByte(line, c)+n:]) {
 				fence = 0
 			}
 			continue
 		}
 		if c, n, ok := fenceLine(line); ok {
-			endRun(lineStart)
+			endBlock()
 			fence, fenceLen = c, n
 			continue
 		}
 		if isBlank(line) {
-			endRun(lineStart)
+			endBlock()
 			continue
 		}
-		if runStart < 0 {
-			if indented(line) {
-				// An indented code block, most likely; it is verbatim
-				// text and goldmark does not parse inside it.
-				continue
-			}
-			runStart = lineStart
+		content, item, deep := containerPrefix(line)
+		if deep >= 0 {
+			inserts = append(inserts, lineStart+deep)
 		}
-		for _, c := range line {
+		rest := line[content:]
+		if isBlank(rest) {
+			endBlock() // ">" alone separates paragraphs inside a quote
+			continue
+		}
+		if item || rest[0] == '|' || rest[0] == '#' {
+			endBlock()
+		}
+		for _, c := range rest {
 			if isMarkup(c) {
-				runMarkup++
+				markup++
 			}
 		}
-		if i := tooDeep(line); i >= 0 {
-			inserts = append(inserts, lineStart+i)
-		}
+		size += len(rest)
+		block = append(block, region{lineStart + content, end})
 	}
-	endRun(len(src))
+	endBlock()
 
 	if len(heavy) == 0 && len(inserts) == 0 {
 		return src, false
@@ -115,8 +131,9 @@ func defuse(src []byte) (out []byte, changed bool) {
 	return out, true
 }
 
-// fenceLine reports whether line opens or closes fenced code: three or
-// more '`' or '~' after optional indentation and blockquote markers.
+// fenceLine reports whether line opens fenced code: three or more '`' or
+// '~' after optional indentation and blockquote markers, and for '`' no
+// backtick after them. c and n are the fence character and length.
 func fenceLine(line []byte) (c byte, n int, ok bool) {
 	i := 0
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '>') {
@@ -139,22 +156,21 @@ func isBlank(line []byte) bool {
 	return len(bytes.TrimLeft(line, " \t\r\n")) == 0
 }
 
-func indented(line []byte) bool {
-	return line[0] == '\t' || bytes.HasPrefix(line, []byte("    "))
-}
-
-// tooDeep returns the offset in line of the container marker that would
-// open the (maxNesting+1)th level, or -1. The escape goes before the
-// marker character itself ('>', '-', '+', '*', or the '.' or ')' of an
-// ordered item), which makes it literal text.
-func tooDeep(line []byte) int {
+// containerPrefix scans the quote and list markers that open line. It
+// returns where the line's own content starts, whether a list item starts
+// on this line, and the offset of the marker that would open nesting level
+// maxNesting+1, or -1. The escape for that goes before the marker
+// character itself ('>', '-', '+', '*', or the '.' or ')' of an ordered
+// item), which makes it and the rest of the line literal text.
+func containerPrefix(line []byte) (content int, item bool, deep int) {
 	depth, i := 0, 0
 	for {
 		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
 			i++
 		}
+		content = i
 		if i == len(line) {
-			return -1
+			return content, item, -1
 		}
 		at := -1
 		switch c := line[i]; {
@@ -163,7 +179,7 @@ func tooDeep(line []byte) int {
 			i++
 		case c == '-' || c == '+' || c == '*':
 			if i+1 < len(line) && (line[i+1] == ' ' || line[i+1] == '\t') {
-				at = i
+				at, item = i, true
 				i++
 			}
 		case '0' <= c && c <= '9':
@@ -172,15 +188,15 @@ func tooDeep(line []byte) int {
 				j++
 			}
 			if j < len(line)-1 && (line[j] == '.' || line[j] == ')') && (line[j+1] == ' ' || line[j+1] == '\t') {
-				at = j
+				at, item = j, true
 				i = j + 1
 			}
 		}
 		if at < 0 {
-			return -1
+			return content, item, -1
 		}
 		if depth++; depth > maxNesting {
-			return at
+			return at, item, at
 		}
 	}
 }

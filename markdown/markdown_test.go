@@ -267,12 +267,21 @@ func TestPathological(t *testing.T) {
 			}
 		})
 	}
-	t.Run("ordinary markup is left alone", func(t *testing.T) {
-		src := benchDoc(3000)
-		if out, changed := defuse(src); changed || &out[0] != &src[0] {
-			t.Error("defuse rewrote an ordinary document")
-		}
-	})
+	ordinary := []struct{ name, in string }{
+		{"long document", string(benchDoc(5000))},
+		{"long quoted reply", strings.Repeat(strings.Repeat("> Quoted *line* with a [link](http://x.io) and `code`.\n", 5)+">\n", 400)},
+		{"long list of links", strings.Repeat("* [Item **title**](https://example.com/a_b) — `note`\n", 2000)},
+		{"long table of links", "| a | b |\n|---|---|\n" + strings.Repeat("| [x](http://x.io/_y_) | ![i](i.png) *z* |\n", 2000)},
+		{"nesting at the limit", strings.Repeat("> ", maxNesting) + "deep but fine\n"},
+	}
+	for _, tt := range ordinary {
+		t.Run("left alone: "+tt.name, func(t *testing.T) {
+			src := []byte(tt.in)
+			if out, changed := defuse(src); changed || &out[0] != &src[0] {
+				t.Error("defuse rewrote ordinary markdown")
+			}
+		})
+	}
 	t.Run("code is never escaped", func(t *testing.T) {
 		code := strings.Repeat("x[i](j) = *p_q[`k`];\n", 4000)
 		d := mustParse(t, "n.md", "```c\n"+code+"```\n", Options{})
