@@ -244,6 +244,7 @@ func TestReopen(t *testing.T) {
 		"a.md":     memo("Alpha", "2020-01-01", []string{"x"}, "the walrus sleeps on ice"),
 		"b/c.md":   memo("Gamma", "2020-01-01", nil, "penguins huddle in the cold"),
 		"b/d/e.md": memo("Epsilon", "2020-01-01", nil, "seals swim under the ice"),
+		"zh.md":    memo("会议", "2020-01-01", nil, "数据库迁移计划"), // no word the embedder knows
 	})
 	if _, err := v.e.Read(context.Background(), "a"); err != nil {
 		t.Fatal(err)
@@ -251,7 +252,7 @@ func TestReopen(t *testing.T) {
 	before := v.status()
 	v.reopen()
 	after := v.status()
-	if after.Files != before.Files || after.Chunks != before.Chunks || after.Files != 3 {
+	if after.Files != before.Files || after.Chunks != before.Chunks || after.Files != 4 {
 		t.Errorf("after reopen: Files %d Chunks %d, before %d %d", after.Files, after.Chunks, before.Files, before.Chunks)
 	}
 	if !after.LastSync.Equal(before.LastSync) {
@@ -270,8 +271,8 @@ func TestReopen(t *testing.T) {
 	}
 	// Nothing changed on disk, so a sync after reopen has nothing to do.
 	rep := v.sync()
-	if rep.Full || rep.Unchanged != 3 || len(rep.Added)+len(rep.Updated)+len(rep.Removed) != 0 {
-		t.Errorf("sync after reopen: %+v, want 3 unchanged", rep)
+	if rep.Full || rep.Unchanged != 4 || len(rep.Added)+len(rep.Updated)+len(rep.Removed) != 0 {
+		t.Errorf("sync after reopen: %+v, want 4 unchanged", rep)
 	}
 }
 
@@ -530,7 +531,8 @@ func TestTwoReadOnlyEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.Close()
+	var closeOnce sync.Once
+	defer closeOnce.Do(func() { first.Close() })
 	type opened struct {
 		e   *engine.Engine
 		err error
@@ -551,9 +553,25 @@ func TestTwoReadOnlyEngines(t *testing.T) {
 			t.Errorf("second read-only engine search: %v, err %v", paths(p), err)
 		}
 	case <-time.After(3 * time.Second):
-		// Leave the goroutine blocked: it holds nothing but a pending lock.
-		t.Fatal("second read-only Open blocked for 3 s while the first read-only engine is open")
+		t.Error("second read-only Open blocked for 3 s while the first read-only engine is open")
+		// Let the blocked Open finish before the folders go away.
+		closeOnce.Do(func() { first.Close() })
+		if o := <-ch; o.err == nil {
+			o.e.Close()
+		}
 	}
+}
+
+// Close twice (a deferred Close after an explicit one) must not panic.
+func TestCloseTwice(t *testing.T) {
+	v := newVault(t, map[string]string{"a.md": "alpha"})
+	v.close()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("second Close panicked: %v", r)
+		}
+	}()
+	v.e.Close()
 }
 
 func TestSecondWriterIsRefused(t *testing.T) {
