@@ -1,0 +1,186 @@
+// Package mcp serves a mnemo engine to AI agents over the Model Context
+// Protocol, with the official Go SDK: over stdio (what Claude Code, Claude
+// Desktop and Codex start) or streamable HTTP on a loopback address.
+//
+// Eleven tools, each in the file that bears its name's subject:
+// SearchMemories (search.go), ReadMemory (read.go), WriteMemory,
+// EditMemory, DeleteMemory and MoveMemory (write.go), ListMemories and
+// RecentActivity (list.go), Sync, MemoryStatus and GetConfig (status.go).
+//
+// Every tool declares an input and an output schema, returns its result as
+// structured content plus a short plain-text rendering, and answers a bad
+// argument with a one-line error result (isError), never a crash. Paths and
+// identifiers are checked by the engine, which keeps them inside the memory
+// folder. Responses are capped (Options.MaxResponseBytes); a result cut to
+// fit says so with truncated and a note.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mnemo/decay"
+	"mnemo/engine"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxResponseBytes = 256 << 10
+	DefaultMaxSnippetBytes  = 400
+)
+
+// Options configure the server. The zero value serves stdio with the defaults.
+type Options struct {
+	// Version is reported to clients as the server's version; "" means "dev".
+	Version string
+
+	// HTTPAddr, if set, serves streamable HTTP at http://HTTPAddr/mcp
+	// instead of stdio. It must be a loopback address (127.0.0.1:8765,
+	// [::1]:8765, localhost:8765): the server has no authentication.
+	HTTPAddr string
+	// Listening, if set, is called with the URL once the HTTP server listens.
+	Listening func(url string)
+
+	// MaxResponseBytes caps one tool result, structured content and text
+	// together; 0 means DefaultMaxResponseBytes. Results are cut to fit and
+	// say so; ReadMemory cuts the content.
+	MaxResponseBytes int
+	// MaxSnippetBytes caps each search snippet; 0 means DefaultMaxSnippetBytes.
+	MaxSnippetBytes int
+
+	// Lookup and Environ read the environment for GetConfig; nil means
+	// os.LookupEnv and os.Environ. Only GetConfig reads them.
+	Lookup  func(string) (string, bool)
+	Environ func() []string
+	// Overrides are settings the command line set over the environment
+	// (a --decay-function flag, say), shown by GetConfig in place of the
+	// variable of the same name, with their Source ("flag --decay-function").
+	Overrides []decay.Setting
+
+	// Logger receives the server's log; nil discards it. Over stdio it must
+	// not write to stdout.
+	Logger *slog.Logger
+}
+
+// server is what the tool handlers share.
+type server struct {
+	eng  *engine.Engine
+	opts Options
+}
+
+func (s *server) logf(format string, args ...any) {
+	if s.opts.Logger != nil {
+		s.opts.Logger.Error(fmt.Sprintf(format, args...))
+	}
+}
+
+const instructions = `mnemo is a memory of markdown files. Search it with SearchMemories before answering questions about past work, decisions or people; open a result with ReadMemory (by its uri) before relying on it. Record what is worth keeping with WriteMemory; change a memory with EditMemory, passing the checksum ReadMemory returned so a concurrent change is not overwritten.`
+
+// NewServer returns an MCP server with mnemo's tools, serving eng.
+func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if opts.MaxSnippetBytes <= 0 {
+		opts.MaxSnippetBytes = DefaultMaxSnippetBytes
+	}
+	if opts.Lookup == nil {
+		opts.Lookup = os.LookupEnv
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
+		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
+	srv := &server{eng: eng, opts: opts}
+	add(s, srv, srv.searchTool())
+	add(s, srv, srv.readTool())
+	add(s, srv, srv.writeTool())
+	add(s, srv, srv.editTool())
+	add(s, srv, srv.deleteTool())
+	add(s, srv, srv.moveTool())
+	add(s, srv, srv.listTool())
+	add(s, srv, srv.recentTool())
+	add(s, srv, srv.syncTool())
+	add(s, srv, srv.statusTool())
+	add(s, srv, srv.configTool())
+	return s
+}
+
+// Serve serves eng until ctx is done or, over stdio, the client hangs up:
+// over stdio by default, over streamable HTTP if opts.HTTPAddr is set.
+func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
+	if opts.HTTPAddr != "" {
+		return serveHTTP(ctx, eng, opts)
+	}
+	err := NewServer(eng, opts).Run(ctx, &sdk.StdioTransport{})
+	if ctx.Err() != nil {
+		return nil // asked to stop
+	}
+	return err
+}
+
+// serveHTTP serves streamable HTTP at /mcp on a loopback address.
+func serveHTTP(ctx context.Context, eng *engine.Engine, opts Options) error {
+	addr := opts.HTTPAddr
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
+	}
+	if !isLoopback(host) {
+		return fmt.Errorf("--http %q: refusing a non-loopback address; the MCP server has no authentication, so it listens on 127.0.0.1, ::1 or localhost only", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %w", addr, err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		ln.Close()
+		return fmt.Errorf("--http %q resolved to %s, which is not a loopback address", addr, ln.Addr())
+	}
+	s := NewServer(eng, opts)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
+		&sdk.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: 16 << 20})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	if opts.Listening != nil {
+		opts.Listening("http://" + ln.Addr().String() + "/mcp")
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := hs.Shutdown(sctx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = hs.Close() // streams still open: cut them
+		}
+		<-errc
+		return err
+	}
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
