@@ -358,6 +358,20 @@ func TestMalformedFrontmatterWarns(t *testing.T) {
 			t.Errorf("unexpected warning for good.md: %v", w)
 		}
 	}
+	// Fixing the file clears its warning; the sync that indexed it reported it.
+	v.write("bad.md", memo("Fixed", "", nil, "The capybara is fine now."))
+	rep := v.sync()
+	if len(rep.Warnings) != 0 {
+		t.Errorf("sync of the fixed file warned: %v", rep.Warnings)
+	}
+	if ws := v.status().Warnings; len(ws) != 0 {
+		t.Errorf("Status.Warnings after the fix = %v, want none", ws)
+	}
+	v.write("bad.md", "---\ntitle: broken\nno closing fence\n")
+	rep = v.sync()
+	if len(rep.Warnings) != 1 || rep.Warnings[0].Path != "bad.md" {
+		t.Errorf("Report.Warnings = %v, want one for bad.md", rep.Warnings)
+	}
 }
 
 func TestScanIgnores(t *testing.T) {
