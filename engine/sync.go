@@ -59,7 +59,11 @@ func (e *Engine) Sync(ctx context.Context, full bool) (Report, error) {
 	rep.Scan = time.Since(start)
 
 	t0 := time.Now()
+	before := e.readsWithin(nil)
 	if err := e.reconcile(ctx, found, func(string) bool { return true }, &rep); err != nil {
+		return rep, err
+	}
+	if err := e.followMoves(before, rep); err != nil {
 		return rep, err
 	}
 	rep.Index = time.Since(t0)
@@ -202,7 +206,11 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (Report, error) 
 		}
 		return false
 	}
+	before := e.readsWithin(roots)
 	if err := e.reconcile(ctx, found, within, &rep); err != nil {
+		return rep, err
+	}
+	if err := e.followMoves(before, rep); err != nil {
 		return rep, err
 	}
 	rep.Total = time.Since(start)

@@ -65,9 +65,8 @@ const (
 // rather than carry on blind; when the OS watch limit is reached it says so
 // (naming the setting to raise) and falls back to periodic rescans.
 //
-// A read time follows its file when the file is renamed or moved: a batch
-// that removes a path with a read time and adds one with the same content
-// moves the read time to the new path.
+// A read time follows its file when the file is renamed or moved, even when
+// the two halves of the move fall into different batches (see followMoves).
 func (e *Engine) Watch(ctx context.Context, opts WatchOptions) error {
 	if e.cfg.ReadOnly {
 		return ErrReadOnly
@@ -298,7 +297,7 @@ func (w *watcher) run(ctx context.Context, j watchJob) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	return rep, w.followReads(before, rep)
+	return rep, w.adoptOrphans(before, rep)
 }
 
 // finish logs a batch and schedules a retry if it failed.
@@ -495,18 +494,20 @@ func underAny(p string, roots []string) bool {
 	return false
 }
 
-// followReads moves the read time of each file the batch removed to the
-// file with the same content that replaced it: added in this batch, already
-// indexed without a read time (the move's halves crossed batches), or added
-// later (kept as an orphan for orphanTTL).
-func (w *watcher) followReads(before map[string]readMark, rep Report) error {
-	now := time.Now()
-	for h, o := range w.orphans {
-		if now.After(o.expires) {
-			delete(w.orphans, h)
-		}
+// followMoves moves the read time of each file rep removed to a file with
+// the same content: one that rep added, else an indexed one without a read
+// time (the two halves of a move synced apart). A removed file without such
+// a twin keeps its read time under its old path. Sync and SyncPaths call it
+// with what readsWithin saw before the batch.
+func (e *Engine) followMoves(before map[string]readMark, rep Report) error {
+	if len(before) == 0 || len(rep.Removed) == 0 {
+		return nil
 	}
-	e := w.e
+	type move struct {
+		from, to string
+		read     time.Time
+	}
+	var moves []move
 	e.mu.RLock()
 	added := map[string]string{} // hash → added path
 	for _, p := range rep.Added {
@@ -516,11 +517,6 @@ func (w *watcher) followReads(before map[string]readMark, rep Report) error {
 			}
 		}
 	}
-	type move struct {
-		from, to string
-		read     time.Time
-	}
-	var moves []move
 	removed := append([]string(nil), rep.Removed...)
 	sort.Strings(removed)
 	for _, p := range removed {
@@ -531,19 +527,51 @@ func (w *watcher) followReads(before map[string]readMark, rep Report) error {
 		to, ok := added[m.hash]
 		if ok {
 			delete(added, m.hash)
-		} else {
-			to = e.unreadWithHash(m.hash)
-		}
-		if to == "" {
-			w.orphans[m.hash] = orphan{path: p, read: m.read, expires: now.Add(orphanTTL)}
+		} else if to = e.unreadWithHash(m.hash); to == "" {
 			continue
 		}
 		moves = append(moves, move{p, to, m.read})
 	}
-	for h, to := range added {
-		if o, ok := w.orphans[h]; ok {
-			moves = append(moves, move{o.path, to, o.read})
+	e.mu.RUnlock()
+	for _, m := range moves {
+		if err := e.moveRead(m.from, m.to, m.read); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// adoptOrphans covers a move whose halves land in different batches with
+// the new path last: a removed file's read time that the engine could not
+// place waits orphanTTL for a file with the same content to be added.
+func (w *watcher) adoptOrphans(before map[string]readMark, rep Report) error {
+	now := time.Now()
+	for h, o := range w.orphans {
+		if now.After(o.expires) {
 			delete(w.orphans, h)
+		}
+	}
+	e := w.e
+	type move struct {
+		from, to string
+		read     time.Time
+	}
+	var moves []move
+	e.mu.RLock()
+	for _, p := range rep.Added {
+		r := e.files[p]
+		if r == nil {
+			continue
+		}
+		if o, ok := w.orphans[r.Hash]; ok {
+			moves = append(moves, move{o.path, p, o.read})
+			delete(w.orphans, r.Hash)
+		}
+	}
+	for _, p := range rep.Removed {
+		m, ok := before[p]
+		if _, still := e.reads[p]; ok && still {
+			w.orphans[m.hash] = orphan{path: p, read: m.read, expires: now.Add(orphanTTL)}
 		}
 	}
 	e.mu.RUnlock()

@@ -247,10 +247,23 @@ func TestWatchRenameAndMoveKeepReadTime(t *testing.T) {
 	w.finds("wombatrix", "archive/2026/b.md")
 	checkRead("archive/2026/b.md", "inbox/b.md")
 
+	// Out of the folder and back under a new name: the halves of the move
+	// fall into different batches, and the read time still follows.
+	parked := filepath.Join(t.TempDir(), "parked.md")
+	if err := os.Rename(w.abs("archive/2026/b.md"), parked); err != nil {
+		t.Fatal(err)
+	}
+	w.finds("wombatrix")
+	if err := os.Rename(parked, w.abs("returned.md")); err != nil {
+		t.Fatal(err)
+	}
+	w.finds("wombatrix", "returned.md")
+	checkRead("returned.md", "archive/2026/b.md")
+
 	// The read time survives a restart.
 	w.stop()
 	w.start(WatchOptions{})
-	if got, ok := w.readTime("archive/2026/b.md"); !ok || !got.Equal(read) {
+	if got, ok := w.readTime("returned.md"); !ok || !got.Equal(read) {
 		t.Errorf("after restart: read time %v, %v; want %v", got, ok, read)
 	}
 }
