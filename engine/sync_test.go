@@ -566,8 +566,8 @@ func TestTwoReadOnlyEngines(t *testing.T) {
 		if err != nil || len(p.Results) != 1 {
 			t.Errorf("second read-only engine search: %v, err %v", paths(p), err)
 		}
-	case <-time.After(3 * time.Second):
-		t.Error("second read-only Open blocked for 3 s while the first read-only engine is open")
+	case <-time.After(2 * time.Second):
+		t.Error("second read-only Open blocked for 2 s while the first read-only engine is open")
 		// Let the blocked Open finish before the folders go away.
 		closeOnce.Do(func() { first.Close() })
 		if o := <-ch; o.err == nil {
