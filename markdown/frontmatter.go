@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -214,6 +215,11 @@ func (c *yamlConv) value(n *yaml.Node, depth int, aliased bool) (any, error) {
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return n.Value, nil // an odd tag: keep the text
+		}
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			// ".nan" and ".inf" are valid YAML but not valid JSON, and
+			// Meta is served as JSON; keep them as written.
+			return n.Value, nil
 		}
 		return v, nil
 	}

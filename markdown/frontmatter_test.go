@@ -151,6 +151,12 @@ func TestParseFrontmatter(t *testing.T) {
 			body: "x", text: "x",
 		},
 		{
+			name:  "NaN and infinity kept as text so Meta stays JSON",
+			in:    "---\nratio: .nan\nlimit: -.inf\nn: 1.5\n---\nx",
+			title: "note", meta: map[string]any{"ratio": ".nan", "limit": "-.inf", "n": 1.5},
+			body: "x", text: "x",
+		},
+		{
 			name:  "alias bomb is refused, file still parsed",
 			in:    "---\na: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n---\nx",
 			title: "note", body: "x", text: "x", warning: "excessive aliasing",

@@ -43,7 +43,7 @@ var (
 // Options tune Parse. The zero value is ready to use.
 type Options struct {
 	MaxBytes     int64 // 0 (or negative) means DefaultMaxBytes (10 MiB)
-	ChunkWords   int   // target words per chunk; 0 (or negative) means 200
+	ChunkWords   int   // target words per chunk (a short tail is folded in, up to 1.25×); 0 (or negative) means 200
 	OverlapWords int   // words repeated from the previous window; 0 means 30, negative means none; at most ChunkWords/2
 }
 
