@@ -579,7 +579,7 @@ func cleanTitle(t string) (string, error) {
 	case len(t) > maxTitleBytes:
 		return "", fmt.Errorf("title is %d bytes, over the %d-byte limit: %w", len(t), maxTitleBytes, ErrInvalid)
 	case hasControl(t):
-		return "", fmt.Errorf("title contains control characters: %w", ErrInvalid)
+		return "", fmt.Errorf("title contains control characters or invalid UTF-8: %w", ErrInvalid)
 	}
 	return t, nil
 }

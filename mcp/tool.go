@@ -247,6 +247,9 @@ func (a *argSpec) decode(raw json.RawMessage, dst any) error {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
+		if len(a.names) == 0 {
+			return fmt.Errorf("unknown parameter %.40q: this tool takes no parameters", unknown[0])
+		}
 		return fmt.Errorf("unknown parameter %.40q (accepted: %s)", unknown[0], strings.Join(a.names, ", "))
 	}
 	v := reflect.ValueOf(dst).Elem()

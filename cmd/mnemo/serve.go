@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/decay"
 	"mnemo/engine"
+	"mnemo/mcp"
 )
 
 // Environment variables serve reads (flags override them).
@@ -26,11 +29,14 @@ const (
 type serveFlags struct {
 	watch    bool
 	debounce time.Duration // 0: the engine's default
+	http     string        // --http: serve MCP over streamable HTTP here instead of stdio
+	g        globals       // the shared flags, for the MCP server's GetConfig
 }
 
 func (a *app) serveCmd() *cobra.Command {
 	var debounceMs int
 	var noWatch bool
+	var httpAddr string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Keep the index fresh: watch the memory folder until stopped",
@@ -43,6 +49,12 @@ Each event is logged to stderr as one line with a UTC timestamp.
 $` + EnvDebounce + ` (or --debounce-ms) sets how long a file must be quiet before
 it is re-indexed (default 150). $` + EnvAutoSync + `=false (or --no-watch) turns
 the watcher off: serve then syncs once and keeps the index open.
+
+It also serves the MCP tools (SearchMemories, ReadMemory, WriteMemory, …) to
+the agent that started it, over stdin/stdout, unless stdin is a terminal or
+/dev/null; when that client hangs up, serve stops. With --http ADDR it serves
+them over streamable HTTP at http://ADDR/mcp instead; ADDR must be a loopback
+address such as 127.0.0.1:8765.
 
 A second writer on the same index is refused ("index is in use by PID N").`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +69,7 @@ A second writer on the same index is refused ("index is in use by PID N").`,
 			if err != nil {
 				return err
 			}
+			sf.http, sf.g = httpAddr, a.g
 			cfg, err := buildConfig(a.g, os.LookupEnv)
 			if err != nil {
 				return err
@@ -81,6 +94,7 @@ A second writer on the same index is refused ("index is in use by PID N").`,
 	}
 	cmd.Flags().IntVar(&debounceMs, "debounce-ms", 0, "milliseconds a file must be quiet before it is re-indexed (overrides $"+EnvDebounce+"; default 150)")
 	cmd.Flags().BoolVar(&noWatch, "no-watch", false, "sync once and do not watch (like $"+EnvAutoSync+"=false)")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve MCP over streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
 	return cmd
 }
 
@@ -165,7 +179,13 @@ func serve(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(strin
 			return e.Watch(ctx, engine.WatchOptions{Debounce: sf.debounce, Log: logf})
 		})
 	}
-	start("servers", func(ctx context.Context) error { return runServers(ctx, e, sf, logf) })
+	start("servers", func(ctx context.Context) error {
+		err := runServers(ctx, e, sf, logf)
+		if err == nil {
+			cancel() // the MCP client hung up: serving is over
+		}
+		return err
+	})
 	<-ctx.Done()
 	logf("stopping")
 	wg.Wait()
@@ -178,11 +198,53 @@ func serve(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(strin
 }
 
 // runServers is where the front ends that share the engine attach: the MCP
-// server (package mcp) goes here as mcp.Serve(ctx, e, ...). Each must return
-// when ctx is done; an error stops serve. Until then it only waits.
+// server, over stdio or (--http) streamable HTTP. It returns when ctx is
+// done, or with nil when the stdio client hangs up; an error stops serve.
+// Stdin that is a terminal or /dev/null has no MCP client on it (a person
+// at a shell, a service manager): then it only waits.
 func runServers(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(string)) error {
-	<-ctx.Done()
-	return nil
+	opts := mcp.Options{
+		HTTPAddr:  sf.http,
+		Listening: func(url string) { logf("mcp listening on " + url) },
+		Overrides: flagSettings(sf.g),
+		Logger:    slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if sf.http == "" {
+		if fi, err := os.Stdin.Stat(); err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+			logf("mcp over stdio is off: stdin is a terminal or /dev/null, not an MCP client (use --http ADDR to serve HTTP)")
+			<-ctx.Done()
+			return nil
+		}
+		logf("mcp serving on stdio")
+	}
+	err := mcp.Serve(ctx, e, opts)
+	if err == nil && ctx.Err() == nil {
+		logf("mcp client closed the connection")
+	}
+	return err
+}
+
+// flagSettings lists the decay settings given as flags, which GetConfig
+// shows in place of the variables they override.
+func flagSettings(g globals) []decay.Setting {
+	var out []decay.Setting
+	if g.decayFunction != "" {
+		out = append(out, decay.Setting{Name: decay.EnvFunction, Value: g.decayFunction, Source: "flag --decay-function"})
+	}
+	if g.halfLifeSet {
+		out = append(out, decay.Setting{Name: decay.EnvHalfLife, Value: strconv.FormatFloat(g.halfLifeDays, 'g', -1, 64), Source: "flag --half-life-days"})
+	}
+	return out
+}
+
+// logWriter turns the MCP SDK's log output into serve's one-line records.
+type logWriter func(string)
+
+func (w logWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w("mcp: " + l)
+	}
+	return len(p), nil
 }
 
 func syncLine(r engine.Report) string {
