@@ -92,7 +92,7 @@ func Default() Config {
 
 // DefaultStrength was chosen on ../shared/bench's LoCoMo sets, the ones
 // with real dates (docs/benchmarks.md).
-const DefaultStrength = 0.1
+const DefaultStrength = 0.02
 
 // Factor is what a search multiplies a memory's score by: 1 − s + s·w,
 // with w = Weight(path, ref, now) and s the Strength. It lies in [1 − s, 1].

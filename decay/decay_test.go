@@ -169,7 +169,7 @@ func TestSettings(t *testing.T) {
 		{
 			name:        "all defaults",
 			env:         nil,
-			wantValues:  []string{"7", "14", "28", "30", "exponential", "0.1"},
+			wantValues:  []string{"7", "14", "28", "30", "exponential", "0.02"},
 			wantSources: []string{"default", "default", "default", "default", "default", "default"},
 		},
 		{
@@ -181,7 +181,7 @@ func TestSettings(t *testing.T) {
 		{
 			name:        "invalid shown as given",
 			env:         map[string]string{EnvHalfLife: "abc"},
-			wantValues:  []string{"7", "14", "28", "abc", "exponential", "0.1"},
+			wantValues:  []string{"7", "14", "28", "abc", "exponential", "0.02"},
 			wantSources: []string{"default", "default", "default", "env", "default", "default"},
 		},
 	}

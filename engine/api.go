@@ -50,9 +50,8 @@ type Config struct {
 	Decay    decay.Config   // recency weighting
 	Embedder embed.Embedder // nil means the built-in static embedder
 
-	Fusion       Fusion  // default WeightedSum
-	TextWeight   float64 // weight of the text score in Hybrid (0 means the default)
-	VectorWeight float64 // weight of the semantic score in Hybrid (0 means the default)
+	Fusion  Fusion   // default WeightedSum
+	Ranking *Ranking // nil means DefaultRanking(): what measured best
 
 	MaxFileBytes int64 // files larger than this are skipped; 0 means 10 MiB
 

@@ -20,7 +20,7 @@ import (
 type Engine struct {
 	cfg  Config
 	emb  embed.Embedder
-	bm25 bm25
+	rank Ranking
 	root string // absolute memory folder
 
 	st  *store
@@ -29,6 +29,7 @@ type Engine struct {
 
 	syncMu   sync.Mutex  // one sync at a time
 	indexing atomic.Bool // a sync is running
+	closed   atomic.Bool
 
 	mu       sync.RWMutex // guards everything below
 	files    map[string]*record
@@ -86,7 +87,14 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("built-in embedder: %w", err)
 		}
 	}
-	e := &Engine{cfg: cfg, emb: emb, bm25: defaultBM25, root: root}
+	rk := DefaultRanking()
+	if cfg.Ranking != nil {
+		rk = *cfg.Ranking
+	}
+	if err := rk.validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root}
 	if cfg.ReadOnly {
 		if _, err := os.Stat(filepath.Join(cfg.IndexDir, stateFile)); err != nil {
 			return nil, ErrIndexNotReady
@@ -211,6 +219,9 @@ func (e *Engine) addTotals(r *record, sign int64) {
 
 // Close flushes state and releases the index.
 func (e *Engine) Close() error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil // already closed: the pid file may belong to a new writer now
+	}
 	var errs []error
 	if e.ft != nil {
 		errs = append(errs, e.ft.close())

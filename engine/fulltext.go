@@ -104,7 +104,13 @@ func openFulltext(path string, create bool) (*fulltext, error) {
 	var idx bleve.Index
 	var err error
 	if _, statErr := os.Stat(path); statErr == nil {
-		idx, err = bleve.Open(path)
+		// A reader must neither take Bleve's exclusive lock nor write; a
+		// writer waits a bounded time for the lock instead of forever.
+		if create {
+			idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": "2s"})
+		} else {
+			idx, err = bleve.OpenUsing(path, map[string]any{"read_only": true})
+		}
 	} else if create {
 		var m *mapping.IndexMappingImpl
 		if m, err = newMapping(); err != nil {
@@ -189,9 +195,6 @@ type bm25 struct {
 	K1, B   float64
 	Weights [len(textFields)]float64 // title, body, tags, cjk
 }
-
-// defaultBM25 was chosen on ../shared/bench (docs/benchmarks.md).
-var defaultBM25 = bm25{K1: 1.2, B: 0.75, Weights: [len(textFields)]float64{0.5, 1, 0.5, 1}}
 
 // textHit is one memory's BM25 score and how many query terms it matched.
 type textHit struct {

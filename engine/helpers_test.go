@@ -50,7 +50,10 @@ func newVault(t testing.TB, files map[string]string, opts ...option) *vault {
 	if err := os.MkdirAll(v.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	v.cfg = engine.Config{MemoryDir: v.dir, IndexDir: filepath.Join(root, "index"), Decay: decay.Default()}
+	// Decay at strength 0.1 (the default is gentler) so tests can see it.
+	dc := decay.Default()
+	dc.Strength = 0.1
+	v.cfg = engine.Config{MemoryDir: v.dir, IndexDir: filepath.Join(root, "index"), Decay: dc}
 	for _, o := range opts {
 		o(&v.cfg)
 	}

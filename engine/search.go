@@ -113,12 +113,6 @@ func (s scope) match(r *record) bool {
 	return true
 }
 
-// semanticFloor is the cosine similarity a memory's best chunk needs to
-// count as a semantic match on its own (without a text match). Below it the
-// built-in embedder's similarities are noise; the floor keeps Semantic mode's
-// TotalCount meaningful and the candidate set small (docs/benchmarks.md).
-const semanticFloor = 0.4
-
 // candidate is one memory that matched, with its evidence.
 type candidate struct {
 	rec       *record
@@ -179,7 +173,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		return &cands[len(cands)-1]
 	}
 	if q.Mode != Semantic {
-		hits, err := e.ft.scoreText(ctx, terms, e.bm25, e.totals)
+		hits, err := e.ft.scoreText(ctx, terms, e.rank.bm25(), e.totals)
 		if err != nil {
 			return Page{}, err
 		}
@@ -223,7 +217,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 			}
 		}
 		for slot, sim := range b.sim {
-			if float64(sim) < semanticFloor || taken[slot] {
+			if float64(sim) < e.rank.SemanticFloor || taken[slot] {
 				continue
 			}
 			r := e.vec.recs[slot]
@@ -233,10 +227,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 			cands = append(cands, candidate{rec: r, sem: math.Min(float64(sim), 1), chunk: int(b.chunk[slot]), semRank: 1})
 		}
 	}
-	f := newFuser(e.cfg)
+	f := newFuser(e.cfg.Fusion, e.rank)
 	if f.method == RRF && q.Mode == Hybrid {
-		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r })
-		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r })
+		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r }, func(c *candidate) int { return c.textRank })
+		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r }, func(c *candidate) int { return c.semRank })
 	}
 	// Fuse, then apply decay. The decay factor lies in [1−s, 1], so a
 	// memory whose undecayed score is below the page's worst certain score
@@ -352,7 +346,7 @@ func kthLargest(xs []float64, k int) float64 {
 
 // rankBy hands out 1-based ranks by key, best first (ties by path), to the
 // candidates whose key is positive; the others get rank 0.
-func rankBy(cs []candidate, key func(*candidate) float64, set func(*candidate, int)) {
+func rankBy(cs []candidate, key func(*candidate) float64, set func(*candidate, int), rankOf func(*candidate) int) {
 	var ps []*candidate
 	for i := range cs {
 		set(&cs[i], 0)
@@ -360,14 +354,15 @@ func rankBy(cs []candidate, key func(*candidate) float64, set func(*candidate, i
 			ps = append(ps, &cs[i])
 		}
 	}
-	sort.Slice(ps, func(i, j int) bool {
-		if a, b := key(ps[i]), key(ps[j]); a != b {
-			return a > b
-		}
-		return ps[i].rec.Path < ps[j].rec.Path
-	})
+	sort.Slice(ps, func(i, j int) bool { return key(ps[i]) > key(ps[j]) })
+	// Equal keys share a rank (1, 2, 2, 4), so fusion cannot turn a tie
+	// into an order; sortCandidates breaks ties newer-first.
 	for i, c := range ps {
-		set(c, i+1)
+		r := i + 1
+		if i > 0 && key(c) == key(ps[i-1]) {
+			r = rankOf(ps[i-1])
+		}
+		set(c, r)
 	}
 }
 

@@ -262,7 +262,7 @@ func TestScoresAndMinScore(t *testing.T) {
 					t.Errorf("%s: %s %s = %v, outside 0–1", m, r.Path, name, s)
 				}
 			}
-			if r.Decay < 1-decay.DefaultStrength-1e-9 {
+			if r.Decay < 1-v.cfg.Decay.Strength-1e-9 {
 				t.Errorf("%s: %s decay %v below 1 − strength", m, r.Path, r.Decay)
 			}
 		}
@@ -391,12 +391,13 @@ func TestDecay(t *testing.T) {
 		"c.md":     memo("Other", now0.Format(time.DateOnly), nil, "unrelated marsupials"),
 	}
 	dc := decay.Default()
+	dc.Strength = 0.1 // strong enough to see; the default is gentler
 	oldCreated := time.Date(now0.Year()-2, now0.Month(), now0.Day(), 0, 0, 0, 0, time.UTC)
 	wantOld := dc.Factor("a-old.md", oldCreated, now0)
 	if wantOld > 0.91 || wantOld < 0.9 {
 		t.Fatalf("test premise: factor of a two-year-old memory is %v, want about 0.9", wantOld)
 	}
-	v := newVault(t, files)
+	v := newVault(t, files, func(cfg *engine.Config) { cfg.Decay = dc })
 	for _, m := range allModes {
 		p := v.search(engine.Query{Text: "wombats", Mode: m})
 		got := paths(p)
@@ -590,8 +591,9 @@ func TestHybridCombinesBothLists(t *testing.T) {
 		t.Errorf("semantic-only sem.md: %+v, want TextScore 0, a semantic score, a lead snippet", s)
 	}
 	r := p.Results[0]
-	want := (1*r.TextScore + 0.3*r.SemanticScore) / 1.3
+	rk := engine.DefaultRanking()
+	want := (rk.TextWeight*r.TextScore + rk.VectorWeight*r.SemanticScore) / (rk.TextWeight + rk.VectorWeight) * r.Decay
 	if math.Abs(r.Score-want) > 1e-5 {
-		t.Errorf("weighted fusion: score %v, want (1·%v + 0.3·%v)/1.3 = %v", r.Score, r.TextScore, r.SemanticScore, want)
+		t.Errorf("weighted fusion: score %v, want (%v·%v + %v·%v)/%v·decay = %v", r.Score, rk.TextWeight, r.TextScore, rk.VectorWeight, r.SemanticScore, rk.TextWeight+rk.VectorWeight, want)
 	}
 }

@@ -81,6 +81,15 @@ func (e *Engine) snippets(rel string, q queryTerms, chunk int, semantic bool) ([
 	text := doc.Text
 	spans := matchSpans(text, q, e.ft.cjk)
 	if len(spans) == 0 {
+		// The title (or tags) may be all that matched.
+		if ts := matchSpans(doc.Title, q, e.ft.cjk); len(ts) > 0 {
+			return []string{cut(doc.Title, 0, len(doc.Title), ts)}, len(ts)
+		}
+		if tags := strings.Join(doc.Tags, " "); tags != "" {
+			if ts := matchSpans(tags, q, e.ft.cjk); len(ts) > 0 {
+				return []string{"tags: " + cut(tags, 0, len(tags), ts)}, len(ts)
+			}
+		}
 		if semantic && chunk < len(doc.Chunks) {
 			return []string{cut(doc.Chunks[chunk].Text, 0, 2*snippetRadius, nil)}, 0
 		}

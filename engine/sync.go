@@ -261,6 +261,12 @@ func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, err
 	if resolveInside(e.root, rel) != nil {
 		return map[string]seen{}, nil
 	}
+	if ia, err := filepath.Abs(e.cfg.IndexDir); err == nil {
+		full := filepath.Join(e.root, filepath.FromSlash(rel))
+		if full == ia || strings.HasPrefix(full, ia+string(filepath.Separator)) {
+			return map[string]seen{}, nil // the index's own folder is never memory
+		}
+	}
 	full := filepath.Join(e.root, filepath.FromSlash(rel))
 	if _, err := os.Lstat(full); err != nil {
 		return map[string]seen{}, nil
