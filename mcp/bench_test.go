@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mnemo/engine"
 	"mnemo/mcp"
 )
 
@@ -51,4 +52,22 @@ func BenchmarkSearchRoundTrip(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
 		})
 	}
+	// The same hybrid queries straight to the engine: the difference is
+	// what MCP (decoding, encoding, transport) adds.
+	b.Run("engine-only", func(b *testing.B) {
+		ctx := context.Background()
+		var lat []time.Duration
+		i := 0
+		for b.Loop() {
+			t0 := time.Now()
+			if _, err := e.eng.Search(ctx, engine.Query{Text: queries[i%len(queries)]}); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t0))
+			i++
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+	})
 }

@@ -61,10 +61,11 @@ type Options struct {
 	// os.LookupEnv and os.Environ. Only GetConfig reads them.
 	Lookup  func(string) (string, bool)
 	Environ func() []string
-	// Overrides are settings the command line set over the environment
-	// (a --decay-function flag, say), shown by GetConfig in place of the
-	// variable of the same name, with their Source ("flag --decay-function").
-	Overrides []decay.Setting
+	// Settings are the edge's own configuration for GetConfig: the
+	// MAENIFOLD_* variables the command reads (MAENIFOLD_ROOT, …) and flags
+	// that override a variable ("flag --decay-function"), each with its
+	// effective value and source. One replaces the entry of the same name.
+	Settings []decay.Setting
 
 	// Logger receives the server's log; nil discards it. Over stdio it must
 	// not write to stdout.

@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mnemo/decay"
 	"mnemo/engine"
 	"mnemo/mcp"
 )
@@ -523,7 +524,10 @@ func size(t testing.TB, res *sdk.CallToolResult) int {
 }
 
 func TestSyncStatusConfig(t *testing.T) {
-	env := map[string]string{"MAENIFOLD_DECAY_HALF_LIFE_DAYS": "45", "MAENIFOLD_ROOT": "/somewhere", "MAENIFOLD_EXTRA": "x", "HOME": "/home/x"}
+	env := map[string]string{
+		"MAENIFOLD_DECAY_HALF_LIFE_DAYS": "45", "MAENIFOLD_DECAY_FUNCTION": "power-law", "MAENIFOLD_EXTRA": "x",
+		"MAENIFOLD_OPENAI_API_KEY": "sk-secret", "HOME": "/home/x",
+	}
 	e := newEnv(t, true, nil, mcp.Options{
 		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Environ: func() []string {
@@ -533,7 +537,10 @@ func TestSyncStatusConfig(t *testing.T) {
 			}
 			return kv
 		},
-		Overrides: nil,
+		Settings: []decay.Setting{
+			{Name: "MAENIFOLD_DECAY_FUNCTION", Value: "exponential", Source: "flag --decay-function"},
+			{Name: "MAENIFOLD_ROOT", Value: "/somewhere", Source: "env", Help: "folder holding memory/ and index/"},
+		},
 	})
 	must(t, os.WriteFile(filepath.Join(e.dir, "new.md"), []byte("# New\n\nnarwhal\n"), 0o644))
 	must(t, os.Remove(filepath.Join(e.dir, "people", "bob-tanaka.md")))
@@ -565,19 +572,26 @@ func TestSyncStatusConfig(t *testing.T) {
 		Limits    struct{ MaxResponseBytes int }
 	}
 	c := ok[config](e, "GetConfig", map[string]any{})
+	if strings.Contains(text(e.call("GetConfig", nil)), "sk-secret") {
+		t.Error("GetConfig shows a secret")
+	}
 	got := map[string]string{}
 	for _, v := range c.Variables {
 		got[v.Name] = v.Value + " (" + v.Source + ")"
 	}
 	for name, want := range map[string]string{
 		"MAENIFOLD_DECAY_HALF_LIFE_DAYS": "45 (env)",
-		"MAENIFOLD_DECAY_FUNCTION":       "exponential (default)",
+		"MAENIFOLD_DECAY_FUNCTION":       "exponential (flag --decay-function)",
 		"MAENIFOLD_ROOT":                 "/somewhere (env)",
 		"MAENIFOLD_EXTRA":                "x (env)",
+		"MAENIFOLD_OPENAI_API_KEY":       "(set, hidden) (env)",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %q", name, got[name], want)
 		}
+	}
+	if !strings.HasSuffix(got["MAENIFOLD_DECAY_STRENGTH"], " (default)") {
+		t.Errorf("MAENIFOLD_DECAY_STRENGTH = %q", got["MAENIFOLD_DECAY_STRENGTH"])
 	}
 	if _, ok := got["HOME"]; ok || c.MemoryDir != e.dir || c.Limits.MaxResponseBytes != mcp.DefaultMaxResponseBytes {
 		t.Errorf("config: %+v", c)

@@ -170,14 +170,14 @@ type configOut struct {
 	Embedder   string      `json:"embedder"`
 	Dimensions int         `json:"dimensions"`
 	ReadOnly   bool        `json:"readOnly"`
-	Variables  []variable  `json:"variables" jsonschema:"every MAENIFOLD_* variable mnemo reads or finds set, with its effective value"`
+	Variables  []variable  `json:"variables" jsonschema:"every MAENIFOLD_* variable mnemo reads or finds set, with its effective value; secrets hidden"`
 	Limits     configLimit `json:"limits"`
 }
 
 type variable struct {
 	Name   string `json:"name"`
 	Value  string `json:"value"`
-	Source string `json:"source" jsonschema:"env, default, unset, or the flag that set it"`
+	Source string `json:"source" jsonschema:"env, default, or the flag that set it"`
 	Help   string `json:"help"`
 }
 
@@ -186,10 +186,6 @@ type configLimit struct {
 	MaxSnippetBytes  int `json:"maxSnippetBytes"`
 	MaxPageSize      int `json:"maxPageSize"`
 }
-
-// envRoot is the variable cmd/mnemo reads for the folder holding memory/
-// and index/; GetConfig reports it with the others.
-const envRoot = "MAENIFOLD_ROOT"
 
 func (s *server) configTool() tool[configIn, configOut] {
 	return tool[configIn, configOut]{
@@ -220,39 +216,49 @@ func (s *server) configTool() tool[configIn, configOut] {
 	}
 }
 
-// variables lists the decay variables, MAENIFOLD_ROOT and any other
-// MAENIFOLD_* variable set, with command-line overrides applied.
+// variables lists the decay variables, the edge's Settings and any other
+// MAENIFOLD_* variable set, secrets hidden.
 func (s *server) variables() []variable {
 	var vs []variable
 	for _, st := range decay.Settings(s.opts.Lookup) {
 		vs = append(vs, variable{Name: st.Name, Value: st.Value, Source: st.Source, Help: st.Help})
 	}
-	root := variable{Name: envRoot, Source: "unset", Help: "folder holding memory/ and index/ when --root is not given (default ~/maenifold)"}
-	if v, ok := s.opts.Lookup(envRoot); ok {
-		root.Value, root.Source = v, "env"
-	}
-	vs = append(vs, root)
-	known := func(name string) bool {
-		return slices.ContainsFunc(vs, func(v variable) bool { return v.Name == name })
+	for _, o := range s.opts.Settings {
+		v := variable{Name: o.Name, Value: o.Value, Source: o.Source, Help: o.Help}
+		if i := slices.IndexFunc(vs, func(x variable) bool { return x.Name == o.Name }); i >= 0 {
+			if v.Help == "" {
+				v.Help = vs[i].Help
+			}
+			vs[i] = v
+		} else {
+			vs = append(vs, v)
+		}
 	}
 	var extra []variable
 	for _, kv := range s.opts.Environ() {
 		name, val, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "MAENIFOLD_") && !known(name) {
-			extra = append(extra, variable{Name: name, Value: val, Source: "env", Help: "not used by mnemo"})
+		if strings.HasPrefix(name, "MAENIFOLD_") && !slices.ContainsFunc(vs, func(v variable) bool { return v.Name == name }) {
+			extra = append(extra, variable{Name: name, Value: val, Source: "env"})
 		}
 	}
 	slices.SortFunc(extra, func(a, b variable) int { return strings.Compare(a.Name, b.Name) })
 	vs = append(vs, extra...)
-	for _, o := range s.opts.Overrides {
-		i := slices.IndexFunc(vs, func(v variable) bool { return v.Name == o.Name })
-		if i < 0 {
-			vs = append(vs, variable{Name: o.Name, Value: o.Value, Source: o.Source, Help: o.Help})
-			continue
+	for i := range vs {
+		if secret(vs[i].Name) && vs[i].Value != "" {
+			vs[i].Value = "(set, hidden)"
 		}
-		vs[i].Value, vs[i].Source = o.Value, o.Source
 	}
 	return vs
+}
+
+// secret reports variables whose values must not reach a model's context.
+func secret(name string) bool {
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD"} {
+		if strings.Contains(strings.ToUpper(name), w) {
+			return true
+		}
+	}
+	return false
 }
 
 func skips(in []engine.Skip) []skipped {

@@ -116,6 +116,18 @@ func TestMCPStdio(t *testing.T) {
 		t.Error("a traversal was not refused")
 	}
 
+	var cfg struct {
+		Variables []struct{ Name, Value, Source string }
+	}
+	call("GetConfig", nil, &cfg)
+	sources := map[string]string{}
+	for _, v := range cfg.Variables {
+		sources[v.Name] = v.Source
+	}
+	if sources[EnvRoot] != "flag --root" || sources[EnvDebounce] == "" || sources["MAENIFOLD_DECAY_FUNCTION"] == "" {
+		t.Errorf("GetConfig variables: %+v", cfg.Variables)
+	}
+
 	// Round-trip latency of a search through the child's stdio.
 	var lat []time.Duration
 	for i := range 100 {

@@ -206,7 +206,7 @@ func runServers(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(
 	opts := mcp.Options{
 		HTTPAddr:  sf.http,
 		Listening: func(url string) { logf("mcp listening on " + url) },
-		Overrides: flagSettings(sf.g),
+		Settings:  serveSettings(sf, os.LookupEnv),
 		Logger:    slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if sf.http == "" {
@@ -224,17 +224,50 @@ func runServers(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(
 	return err
 }
 
-// flagSettings lists the decay settings given as flags, which GetConfig
-// shows in place of the variables they override.
-func flagSettings(g globals) []decay.Setting {
-	var out []decay.Setting
-	if g.decayFunction != "" {
-		out = append(out, decay.Setting{Name: decay.EnvFunction, Value: g.decayFunction, Source: "flag --decay-function"})
+// serveSettings is what GetConfig shows beyond the decay variables: the
+// variables serve reads, and the flags that override one.
+func serveSettings(sf serveFlags, lookup func(string) (string, bool)) []decay.Setting {
+	from := func(name, flag string, flagGiven bool) string {
+		switch _, ok := lookup(name); {
+		case flagGiven:
+			return "flag " + flag
+		case ok:
+			return "env"
+		}
+		return "default"
 	}
-	if g.halfLifeSet {
-		out = append(out, decay.Setting{Name: decay.EnvHalfLife, Value: strconv.FormatFloat(g.halfLifeDays, 'g', -1, 64), Source: "flag --half-life-days"})
+	root, _ := lookup(EnvRoot)
+	if sf.g.root != "" {
+		root = sf.g.root
+	} else if root == "" {
+		root = "~/maenifold"
+	}
+	debounce := strconv.FormatInt(sf.debounce.Milliseconds(), 10)
+	if sf.debounce == 0 {
+		debounce = "150"
+	}
+	envMs, _ := lookup(EnvDebounce)
+	envWatch, _ := lookup(EnvAutoSync)
+	out := []decay.Setting{
+		{Name: EnvRoot, Value: root, Source: from(EnvRoot, "--root", sf.g.root != ""), Help: "folder holding memory/ and index/"},
+		{Name: EnvDebounce, Value: debounce, Source: from(EnvDebounce, "--debounce-ms", sf.debounce != 0 && strings.TrimSpace(envMs) != debounce),
+			Help: "milliseconds a file must be quiet before serve re-indexes it"},
+		{Name: EnvAutoSync, Value: strconv.FormatBool(sf.watch), Source: from(EnvAutoSync, "--no-watch", !sf.watch && on(envWatch)),
+			Help: "whether serve watches the memory folder"},
+	}
+	if sf.g.decayFunction != "" {
+		out = append(out, decay.Setting{Name: decay.EnvFunction, Value: sf.g.decayFunction, Source: "flag --decay-function"})
+	}
+	if sf.g.halfLifeSet {
+		out = append(out, decay.Setting{Name: decay.EnvHalfLife, Value: strconv.FormatFloat(sf.g.halfLifeDays, 'g', -1, 64), Source: "flag --half-life-days"})
 	}
 	return out
+}
+
+// on reads an unset or malformed switch as on, as serveOptions does.
+func on(v string) bool {
+	b, err := parseSwitch(v)
+	return err != nil || b
 }
 
 // logWriter turns the MCP SDK's log output into serve's one-line records.
