@@ -334,8 +334,8 @@ func fullMark(r Report) string {
 
 // reportLine is a batch in one line: "added=3 updated=1 removed=0 skipped=0 in 12ms".
 func reportLine(r Report) string {
-	return fmt.Sprintf("added=%d updated=%d removed=%d skipped=%d in %s",
-		len(r.Added), len(r.Updated), len(r.Removed), len(r.Skipped), r.Total.Round(time.Millisecond))
+	return fmt.Sprintf("added=%d updated=%d removed=%d skipped=%d in %dms",
+		len(r.Added), len(r.Updated), len(r.Removed), len(r.Skipped), r.Total.Milliseconds())
 }
 
 // event turns one fsnotify event into work: a new folder is watched and
