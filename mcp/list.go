@@ -62,7 +62,6 @@ func (s *server) listTool() tool[listIn, listOut] {
 		desc:       "List one folder of the memory folder: its subfolders (with how many memories each holds) and its memory files with title, dates, size and current recency weight.",
 		readOnly:   true,
 		idempotent: true,
-		schema:     func(in *jsonschema.Schema) { property(in, "folder").MaxLength = ptr(maxPathBytes) },
 		run: func(ctx context.Context, in *listIn) (*listOut, error) {
 			if len(in.Folder) > maxPathBytes {
 				return nil, fmt.Errorf("folder is %d bytes, over the %d-byte limit", len(in.Folder), maxPathBytes)

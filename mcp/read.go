@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 type readIn struct {
-	Identifier string `json:"identifier" jsonschema:"a memory:// URI, a path relative to the memory folder (with or without .md), or an exact title"`
+	Identifier string `json:"identifier" jsonschema:"a memory:// URI, a path relative to the memory folder (with or without .md), or an exact title; at most 4096 bytes"`
 }
 
 type readOut struct {
@@ -49,10 +47,7 @@ func (s *server) readTool() tool[readIn, readOut] {
 			"Reading marks the memory as recently used, which ranks it higher in later searches.",
 		readOnly:   true,
 		idempotent: true,
-		schema: func(in *jsonschema.Schema) {
-			property(in, "identifier").MaxLength = ptr(maxPathBytes)
-		},
-		run: s.read,
+		run:        s.read,
 		text: func(o *readOut) string {
 			t := o.Title + " — " + o.URI + "\n\n" + o.Content
 			if o.Note != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -14,7 +15,7 @@ import (
 
 // Argument limits shared by the tools.
 const (
-	maxQueryBytes = 4096
+	maxQueryChars = 4096
 	maxPathBytes  = 4096 // identifiers, folders, destinations
 	maxPage       = 1_000_000
 	maxPageSize   = 200
@@ -83,7 +84,7 @@ func (s *server) searchTool() tool[searchIn, searchOut] {
 		readOnly:   true,
 		idempotent: true,
 		schema: func(in *jsonschema.Schema) {
-			property(in, "query").MaxLength = ptr(maxQueryBytes)
+			property(in, "query").MaxLength = ptr(maxQueryChars)
 			m := property(in, "mode")
 			m.Default = json.RawMessage(`"Hybrid"`)
 			m.Examples = []any{"Hybrid", "Semantic", "FullText"}
@@ -106,8 +107,8 @@ func (s *server) search(ctx context.Context, in *searchIn) (*searchOut, error) {
 	switch {
 	case strings.TrimSpace(in.Query) == "":
 		return nil, fmt.Errorf("query is required")
-	case len(in.Query) > maxQueryBytes:
-		return nil, fmt.Errorf("query is %d bytes, over the %d-byte limit", len(in.Query), maxQueryBytes)
+	case utf8.RuneCountInString(in.Query) > maxQueryChars:
+		return nil, fmt.Errorf("query is %d characters, over the limit of %d", utf8.RuneCountInString(in.Query), maxQueryChars)
 	case in.Page < 1 || in.Page > maxPage:
 		return nil, fmt.Errorf("page must be between 1 and %d (got %d)", maxPage, in.Page)
 	case in.PageSize < 1 || in.PageSize > maxPageSize:

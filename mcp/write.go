@@ -28,7 +28,7 @@ func refOf(m engine.Memory) *memoryRef {
 }
 
 type writeIn struct {
-	Title     string   `json:"title" jsonschema:"the memory's title, one line; the file name is made from it"`
+	Title     string   `json:"title" jsonschema:"the memory's title: one line, at most 512 bytes; the file name is made from it"`
 	Content   string   `json:"content" jsonschema:"markdown body, without frontmatter"`
 	Folder    string   `json:"folder,omitempty" jsonschema:"folder relative to the memory folder, created if missing; default the memory folder itself"`
 	Tags      []string `json:"tags,omitempty" jsonschema:"tags, stored lowercase without '#'"`
@@ -43,8 +43,6 @@ func (s *server) writeTool() tool[writeIn, memoryRef] {
 			"It is searchable as soon as this returns. A memory with the same title in the same folder is refused unless overwrite is true.",
 		destructive: false,
 		schema: func(in *jsonschema.Schema) {
-			property(in, "title").MaxLength = ptr(512)
-			property(in, "folder").MaxLength = ptr(maxPathBytes)
 			property(in, "tags").MaxItems = ptr(maxTags)
 		},
 		run: func(ctx context.Context, in *writeIn) (*memoryRef, error) {
@@ -83,7 +81,6 @@ func (s *server) editTool() tool[editIn, memoryRef] {
 			"or replace the body under a heading (replace_section). Updates its modified date; searchable as soon as this returns. Pass the checksum from ReadMemory to refuse the edit if the memory changed meanwhile.",
 		destructive: true,
 		schema: func(in *jsonschema.Schema) {
-			property(in, "identifier").MaxLength = ptr(maxPathBytes)
 			property(in, "operation").Enum = editOps
 			property(in, "expectedCount").Minimum = ptr(0.0)
 			property(in, "checksum").Pattern = "^[0-9a-fA-F]{64}$"
@@ -143,7 +140,6 @@ func (s *server) deleteTool() tool[deleteIn, deleteOut] {
 		desc:        "Delete a memory file and remove it from the index. Requires confirm: true.",
 		destructive: true,
 		schema: func(in *jsonschema.Schema) {
-			property(in, "identifier").MaxLength = ptr(maxPathBytes)
 			property(in, "confirm").Const = ptr[any](true)
 		},
 		run: func(ctx context.Context, in *deleteIn) (*deleteOut, error) {
@@ -181,10 +177,6 @@ func (s *server) moveTool() tool[moveIn, moveOut] {
 		name:  "MoveMemory",
 		title: "Move a memory",
 		desc:  "Move or rename a memory within the memory folder. It keeps its read time, so its recency ranking is unchanged. The destination must not exist.",
-		schema: func(in *jsonschema.Schema) {
-			property(in, "identifier").MaxLength = ptr(maxPathBytes)
-			property(in, "destination").MaxLength = ptr(maxPathBytes)
-		},
 		run: func(ctx context.Context, in *moveIn) (*moveOut, error) {
 			if err := checkIdentifier(in.Identifier); err != nil {
 				return nil, err
