@@ -174,7 +174,7 @@ type Status struct {
 var (
 	ErrEmptyQuery        = errors.New("search query is required")
 	ErrNoTerms           = errors.New("search query has no informative term (only stopwords or punctuation)")
-	ErrBadPage           = errors.New("page must be 1 or more")
+	ErrBadPage           = errors.New("page must be between 1 and 1000000")
 	ErrBadPageSize       = errors.New("pageSize must be between 1 and 200")
 	ErrBadMode           = errors.New("unknown mode (want hybrid, semantic or fulltext)")
 	ErrBadSort           = errors.New("unknown sort (want relevance or recency)")

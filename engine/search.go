@@ -11,6 +11,9 @@ import (
 	"mnemo/decay"
 )
 
+// maxPage bounds Page so that Page × PageSize cannot overflow.
+const maxPage = 1_000_000
+
 // Validate checks a query and fills in its defaults. Search calls it; it is
 // exported so front ends can reject a bad request before opening an index.
 func (q Query) Validate() (Query, error) {
@@ -31,7 +34,7 @@ func (q Query) Validate() (Query, error) {
 	switch {
 	case q.Page == 0:
 		q.Page = 1
-	case q.Page < 0:
+	case q.Page < 0 || q.Page > maxPage:
 		return q, fmt.Errorf("page %d: %w", q.Page, ErrBadPage)
 	}
 	switch {

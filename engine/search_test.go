@@ -33,6 +33,7 @@ func TestQueryValidation(t *testing.T) {
 		{"punctuation", engine.Query{Text: "?!… --"}, engine.ErrNoTerms},
 		{"semantic unknown words", engine.Query{Text: "qqzxvw wvxzqq", Mode: engine.Semantic}, engine.ErrNoTerms},
 		{"page -1", engine.Query{Text: "alpha", Page: -1}, engine.ErrBadPage},
+		{"page that would overflow", engine.Query{Text: "alpha", Page: math.MaxInt / 100}, engine.ErrBadPage},
 		{"pageSize 201", engine.Query{Text: "alpha", PageSize: 201}, engine.ErrBadPageSize},
 		{"pageSize -1", engine.Query{Text: "alpha", PageSize: -1}, engine.ErrBadPageSize},
 		{"mode fuzzy", engine.Query{Text: "alpha", Mode: "fuzzy"}, engine.ErrBadMode},

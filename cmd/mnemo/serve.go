@@ -70,7 +70,7 @@ A second writer on the same index is refused ("index is in use by PID N").`,
 				return err
 			}
 			sf.http, sf.g = httpAddr, a.g
-			cfg, err := buildConfig(a.g, os.LookupEnv)
+			cfg, err := a.engineConfig(cmd.Context()) // includes --embedder / MAENIFOLD_EMBEDDER
 			if err != nil {
 				return err
 			}
