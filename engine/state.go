@@ -93,13 +93,17 @@ func openStore(path string, readOnly bool) (*store, error) {
 	return s, nil
 }
 
+// ErrInUse is returned by Open, read-only or not, while another process
+// holds the index as its writer; the message names that process.
+var ErrInUse = errors.New("index is in use")
+
 // errInUse names the process that holds the index, from the pid file beside it.
 func errInUse(statePath string) error {
 	pid := "another process"
 	if b, err := os.ReadFile(strings.TrimSuffix(statePath, "state.db") + "writer.pid"); err == nil {
 		pid = "PID " + strings.TrimSpace(string(b))
 	}
-	return fmt.Errorf("index is in use by %s (one writer at a time; use a read-only command or stop it)", pid)
+	return fmt.Errorf("%w by %s (one writer at a time, and no reader beside it)", ErrInUse, pid)
 }
 
 func (s *store) close() error { return s.db.Close() }
