@@ -164,10 +164,16 @@ type Status struct {
 	FullTextSize int64     `json:"fullTextBytes"`
 	StateSize    int64     `json:"stateBytes"`
 	LastSync     time.Time `json:"lastSync,omitzero"`
-	Indexing     bool      `json:"indexing"`
-	ReadOnly     bool      `json:"readOnly"`
-	Skipped      []Skip    `json:"skipped"`
-	Warnings     []Warning `json:"warnings"`
+	// LastError says why the last sync failed (e.g. the embedder stopped
+	// answering part-way); the indexes hold every batch before it.
+	LastError string `json:"lastError,omitempty"`
+	// EmbedderError says why a remote embedder cannot be reached; full-text
+	// search keeps working meanwhile.
+	EmbedderError string    `json:"embedderError,omitempty"`
+	Indexing      bool      `json:"indexing"`
+	ReadOnly      bool      `json:"readOnly"`
+	Skipped       []Skip    `json:"skipped"`
+	Warnings      []Warning `json:"warnings"`
 }
 
 // Errors a caller can test for with errors.Is. Each is wrapped with detail.

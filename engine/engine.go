@@ -21,6 +21,7 @@ type Engine struct {
 	cfg  Config
 	emb  embed.Embedder
 	rank Ranking
+	dim  int    // vector dimension of the index
 	root string // absolute memory folder
 
 	st  *store
@@ -31,13 +32,14 @@ type Engine struct {
 	indexing atomic.Bool // a sync is running
 	closed   atomic.Bool
 
-	mu       sync.RWMutex // guards everything below
-	files    map[string]*record
-	reads    map[string]time.Time
-	skips    map[string]string
-	totals   [len(textFields)]int64 // tokens per scored field over all files
-	lastSync time.Time
-	needFull string // why the next sync must rebuild, "" if it need not
+	mu        sync.RWMutex // guards everything below
+	files     map[string]*record
+	reads     map[string]time.Time
+	skips     map[string]string
+	totals    [len(textFields)]int64 // tokens per scored field over all files
+	lastSync  time.Time
+	lastError string // why the last sync failed, "" if it did not
+	needFull  string // why the next sync must rebuild, "" if it need not
 }
 
 // Layout of the index folder.
@@ -123,7 +125,13 @@ func (e *Engine) open(ctx context.Context) error {
 	case ver != 0 && ver < schemaVersion:
 		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, schemaVersion)
 	}
-	if name := e.st.meta("embedder"); name != "" && (name != e.emb.Name() || e.st.meta("dim") != strconv.Itoa(e.emb.Dim())) {
+	// A remote embedder that has not answered yet has dimension 0: it is
+	// taken to be the one the index was built with if the names agree.
+	e.dim = e.emb.Dim()
+	if stored, _ := strconv.Atoi(e.st.meta("dim")); e.dim == 0 && e.st.meta("embedder") == e.emb.Name() {
+		e.dim = stored
+	}
+	if name := e.st.meta("embedder"); name != "" && (name != e.emb.Name() || e.st.meta("dim") != strconv.Itoa(e.dim)) {
 		if e.cfg.ReadOnly {
 			return fmt.Errorf("index was embedded with %s (dim %s), not %s: %w", name, e.st.meta("dim"), e.emb.Name(), ErrIndexIncompatible)
 		}
@@ -143,7 +151,7 @@ func (e *Engine) open(ctx context.Context) error {
 		return err
 	}
 	e.ft = ft
-	e.vec = newVectors(e.emb.Dim())
+	e.vec = newVectors(e.dim)
 	l, err := e.st.load()
 	if err != nil {
 		if e.cfg.ReadOnly {
@@ -245,7 +253,8 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		Files:        len(e.files),
 		Chunks:       e.vec.count(),
 		Embedder:     e.emb.Name(),
-		Dimensions:   e.emb.Dim(),
+		Dimensions:   e.dim,
+		LastError:    e.lastError,
 		FullTextSize: dirSize(filepath.Join(e.cfg.IndexDir, fulltextDir)),
 		StateSize:    e.st.size(),
 		LastSync:     e.lastSync,
@@ -260,6 +269,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	for p, r := range e.files {
 		for _, w := range r.Warnings {
 			s.Warnings = append(s.Warnings, Warning{Path: p, Message: w})
+		}
+	}
+	if o, ok := e.emb.(interface{ Offline() error }); ok {
+		if err := o.Offline(); err != nil {
+			s.EmbedderError = err.Error()
 		}
 	}
 	sortSkips(s.Skipped)

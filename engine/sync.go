@@ -32,17 +32,18 @@ type seen struct {
 // added, changed ones re-indexed and re-embedded, deleted ones removed. With
 // full, or when the index must be rebuilt (new embedder, repaired
 // corruption), everything is indexed from scratch; read times are kept.
-func (e *Engine) Sync(ctx context.Context, full bool) (Report, error) {
+func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	if e.cfg.ReadOnly {
 		return Report{}, ErrReadOnly
 	}
+	defer func() { e.noteSyncError(err) }()
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
 	e.indexing.Store(true)
 	defer e.indexing.Store(false)
 
 	start := time.Now()
-	rep := Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}
+	rep = Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
@@ -71,7 +72,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (Report, error) {
 	if err := e.st.setMeta(map[string]string{
 		"schema":   itoa(schemaVersion),
 		"embedder": e.emb.Name(),
-		"dim":      itoa(e.emb.Dim()),
+		"dim":      itoa(e.dim),
 		"lastSync": now.Format(time.RFC3339Nano),
 	}); err != nil {
 		return rep, fmt.Errorf("record sync: %w", err)
@@ -160,10 +161,11 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 // exists is indexed if new or changed, a path that no longer exists leaves
 // the index together with everything under it. The watcher and the write
 // tools call it so a change is searchable as soon as it returns.
-func (e *Engine) SyncPaths(ctx context.Context, paths []string) (Report, error) {
+func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err error) {
 	if e.cfg.ReadOnly {
 		return Report{}, ErrReadOnly
 	}
+	defer func() { e.noteSyncError(err) }()
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
@@ -173,7 +175,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (Report, error) 
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
 	start := time.Now()
-	rep := Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}
+	rep = Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}
 	found := map[string]seen{}
 	var roots []string
 	for _, p := range paths {
@@ -234,7 +236,7 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
-	e.vec = newVectors(e.emb.Dim())
+	e.vec = newVectors(e.dim)
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
@@ -409,6 +411,12 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 		o.err = fmt.Errorf("embed %s: %w", j.path, err)
 		return o
 	}
+	for _, v := range vecs {
+		if len(v) != e.dim && e.dim != 0 {
+			o.err = fmt.Errorf("embed %s: embedder %s returned %d dimensions, the index has %d (rebuild with sync --full)", j.path, e.emb.Name(), len(v), e.dim)
+			return o
+		}
+	}
 	o.doc, o.vecs = fd, vecs
 	o.rec = &record{
 		Path:     j.path,
@@ -515,6 +523,15 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		if o.skip != "" {
 			e.skips[o.path] = o.skip
 		}
+		if c := changes[i]; c.rec != nil && e.dim == 0 && e.vec.count() == 0 {
+			// A remote embedder that was offline at open has now answered.
+			for _, v := range c.vectors {
+				if len(v) > 0 {
+					e.dim, e.vec.dim = len(v), len(v)
+					break
+				}
+			}
+		}
 		if c := changes[i]; c.rec != nil {
 			e.vec.put(c.rec, c.vectors)
 			e.files[o.path] = c.rec
@@ -532,4 +549,15 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		return fmt.Errorf("state store: %w", err)
 	}
 	return nil
+}
+
+// noteSyncError keeps the last sync's failure for Status (nil clears it).
+func (e *Engine) noteSyncError(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	e.mu.Lock()
+	e.lastError = msg
+	e.mu.Unlock()
 }

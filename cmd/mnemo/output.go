@@ -156,11 +156,17 @@ func writeStatus(w io.Writer, s engine.Status, now time.Time) error {
 		emb = fmt.Sprintf("%s (%d dimensions)", emb, s.Dimensions)
 	}
 	row("embedder", "%s", emb)
+	if s.EmbedderError != "" {
+		row("embedder error", "%s (full-text search still works)", s.EmbedderError)
+	}
 	last := "never"
 	if !s.LastSync.IsZero() {
 		last = fmt.Sprintf("%s (%s ago)", formatTime(s.LastSync), now.Sub(s.LastSync).Round(time.Second))
 	}
 	row("last sync", "%s", last)
+	if s.LastError != "" {
+		row("last sync failed", "%s", s.LastError)
+	}
 	if s.Indexing {
 		row("indexing", "yes, the index is still being built")
 	}

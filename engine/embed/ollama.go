@@ -3,10 +3,8 @@ package embed
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -33,11 +31,8 @@ func NewOllama(ctx context.Context, model, baseURL string, cfg HTTPConfig) (*Rem
 		},
 		parse: parseOllama,
 	}
-	r, err := newRemote(ctx, "ollama:"+model, w, cfg.withDefaults(120*time.Second))
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return nil, fmt.Errorf("%w (is Ollama running? start it with \"ollama serve\", or set %s)", err, EnvOllamaURL)
-	}
-	return r, err
+	hint := fmt.Sprintf(`is Ollama running? start it with "ollama serve", or set %s`, EnvOllamaURL)
+	return newRemote(ctx, "ollama:"+model, w, cfg.withDefaults(120*time.Second), hint)
 }
 
 type ollamaRequest struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -28,7 +29,7 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 func NewOpenAI(ctx context.Context, model, baseURL, apiKey string, cfg HTTPConfig) (*Remote, error) {
 	base := baseOf(baseURL, DefaultOpenAIBaseURL)
 	u, err := url.Parse(base)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Hostname() == "" || strings.HasSuffix(u.Host, ":") {
 		return nil, fmt.Errorf("OpenAI base URL %q: want a URL like %s: %w", baseURL, DefaultOpenAIBaseURL, ErrBadSpec)
 	}
 	if apiKey == "" && u.Host == "api.openai.com" {
@@ -45,7 +46,7 @@ func NewOpenAI(ctx context.Context, model, baseURL, apiKey string, cfg HTTPConfi
 	if apiKey != "" {
 		w.header.Set("Authorization", "Bearer "+apiKey)
 	}
-	return newRemote(ctx, "openai:"+model+"@"+u.Host, w, cfg.withDefaults(60*time.Second))
+	return newRemote(ctx, "openai:"+model+"@"+u.Host, w, cfg.withDefaults(60*time.Second), "")
 }
 
 type openAIRequest struct {

@@ -13,6 +13,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -143,30 +146,63 @@ type wire struct {
 // A Remote is safe for concurrent use.
 type Remote struct {
 	name string
-	dim  int
+	dim  atomic.Int64 // 0 until the server has answered once
 	cfg  HTTPConfig
 	w    wire
+	hint string // appended to connection errors, e.g. how to start the server
+
+	mu      sync.Mutex
+	offline error // why the server could not be reached at start-up, until it answers
 }
 
 // newRemote finishes a Remote and learns its dimension from a probe text.
-func newRemote(ctx context.Context, name string, w wire, cfg HTTPConfig) (*Remote, error) {
-	r := &Remote{name: name, cfg: cfg, w: w}
+// A server that refuses the request (a wrong key, an unknown model) is an
+// error here. A server that cannot be reached, times out or keeps failing is
+// not: the Remote starts offline, so that everything needing no new vector
+// (full-text search, status, reads) keeps working, and it retries — and
+// learns its dimension — on the next Embed. Offline says why.
+func newRemote(ctx context.Context, name string, w wire, cfg HTTPConfig, hint string) (*Remote, error) {
+	r := &Remote{name: name, cfg: cfg, w: w, hint: hint}
 	v, err := r.post(ctx, []string{"dimension probe"})
-	if err != nil {
+	var se *statusError
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("embedder %s: %w", name, err)
+	case err != nil && errors.As(err, &se) && !se.temporary():
+		return nil, fmt.Errorf("embedder %s: %w", name, err)
+	case err != nil:
+		r.offline = r.explain(err)
+		return r, nil
 	}
 	if len(v[0]) == 0 {
 		return nil, fmt.Errorf("embedder %s: the server returned an empty vector", name)
 	}
-	r.dim = len(v[0])
+	r.dim.Store(int64(len(v[0])))
 	return r, nil
+}
+
+// explain wraps a request error with the embedder's name and the hint.
+func (r *Remote) explain(err error) error {
+	if r.hint != "" && errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("embedder %s: %w (%s)", r.name, err, r.hint)
+	}
+	return fmt.Errorf("embedder %s: %w", r.name, err)
 }
 
 // Name is the provider and model, e.g. "ollama:nomic-embed-text".
 func (r *Remote) Name() string { return r.name }
 
-// Dim is the dimension the model returned for the probe text.
-func (r *Remote) Dim() int { return r.dim }
+// Dim is the dimension the model returns, or 0 while the server has not
+// answered yet (see Offline).
+func (r *Remote) Dim() int { return int(r.dim.Load()) }
+
+// Offline returns why the server could not be reached, or nil once it has
+// answered.
+func (r *Remote) Offline() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.offline
+}
 
 // Embed returns one unit vector per text, in order, sending at most
 // BatchSize texts per request. A blank text gets the zero vector without a
@@ -175,9 +211,10 @@ func (r *Remote) Dim() int { return r.dim }
 func (r *Remote) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	var idx []int // texts to send
+	var blank []int
 	for i, t := range texts {
 		if strings.TrimSpace(t) == "" {
-			out[i] = make([]float32, r.dim)
+			blank = append(blank, i)
 		} else {
 			idx = append(idx, i)
 		}
@@ -190,14 +227,23 @@ func (r *Remote) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		}
 		vecs, err := r.post(ctx, batch)
 		if err != nil {
-			return nil, fmt.Errorf("embedder %s: %w", r.name, err)
+			return nil, r.explain(err)
 		}
+		if len(vecs) > 0 && r.dim.CompareAndSwap(0, int64(len(vecs[0]))) {
+			r.mu.Lock()
+			r.offline = nil // back online: the first answer sets the dimension
+			r.mu.Unlock()
+		}
+		dim := r.Dim()
 		for j, v := range vecs {
-			if len(v) != r.dim {
-				return nil, fmt.Errorf("embedder %s: text %d has a vector of dimension %d, want %d (did the server switch models?)", r.name, part[j]+1, len(v), r.dim)
+			if len(v) != dim || dim == 0 {
+				return nil, fmt.Errorf("embedder %s: text %d has a vector of dimension %d, want %d (did the server switch models?)", r.name, part[j]+1, len(v), dim)
 			}
 			out[part[j]] = normalize(v)
 		}
+	}
+	for _, i := range blank {
+		out[i] = make([]float32, r.Dim())
 	}
 	return out, nil
 }

@@ -357,9 +357,8 @@ func TestRemoteErrors(t *testing.T) {
 			name:      "hanging server",
 			script:    func(api) func(int, []string) reply { return func(int, []string) reply { return reply{hang: true} } },
 			cfg:       func(c *HTTPConfig) { c.Timeout = 100 * time.Millisecond },
-			atOpen:    true,
 			want:      []string{"no answer within 100ms"},
-			calls:     1,
+			calls:     2, // the probe starts it offline; Embed tries again
 			maxElapse: 2 * time.Second,
 		},
 		{
@@ -476,9 +475,17 @@ func TestOllamaNotRunning(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	_, err = NewOllama(context.Background(), "nomic-embed-text", addr, quick) // "host:port" gets http://
-	if err == nil || !strings.Contains(err.Error(), "ollama serve") || !strings.Contains(err.Error(), "http://"+addr+"/api/embed") {
-		t.Errorf("err = %v, want a hint to start Ollama and the URL", err)
+	r, err := NewOllama(context.Background(), "nomic-embed-text", addr, quick) // "host:port" gets http://
+	if err != nil {
+		t.Fatalf("a server that is down must not stop the embedder from opening (full-text search needs no vectors): %v", err)
+	}
+	if r.Dim() != 0 {
+		t.Errorf("Dim() = %d before the server ever answered, want 0", r.Dim())
+	}
+	for name, err := range map[string]error{"Offline": r.Offline(), "Embed": func() error { _, err := r.Embed(context.Background(), []string{"x"}); return err }()} {
+		if err == nil || !strings.Contains(err.Error(), "ollama serve") || !strings.Contains(err.Error(), "http://"+addr+"/api/embed") {
+			t.Errorf("%s: err = %v, want a hint to start Ollama and the URL", name, err)
+		}
 	}
 }
 
@@ -579,5 +586,39 @@ func TestErrorMessage(t *testing.T) {
 		if got := errorMessage([]byte(body)); got != want {
 			t.Errorf("errorMessage(%q) = %q, want %q", body, got, want)
 		}
+	}
+}
+
+// A server that is down at start-up and comes back later: the embedder
+// learns its dimension from the first answer and is online from then on.
+func TestRemoteComesBackOnline(t *testing.T) {
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			f, url := serve(t, a, func(call int, _ []string) reply {
+				if call == 1 {
+					return reply{status: 503, body: "starting"}
+				}
+				return reply{}
+			})
+			cfg := quick
+			cfg.MaxTries = 1
+			r, err := a.open(context.Background(), url, cfg)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			if r.Offline() == nil || r.Dim() != 0 {
+				t.Fatalf("after a failed probe: Offline() = %v, Dim() = %d; want an error and 0", r.Offline(), r.Dim())
+			}
+			v, err := r.Embed(context.Background(), []string{"hello", " "})
+			if err != nil {
+				t.Fatalf("Embed once the server is back: %v", err)
+			}
+			if r.Offline() != nil || r.Dim() != 3 || len(v[0]) != 3 || len(v[1]) != 3 {
+				t.Errorf("Offline() = %v, Dim() = %d, vectors %d and %d long; want nil and 3", r.Offline(), r.Dim(), len(v[0]), len(v[1]))
+			}
+			if f.calls() != 2 {
+				t.Errorf("server saw %d requests, want 2", f.calls())
+			}
+		})
 	}
 }
