@@ -96,7 +96,7 @@ func TestChunkOptions(t *testing.T) {
 		overlap int
 		chunks  int
 	}{
-		{"defaults: 200 words, 30 overlap", Options{}, 30, 6},
+		{"defaults: 100 words, 30 overlap", Options{}, 30, 14},
 		{"no overlap", Options{ChunkWords: 100, OverlapWords: -1}, 0, 10},
 		{"overlap capped at half a chunk", Options{ChunkWords: 10, OverlapWords: 50}, 5, 199},
 	}
