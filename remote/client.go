@@ -1,0 +1,131 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"mnemo/engine"
+)
+
+// Client sends requests to the server of one index over one connection.
+// Its methods match *engine.Engine's; they are safe for concurrent use and
+// run one at a time. An error the server answers with is an *Error that
+// wraps the engine's sentinel error; a broken connection fails this call
+// and every later one.
+type Client struct {
+	mu     sync.Mutex
+	conn   net.Conn
+	enc    *json.Encoder
+	dec    *json.Decoder
+	broken error
+}
+
+// Dial connects to the server of the index in indexDir (see Listen for
+// where its socket is). It fails if no server answers there.
+func Dial(indexDir string) (*Client, error) {
+	path, err := socketPath(indexDir)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.DialTimeout("unix", path, dialTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("connect to mnemo serve: %w", err)
+	}
+	enc := json.NewEncoder(conn)
+	enc.SetEscapeHTML(false)
+	return &Client{conn: conn, enc: enc, dec: json.NewDecoder(conn)}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken == nil {
+		c.broken = errors.New("client is closed")
+	}
+	return c.conn.Close()
+}
+
+// Search runs q on the server's engine.
+func (c *Client) Search(ctx context.Context, q engine.Query) (engine.Page, error) {
+	var p engine.Page
+	err := c.call(ctx, request{Op: opSearch, Query: &q}, &p)
+	return p, err
+}
+
+// Read reads one memory through the server's engine, which records the read.
+func (c *Client) Read(ctx context.Context, id string) (engine.Memory, error) {
+	var m engine.Memory
+	err := c.call(ctx, request{Op: opRead, ID: id}, &m)
+	return m, err
+}
+
+// Resolve turns a memory identifier into its path, as the server's engine does.
+func (c *Client) Resolve(id string) (string, error) {
+	var p string
+	err := c.call(context.Background(), request{Op: opResolve, ID: id}, &p)
+	return p, err
+}
+
+// Status describes the server's engine.
+func (c *Client) Status(ctx context.Context) (engine.Status, error) {
+	var s engine.Status
+	err := c.call(ctx, request{Op: opStatus}, &s)
+	return s, err
+}
+
+// Sync has the server's engine sync (incrementally unless full).
+func (c *Client) Sync(ctx context.Context, full bool) (engine.Report, error) {
+	var r engine.Report
+	err := c.call(ctx, request{Op: opSync, Full: full}, &r)
+	return r, err
+}
+
+// call sends req and decodes the result into out. When ctx ends first the
+// call fails with ctx's error and the connection, mid-answer, is dropped.
+func (c *Client) call(ctx context.Context, req request, out any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return c.broken
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  string          `json:"error"`
+		Kind   string          `json:"kind"`
+	}
+	err := c.enc.Encode(req)
+	if err == nil {
+		err = c.dec.Decode(&resp)
+	}
+	if !stop() || err != nil {
+		if ctx.Err() != nil {
+			c.broken = fmt.Errorf("mnemo serve connection: %w", ctx.Err())
+			c.conn.Close()
+			return ctx.Err()
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("mnemo serve closed the connection (is it stopping?)")
+		}
+		c.broken = fmt.Errorf("mnemo serve connection: %w", err)
+		c.conn.Close()
+		return c.broken
+	}
+	if resp.Error != "" || resp.Kind != "" {
+		return &Error{Msg: resp.Error, Kind: resp.Kind}
+	}
+	if err := json.Unmarshal(resp.Result, out); err != nil {
+		return fmt.Errorf("mnemo serve answered %s with %w", req.Op, err)
+	}
+	return nil
+}

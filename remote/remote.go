@@ -1,0 +1,126 @@
+// Package remote lets other processes use an engine that one process holds.
+//
+// An index has one writer at a time, and its file locks keep even readers
+// out while the writer has it open. So `mnemo serve`, which holds the index
+// for as long as it runs, also listens on a unix socket beside the index
+// (INDEX/serve.sock, mode 0600), and a command that finds the index in use
+// sends its requests there instead: it sees the server's latest state, and
+// a read it makes is recorded by the server's engine like any other.
+//
+// The protocol is JSON lines over one connection, one response per request,
+// in order:
+//
+//	→ {"op": "search", "query": {"Text": "bbolt", "Mode": "fulltext", …}}
+//	← {"result": {…engine.Page…}}
+//	→ {"op": "read", "id": "decisions/use-bbolt"}
+//	← {"error": "\"use-bbolt\": no memory has this path or title: memory not found", "kind": "not-found"}
+//
+// Ops are search (query: an engine.Query), read and resolve (id), status,
+// and sync (full). An error's kind names the engine sentinel it wraps, so
+// the client's error still matches it with errors.Is. A request line may
+// be up to MaxRequest bytes.
+package remote
+
+import (
+	"context"
+	"errors"
+
+	"mnemo/engine"
+)
+
+// Backend is what a server serves; *engine.Engine satisfies it.
+type Backend interface {
+	Search(ctx context.Context, q engine.Query) (engine.Page, error)
+	Read(ctx context.Context, id string) (engine.Memory, error)
+	Resolve(id string) (string, error)
+	Status(ctx context.Context) (engine.Status, error)
+	Sync(ctx context.Context, full bool) (engine.Report, error)
+}
+
+// MaxRequest bounds one request line. Queries are short; the bound keeps a
+// confused client from making the server buffer without end.
+const MaxRequest = 1 << 20
+
+// The ops.
+const (
+	opSearch  = "search"
+	opRead    = "read"
+	opResolve = "resolve"
+	opStatus  = "status"
+	opSync    = "sync"
+)
+
+// request is one line from the client. Only the fields its op uses are set.
+type request struct {
+	Op    string        `json:"op"`
+	Query *engine.Query `json:"query,omitempty"`
+	ID    string        `json:"id,omitempty"`
+	Full  bool          `json:"full,omitempty"`
+}
+
+// response is one line from the server: a result or an error.
+type response struct {
+	Result any    `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+}
+
+// Kinds of error that are not an engine sentinel.
+const (
+	kindBadRequest = "bad-request" // the line was not a request this server understands
+	kindOther      = "other"
+)
+
+// sentinels are the errors that keep their identity across the socket, by
+// the name the protocol gives each.
+var sentinels = []struct {
+	kind string
+	err  error
+}{
+	{"empty-query", engine.ErrEmptyQuery},
+	{"no-terms", engine.ErrNoTerms},
+	{"bad-page", engine.ErrBadPage},
+	{"bad-page-size", engine.ErrBadPageSize},
+	{"bad-mode", engine.ErrBadMode},
+	{"bad-sort", engine.ErrBadSort},
+	{"bad-range", engine.ErrBadRange},
+	{"bad-min-score", engine.ErrBadMinScore},
+	{"outside-root", engine.ErrOutsideRoot},
+	{"not-found", engine.ErrNotFound},
+	{"read-only", engine.ErrReadOnly},
+	{"not-ready", engine.ErrIndexNotReady},
+	{"incompatible", engine.ErrIndexIncompatible},
+	{"in-use", engine.ErrInUse},
+	{"canceled", context.Canceled},
+	{"deadline", context.DeadlineExceeded},
+}
+
+// kindOf names the sentinel err wraps, or "other".
+func kindOf(err error) string {
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return s.kind
+		}
+	}
+	return kindOther
+}
+
+// sentinel is the error a kind names, or nil.
+func sentinel(kind string) error {
+	for _, s := range sentinels {
+		if s.kind == kind {
+			return s.err
+		}
+	}
+	return nil
+}
+
+// Error is an error the server answered with. Its message is the server's;
+// it wraps the engine error its kind names, if any, for errors.Is.
+type Error struct {
+	Msg  string
+	Kind string
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return sentinel(e.Kind) }
