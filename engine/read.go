@@ -2,16 +2,12 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
-
-	"mnemo/markdown"
 )
 
 // Resolve turns a memory identifier — a memory:// URI, a path relative to
@@ -73,32 +69,15 @@ func (e *Engine) Read(ctx context.Context, id string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	full := filepath.Join(e.root, filepath.FromSlash(rel))
-	fi, err := os.Stat(full)
-	if err != nil {
-		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	if fi.Size() > e.cfg.MaxFileBytes {
+	if fi, err := os.Stat(filepath.Join(e.root, filepath.FromSlash(rel))); err == nil && fi.Size() > e.cfg.MaxFileBytes {
 		return Memory{}, fmt.Errorf("read %s: %d bytes, over the %d-byte limit", rel, fi.Size(), e.cfg.MaxFileBytes)
 	}
-	data, err := os.ReadFile(full)
+	m, err := e.memoryAt(rel)
 	if err != nil {
-		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
+		return Memory{}, err
 	}
-	doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
-	if err != nil {
-		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	sum := sha256.Sum256(data)
 	now := time.Now().UTC()
-	m := Memory{
-		URI: URI(rel), Path: rel, Title: doc.Title, Content: doc.Body,
-		Created: doc.Created, Modified: doc.Modified, Tags: nonNil(doc.Tags), Links: nonNil(doc.Links),
-		Meta: doc.Meta, Checksum: hex.EncodeToString(sum[:]), LastRead: now,
-	}
-	if m.Modified.IsZero() {
-		m.Modified = fi.ModTime().UTC()
-	}
+	m.LastRead = now
 	if e.cfg.ReadOnly {
 		return m, nil
 	}
