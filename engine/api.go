@@ -129,6 +129,7 @@ type Memory struct {
 // Report says what a Sync did.
 type Report struct {
 	Full      bool          `json:"full"`
+	Rebuilt   string        `json:"rebuilt,omitempty"` // why the index was rebuilt unasked (corrupt or older index, new embedder)
 	Added     []string      `json:"added"`
 	Updated   []string      `json:"updated"`
 	Removed   []string      `json:"removed"`

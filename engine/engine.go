@@ -104,7 +104,24 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	} else if err := os.MkdirAll(cfg.IndexDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create index folder: %w", err)
 	}
-	if e.st, err = openStore(filepath.Join(cfg.IndexDir, stateFile), cfg.ReadOnly); err != nil {
+	statePath := filepath.Join(cfg.IndexDir, stateFile)
+	e.st, err = openStore(statePath, cfg.ReadOnly)
+	if errors.Is(err, errCorruptState) && !cfg.ReadOnly {
+		// The truth about what is indexed is lost, but the files are not:
+		// keep the damaged file for a post-mortem and rebuild from the files.
+		why := err
+		aside := statePath + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000Z")
+		if rerr := os.Rename(statePath, aside); rerr != nil {
+			return nil, fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
+		}
+		if e.st, err = openStore(statePath, false); err == nil {
+			e.needFull = fmt.Sprintf("%v; set aside as %s, rebuilding from the files (read times are lost)", why, filepath.Base(aside))
+		}
+	}
+	if errors.Is(err, errCorruptState) {
+		return nil, fmt.Errorf("%w; a sync sets it aside and rebuilds the index from the files", err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := e.open(ctx); err != nil {
@@ -118,11 +135,10 @@ func (e *Engine) open(ctx context.Context) error {
 	if !e.cfg.ReadOnly {
 		os.WriteFile(filepath.Join(e.cfg.IndexDir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 	}
-	ver, _ := strconv.Atoi(e.st.meta("schema"))
-	switch {
-	case ver > schemaVersion:
-		return fmt.Errorf("%s has schema %d, this mnemo reads %d: %w", e.cfg.IndexDir, ver, schemaVersion, ErrIndexIncompatible)
-	case ver != 0 && ver < schemaVersion:
+	if err := checkSchema(e.cfg.IndexDir, e.st.meta("schema")); err != nil {
+		return err
+	}
+	if ver, _ := strconv.Atoi(e.st.meta("schema")); ver != 0 && ver < schemaVersion {
 		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, schemaVersion)
 	}
 	// A remote embedder that has not answered yet has dimension 0: it is

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -66,18 +69,39 @@ type store struct {
 	db *bolt.DB
 }
 
+// openStore opens the state store. A file bbolt cannot read — torn,
+// garbled, not a bbolt file — fails with an error wrapping errCorruptState
+// (Open sets it aside and rebuilds); one of a newer schema is refused
+// before anything is written to it.
 func openStore(path string, readOnly bool) (*store, error) {
 	opts := &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: readOnly}
-	db, err := bolt.Open(path, 0o600, opts)
+	var db *bolt.DB
+	err := guardStore(func() (err error) {
+		db, err = bolt.Open(path, 0o600, opts)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, errInUse(path)
 		}
+		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) ||
+			strings.HasPrefix(err.Error(), "file size too small") {
+			err = fmt.Errorf("%w: %v", errCorruptState, err)
+		}
+		return nil, fmt.Errorf("open state store %s: %w", path, err)
+	}
+	if err := verifyStore(db); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("open state store %s: %w", path, err)
 	}
 	s := &store{db: db}
 	if !readOnly {
 		err = db.Update(func(tx *bolt.Tx) error {
+			if m := tx.Bucket(bucketMeta); m != nil {
+				if err := checkSchema(filepath.Dir(path), string(m.Get([]byte("schema")))); err != nil {
+					return err
+				}
+			}
 			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
@@ -87,10 +111,98 @@ func openStore(path string, readOnly bool) (*store, error) {
 		})
 		if err != nil {
 			db.Close()
+			if errors.Is(err, ErrIndexIncompatible) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("init state store: %w", err)
 		}
 	}
 	return s, nil
+}
+
+// checkSchema refuses an index whose schema (the meta value) is newer than
+// this mnemo's; "" and "0" are an index whose first sync has not finished.
+func checkSchema(indexDir, schema string) error {
+	if v, _ := strconv.Atoi(schema); v > schemaVersion {
+		return fmt.Errorf("%s has schema %d, this mnemo reads %d: %w", indexDir, v, schemaVersion, ErrIndexIncompatible)
+	}
+	return nil
+}
+
+// errCorruptState marks a state store that bbolt cannot read.
+var errCorruptState = errors.New("state store is corrupt")
+
+// guardStore runs fn, which reads the state store, and turns what bbolt
+// does on a damaged file into an error wrapping errCorruptState: its
+// assertion panics, and the faults of reading a torn memory-mapped file
+// (which would otherwise kill the process). Panics that do not start in
+// bbolt are bugs, and are not caught.
+func guardStore(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if !panicInBbolt() {
+				panic(r)
+			}
+			err = fmt.Errorf("%w: %v", errCorruptState, r)
+		}
+	}()
+	return fn()
+}
+
+// panicInBbolt reports whether the panic being recovered was raised in
+// bbolt's code: the first frame below the runtime's is bbolt's.
+func panicInBbolt() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, "runtime.") {
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// verifyStore reads every page of the store once, so that damage is found
+// here, at open, and not by a sync that trips over it half-way: a file
+// shorter than its pages reach, a page bbolt cannot parse, or an
+// inconsistency bbolt's own check reports (a page both used and free).
+func verifyStore(db *bolt.DB) error {
+	return guardStore(func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			fi, err := os.Stat(db.Path())
+			if err != nil {
+				return err
+			}
+			if fi.Size() < tx.Size() {
+				return fmt.Errorf("%w: file is %d bytes, its pages reach %d (torn)", errCorruptState, fi.Size(), tx.Size())
+			}
+			var walk func(b *bolt.Bucket) error
+			walk = func(b *bolt.Bucket) error {
+				return b.ForEach(func(k, v []byte) error {
+					if v == nil {
+						if sub := b.Bucket(k); sub != nil {
+							return walk(sub)
+						}
+					}
+					return nil
+				})
+			}
+			if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) }); err != nil {
+				return err
+			}
+			var first error
+			for err := range tx.Check() { // drained: Check's goroutine sends every error
+				if first == nil {
+					first = fmt.Errorf("%w: %v", errCorruptState, err)
+				}
+			}
+			return first
+		})
+	})
 }
 
 // ErrInUse is returned by Open, read-only or not, while another process

@@ -48,7 +48,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	why := e.needFull
 	e.mu.RUnlock()
 	if full || why != "" {
-		rep.Full = true
+		rep.Full, rep.Rebuilt = true, why
 		if err := e.reset(); err != nil {
 			return rep, err
 		}

@@ -326,6 +326,9 @@ func (w *watcher) finish(ctx context.Context, r jobResult) {
 }
 
 func fullMark(r Report) string {
+	if r.Rebuilt != "" {
+		return " (full rebuild: " + r.Rebuilt + ")"
+	}
 	if r.Full {
 		return " (full rebuild)"
 	}

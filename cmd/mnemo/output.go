@@ -111,8 +111,12 @@ func syncSummary(r engine.Report, elapsed time.Duration) string {
 		d = elapsed
 	}
 	files := len(r.Added) + len(r.Updated) + r.Unchanged
-	return fmt.Sprintf("synced %d files: %d added, %d updated, %d removed, %d unchanged, %d skipped, %d warnings in %.1fs",
+	line := fmt.Sprintf("synced %d files: %d added, %d updated, %d removed, %d unchanged, %d skipped, %d warnings in %.1fs",
 		files, len(r.Added), len(r.Updated), len(r.Removed), r.Unchanged, len(r.Skipped), len(r.Warnings), d.Seconds())
+	if r.Rebuilt != "" {
+		line += " (full rebuild: " + r.Rebuilt + ")"
+	}
+	return line
 }
 
 // writeMemory prints one memory: a header of fields, a blank line, the content.
