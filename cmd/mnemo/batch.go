@@ -118,7 +118,7 @@ func (a *app) runBatch(ctx context.Context, path string, def searchFlags, noSync
 		defer f.Close()
 		in = f
 	}
-	return a.withEngine(ctx, noSync, nil, func(e *engine.Engine) error {
+	return a.withEngine(ctx, noSync, nil, func(e backend) error {
 		if !noSync {
 			if _, err := e.Sync(ctx, false); err != nil {
 				return fmt.Errorf("sync before search: %w", err)

@@ -213,7 +213,7 @@ func (a *app) runEval(ctx context.Context, path string, f evalFlags) error {
 	var lat []time.Duration
 	var failed []evalFailure
 	var saved []batchResult
-	err = a.withEngine(ctx, f.noSync, nil, func(e *engine.Engine) error {
+	err = a.withEngine(ctx, f.noSync, nil, func(e backend) error {
 		if !f.noSync {
 			if _, err := e.Sync(ctx, false); err != nil {
 				return fmt.Errorf("sync before eval: %w", err)

@@ -4,8 +4,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"mnemo/engine"
 )
 
 func (a *app) readCmd() *cobra.Command {
@@ -23,7 +21,7 @@ it counts as use for recency decay.`,
 				return usagef("read needs a memory URI, path or title")
 			}
 			id := strings.Join(args, " ")
-			return a.withEngine(cmd.Context(), false, nil, func(e *engine.Engine) error {
+			return a.withEngine(cmd.Context(), false, nil, func(e backend) error {
 				m, err := e.Read(cmd.Context(), id)
 				if err != nil {
 					return err

@@ -124,6 +124,11 @@ $` + embed.EnvOpenAIKeyStd + `). Decay is configured by the ` + decay.EnvFunctio
 ` + decay.EnvHalfLife + ` and MAENIFOLD_DECAY_GRACE_DAYS_* variables; the
 flags below override them.
 
+An index has one writer at a time. While mnemo serve runs, the other
+commands go through it (so its settings, not these flags, rank results).
+While another command writes, the rest fail after a short wait with
+"index is in use by PID N".
+
 Exit status: 0 success, 1 error, 2 usage error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -251,15 +256,17 @@ func newEmbedder(ctx context.Context, g globals, lookup func(string) (string, bo
 	return e, err
 }
 
-// withEngine opens the engine, runs fn and closes it, reporting the first error.
-func (a *app) withEngine(ctx context.Context, readOnly bool, progress func(done, total int), fn func(*engine.Engine) error) (err error) {
+// withEngine opens the engine, runs fn and closes it, reporting the first
+// error. While mnemo serve holds the index, fn gets a client of that server
+// instead (see openBackend); progress is then not reported.
+func (a *app) withEngine(ctx context.Context, readOnly bool, progress func(done, total int), fn func(backend) error) (err error) {
 	cfg, err := a.engineConfig(ctx)
 	if err != nil {
 		return err
 	}
 	cfg.ReadOnly = readOnly
 	cfg.Progress = progress
-	e, err := engine.Open(ctx, cfg)
+	e, err := a.openBackend(ctx, cfg)
 	if err != nil {
 		return err
 	}

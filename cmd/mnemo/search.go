@@ -87,7 +87,7 @@ the end of that day).`,
 }
 
 func (a *app) search(ctx context.Context, q engine.Query, noSync bool) error {
-	return a.withEngine(ctx, noSync, nil, func(e *engine.Engine) error {
+	return a.withEngine(ctx, noSync, nil, func(e backend) error {
 		if !noSync {
 			if _, err := e.Sync(ctx, false); err != nil {
 				return fmt.Errorf("sync before search: %w", err)

@@ -56,7 +56,10 @@ the agent that started it, over stdin/stdout, unless stdin is a terminal or
 them over streamable HTTP at http://ADDR/mcp instead; ADDR must be a loopback
 address such as 127.0.0.1:8765.
 
-A second writer on the same index is refused ("index is in use by PID N").`,
+While it runs, the other commands (search, read, status, eval, sync) from
+any terminal go through it, over the socket INDEX/serve.sock: they see its
+latest state, and their reads are recorded. A second writer on the same
+index is refused ("index is in use by PID N").`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("serve takes no arguments (got %q)", args[0])
@@ -81,7 +84,9 @@ A second writer on the same index is refused ("index is in use by PID N").`,
 			log := newLogger(a.stderr)
 			log.print(fmt.Sprintf("serve pid=%d memory=%s index=%s watch=%t debounce=%s",
 				os.Getpid(), cfg.MemoryDir, cfg.IndexDir, sf.watch, debounceText(sf.debounce)))
+			stopHandoff := startHandoff(cmd.Context(), e, cfg.IndexDir, log.print)
 			err = serve(cmd.Context(), e, sf, log.print)
+			stopHandoff()
 			if cerr := e.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("close index: %w", cerr)
 			}

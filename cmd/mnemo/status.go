@@ -15,12 +15,12 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `Print the memory and index folders, the number of files and chunks, the
 index sizes, the embedder, the last sync, and the files skipped or indexed
 with warnings (the first 20 of each in text; all of them with --json).
-The index is opened read-only, so status works while another process syncs.`,
+The index is opened read-only; while mnemo serve holds it, the server answers.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("status takes no arguments (got %q)", args[0])
 			}
-			return a.withEngine(cmd.Context(), true, nil, func(e *engine.Engine) error {
+			return a.withEngine(cmd.Context(), true, nil, func(e backend) error {
 				s, err := e.Status(cmd.Context())
 				if err != nil {
 					return err

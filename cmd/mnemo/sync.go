@@ -10,8 +10,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-
-	"mnemo/engine"
 )
 
 func (a *app) syncCmd() *cobra.Command {
@@ -30,7 +28,7 @@ or the full report with --json.`,
 			}
 			bar := newProgress(a.stderr, "indexing")
 			start := time.Now()
-			return a.withEngine(cmd.Context(), false, bar.update, func(e *engine.Engine) error {
+			return a.withEngine(cmd.Context(), false, bar.update, func(e backend) error {
 				r, err := e.Sync(cmd.Context(), full)
 				bar.done()
 				if err != nil {

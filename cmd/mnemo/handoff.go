@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"mnemo/engine"
+	"mnemo/remote"
+)
+
+// backend is what the commands other than serve need of an index: the
+// engine itself, or the running mnemo serve that holds it.
+type backend interface {
+	Search(ctx context.Context, q engine.Query) (engine.Page, error)
+	Read(ctx context.Context, id string) (engine.Memory, error)
+	Status(ctx context.Context) (engine.Status, error)
+	Sync(ctx context.Context, full bool) (engine.Report, error)
+	Close() error
+}
+
+var (
+	_ backend = (*engine.Engine)(nil)
+	_ backend = (*remote.Client)(nil)
+)
+
+// openBackend opens the index, unless a mnemo serve holds it: then the
+// command's requests go to that server, so they see its latest state and
+// their reads are recorded there. If another process holds the index and
+// takes no requests, the error names it as engine.Open did.
+func (a *app) openBackend(ctx context.Context, cfg engine.Config) (backend, error) {
+	// Ask for a server first: the socket exists only while one holds the
+	// index, and engine.Open would wait for the lock before saying so.
+	c, err := remote.Dial(cfg.IndexDir)
+	if err != nil {
+		e, err := engine.Open(ctx, cfg)
+		if err == nil {
+			return e, nil
+		}
+		if !errors.Is(err, engine.ErrInUse) {
+			return nil, err
+		}
+		// A server that started while we waited.
+		var derr error
+		if c, derr = remote.Dial(cfg.IndexDir); derr != nil {
+			return nil, fmt.Errorf("%w; it takes no requests (only mnemo serve does), so wait for it to finish or stop it", err)
+		}
+	}
+	if flags := a.engineFlags(); len(flags) > 0 {
+		verb := "are"
+		if len(flags) == 1 {
+			verb = "is"
+		}
+		fmt.Fprintf(a.stderr, "mnemo: note: mnemo serve holds the index and answers with its own settings; %s %s ignored\n",
+			strings.Join(flags, ", "), verb)
+	}
+	return c, nil
+}
+
+// engineFlags are the flags given that set how an engine ranks, which a
+// running server does not take from its clients.
+func (a *app) engineFlags() []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"--decay-function", a.g.decayFunction != ""},
+		{"--half-life-days", a.g.halfLifeSet},
+		{"--fusion", a.g.fusion != ""},
+		{"--embedder", a.g.embedder != ""},
+	} {
+		if f.set {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// startHandoff lets other mnemo commands reach e while serve holds it: it
+// listens on the socket beside the index and answers there until stop is
+// called or ctx ends. stop returns once no request is running, so that e
+// can be closed. A socket that cannot be made is logged, not fatal: serve
+// still works, and other commands report the index in use.
+func startHandoff(ctx context.Context, e *engine.Engine, indexDir string, logf func(string)) (stop func()) {
+	ln, err := remote.Listen(indexDir)
+	if err != nil {
+		logf("other commands cannot reach this server: " + err.Error())
+		return func() {}
+	}
+	logf("other commands reach this server on " + ln.Addr().String())
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := remote.Serve(ctx, ln, e); err != nil {
+			logf("other commands can no longer reach this server: " + err.Error())
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
