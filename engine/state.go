@@ -19,8 +19,8 @@ import (
 
 // schemaVersion changes whenever the layout of the indexes or the state store
 // changes in a way an older or newer mnemo cannot read. An index of an older
-// version is rebuilt; one of a newer version is refused.
-const schemaVersion = 1
+// version is rebuilt; one of a newer version is refused. 2: 100-word chunks.
+const schemaVersion = 2
 
 var (
 	bucketMeta    = []byte("meta")
