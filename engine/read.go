@@ -28,7 +28,7 @@ func (e *Engine) Resolve(id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if rel != "" {
+	if rel != "" && !tooLongForAPath(rel) { // a very long id can still be a title
 		if !strings.EqualFold(filepath.Ext(rel), ".md") {
 			rel += ".md"
 		}
@@ -94,4 +94,19 @@ func sortSkips(s []Skip) { sort.Slice(s, func(i, j int) bool { return s[i].Path 
 
 func sortWarnings(w []Warning) {
 	sort.SliceStable(w, func(i, j int) bool { return w[i].Path < w[j].Path })
+}
+
+// tooLongForAPath reports a path no file system here could hold (a name over
+// 255 bytes, or 4,096 in all), so it is simply not found rather than an
+// operating-system error.
+func tooLongForAPath(rel string) bool {
+	if len(rel) > 4096 {
+		return true
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if len(part)+len(".md") > 255 {
+			return true
+		}
+	}
+	return false
 }

@@ -76,6 +76,8 @@ func TestResolve(t *testing.T) {
 		{"outdir/secret", "", engine.ErrOutsideRoot},
 		{"memory://outdir/secret", "", engine.ErrOutsideRoot},
 		{"x\x00y", "", engine.ErrOutsideRoot},
+		{strings.Repeat("long/", 2000) + "x", "", engine.ErrNotFound},
+		{strings.Repeat("y", 300), "", engine.ErrNotFound},
 	}
 	for _, c := range cases {
 		got, err := v.e.Resolve(c.id)
