@@ -31,7 +31,8 @@ import (
 //   - round kind "serve --no-watch": hundreds of files changed while
 //     nothing ran, then serve's start-up sync, killed part-way;
 //   - round kind "serve": the watcher running while a thousand files are
-//     added, edited, moved and deleted, killed among its batches.
+//     added, edited, moved and deleted (over a second, or all at once),
+//     killed among its batches.
 //
 // After each kill a plain `mnemo sync` must bring the index back to exactly
 // the files: status counts every file once and as many chunks as a fresh
@@ -419,25 +420,30 @@ func (v *crashVault) killWatching(n int) string {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	spread := time.Second
-	d := 100*time.Millisecond + time.Duration(v.rng.Int64N(int64(spread+300*time.Millisecond)))
+	// Half the rounds spread the changes over a second (many small
+	// batches), half write them at once (batches of hundreds, or rescans).
+	spread := time.Duration(v.rng.IntN(2)) * time.Second
+	d := 100*time.Millisecond + time.Duration(v.rng.Int64N(int64(spread+400*time.Millisecond)))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		pause := spread / time.Duration(n)
 		for range n {
 			v.mutateOne()
-			time.Sleep(pause)
+			if pause > 0 {
+				time.Sleep(pause)
+			}
 		}
 	}()
 	time.Sleep(d)
 	batches := c.logged(" sync added=") - 1 // less the start-up sync
+	rescans := c.logged("paths changed sync")
 	killed := c.kill()
 	<-done
 	if !killed {
 		v.t.Fatalf("serve exited by itself (%v): %s", c.err, strings.Join(c.stderr, "\n"))
 	}
-	return fmt.Sprintf("%d changes over %s, killed at %s after %d watcher batches", n, spread, d.Round(time.Millisecond), batches)
+	return fmt.Sprintf("%d changes over %s, killed at %s after %d watcher batches (%d of them rescans)", n, spread, d.Round(time.Millisecond), batches, rescans)
 }
 
 type crashStatus struct {
