@@ -512,14 +512,9 @@ func TestUnreadableFile(t *testing.T) {
 	v := newVault(t, nil)
 	v.write("ok.md", memo("OK", "", nil, "the okapi"))
 	v.write("locked.md", memo("Locked", "", nil, "the lynx"))
-	v.write("shut/inner.md", memo("Inner", "", nil, "the ibex"))
 	if err := os.Chmod(v.abs("locked.md"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(v.abs("shut"), 0); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(v.abs("shut"), 0o755) })
 	rep := v.sync()
 	if !slices.Equal(rep.Added, []string{"ok.md"}) {
 		t.Errorf("added %v, want [ok.md]", rep.Added)
@@ -531,10 +526,9 @@ func TestUnreadableFile(t *testing.T) {
 		t.Errorf("Status.Skipped %+v, want locked.md", st.Skipped)
 	}
 	os.Chmod(v.abs("locked.md"), 0o644)
-	os.Chmod(v.abs("shut"), 0o755)
 	rep = v.sync()
-	if got := sorted(rep.Added); !slices.Equal(got, []string{"locked.md", "shut/inner.md"}) {
-		t.Errorf("after chmod back: added %v, want locked.md and shut/inner.md", got)
+	if !slices.Equal(rep.Added, []string{"locked.md"}) {
+		t.Errorf("after chmod back: added %v, want [locked.md]", rep.Added)
 	}
 	if got := v.find(engine.FullText, "lynx"); !slices.Equal(got, []string{"locked.md"}) {
 		t.Errorf("lynx → %v, want [locked.md]", got)
@@ -557,4 +551,38 @@ func (v *vault) readTime(rel string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// TestUnreadableFolder: a folder the process may not list is skipped with a
+// reason, like an unreadable file, not dropped in silence. Known to fail
+// (run as a user other than root to see it): sync's walk ignores the
+// folder's error, so its memories leave the index as if deleted and
+// nothing says why.
+func TestUnreadableFolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root, which can list a folder with mode 000")
+	}
+	v := newVault(t, map[string]string{
+		"ok.md":         memo("OK", "", nil, "the okapi"),
+		"shut/inner.md": memo("Inner", "", nil, "the ibex"),
+	})
+	if err := os.Chmod(v.abs("shut"), 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(v.abs("shut"), 0o755) })
+	rep := v.sync()
+	reported := false
+	for _, s := range rep.Skipped {
+		if strings.HasPrefix(s.Path, "shut") && strings.Contains(s.Reason, "permission denied") {
+			reported = true
+		}
+	}
+	if !reported {
+		t.Errorf("sync with shut/ unreadable: skipped %+v, removed %v; want shut/ reported as skipped with the reason", rep.Skipped, rep.Removed)
+	}
+	os.Chmod(v.abs("shut"), 0o755)
+	v.sync()
+	if got := v.find(engine.FullText, "ibex"); !slices.Equal(got, []string{"shut/inner.md"}) {
+		t.Errorf("ibex → %v once shut/ is readable again, want [shut/inner.md]", got)
+	}
 }
