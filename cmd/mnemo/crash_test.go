@@ -34,8 +34,9 @@ import (
 //     added, edited, moved and deleted (over a second, or all at once),
 //     killed among its batches.
 //
-// After each kill a plain `mnemo sync` must bring the index back to exactly
-// the files: status counts every file once and as many chunks as a fresh
+// After each kill a restart — `mnemo serve` again after a killed serve with
+// the watcher, stopped with SIGTERM once its start-up sync is done, else a
+// plain `mnemo sync` — must bring the index back to exactly the files: status counts every file once and as many chunks as a fresh
 // index of the same files; each file changed in the round, and a sample of
 // the rest, is found by its token, once, under its own path; each token of
 // a deleted file or of a replaced version finds nothing; and no result of a
@@ -94,7 +95,15 @@ func TestKill9(t *testing.T) {
 		case "serve":
 			note = v.killWatching(nFiles / 3)
 		}
-		out := v.mustRun("sync")
+		// A killed serve is restarted as serve (its start-up sync repairs
+		// the index, and SIGTERM then stops it cleanly); the others by a
+		// plain sync.
+		var out string
+		if kind == "serve" {
+			out = v.restartServe()
+		} else {
+			out = v.mustRun("sync")
+		}
 		if strings.Contains(out, "full rebuild") {
 			sum.rebuilds++
 		}
@@ -444,6 +453,45 @@ func (v *crashVault) killWatching(n int) string {
 		v.t.Fatalf("serve exited by itself (%v): %s", c.err, strings.Join(c.stderr, "\n"))
 	}
 	return fmt.Sprintf("%d changes over %s, killed at %s after %d watcher batches (%d of them rescans)", n, spread, d.Round(time.Millisecond), batches, rescans)
+}
+
+// restartServe starts serve with the watcher, waits for its start-up sync,
+// stops it with SIGTERM and returns that sync's log line.
+func (v *crashVault) restartServe() string {
+	v.t.Helper()
+	c := v.start("serve")
+	deadline := time.Now().Add(time.Minute)
+	for c.logged("start-up sync") == 0 {
+		select {
+		case <-c.exited:
+			v.t.Fatalf("restarted serve exited before its start-up sync (%v): %s", c.err, strings.Join(c.stderr, "\n"))
+		default:
+		}
+		if time.Now().After(deadline) {
+			c.kill()
+			v.t.Fatal("restarted serve: no start-up sync within a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.kill()
+		v.t.Fatal("restarted serve did not stop on SIGTERM")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || !strings.HasSuffix(c.stderr[len(c.stderr)-1], "stopped: index closed") {
+		v.t.Fatalf("restarted serve did not stop cleanly (%v): %s", c.err, strings.Join(c.stderr, "\n"))
+	}
+	for _, l := range c.stderr {
+		if strings.Contains(l, "start-up sync") {
+			_, line, _ := strings.Cut(l, " ")
+			return "serve: " + line
+		}
+	}
+	return ""
 }
 
 type crashStatus struct {
