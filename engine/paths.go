@@ -91,3 +91,37 @@ func ancestors(rel string) []string {
 func inFolder(rel, folder string) bool {
 	return folder == "" || strings.HasPrefix(rel, folder+"/")
 }
+
+// realRel returns where rel really is, relative to the root, with every
+// symlink in it resolved (a part that does not exist yet is kept as
+// written). Writes go to the real path so that a memory written through a
+// symlinked folder is indexed under the one path the scan will find.
+func realRel(root, rel string) (string, error) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("resolve memory folder: %w", err)
+	}
+	p, rest := filepath.Join(root, filepath.FromSlash(rel)), ""
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			r, err := filepath.Rel(realRoot, filepath.Join(real, rest))
+			if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				return "", fmt.Errorf("%q: %w", rel, ErrOutsideRoot)
+			}
+			if r == "." {
+				return "", nil
+			}
+			return filepath.ToSlash(r), nil
+		}
+		if !os.IsNotExist(err) {
+			return "", fmt.Errorf("resolve %q: %w", rel, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return rel, nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}

@@ -554,12 +554,10 @@ func (v *vault) readTime(rel string) (time.Time, bool) {
 }
 
 // TestUnreadableFolder: a folder the process may not list is skipped with a
-// reason, like an unreadable file, not dropped in silence. Known to fail
-// (run as a user other than root to see it): sync's walk ignores the
-// folder's error, so its memories leave the index as if deleted and
-// nothing says why.
+// reason, like an unreadable file, not dropped in silence: what it holds is
+// unknown, not gone, so its memories stay indexed as they were. It runs only
+// as a user other than root (root can list a folder with mode 000).
 func TestUnreadableFolder(t *testing.T) {
-	knownBug(t)
 	if os.Geteuid() == 0 {
 		t.Skip("running as root, which can list a folder with mode 000")
 	}
@@ -574,12 +572,18 @@ func TestUnreadableFolder(t *testing.T) {
 	rep := v.sync()
 	reported := false
 	for _, s := range rep.Skipped {
-		if strings.HasPrefix(s.Path, "shut") && strings.Contains(s.Reason, "permission denied") {
+		if strings.HasPrefix(s.Path, "shut") && strings.Contains(s.Reason, "unreadable") {
 			reported = true
 		}
 	}
 	if !reported {
 		t.Errorf("sync with shut/ unreadable: skipped %+v, removed %v; want shut/ reported as skipped with the reason", rep.Skipped, rep.Removed)
+	}
+	if len(rep.Removed) != 0 {
+		t.Errorf("sync with shut/ unreadable removed %v: what it held is unknown, not gone", rep.Removed)
+	}
+	if got := v.find(engine.FullText, "ibex"); !slices.Equal(got, []string{"shut/inner.md"}) {
+		t.Errorf("ibex → %v while shut/ is unreadable, want it kept as last indexed", got)
 	}
 	os.Chmod(v.abs("shut"), 0o755)
 	v.sync()
@@ -590,12 +594,12 @@ func TestUnreadableFolder(t *testing.T) {
 
 // TestWriteThroughFolderSymlink: a memory written into a folder that is a
 // symlink back up the tree lands in the real folder, and is indexed once,
-// under one path, with the watcher running too. Known to fail: Write
-// indexes it under the symlinked path it was given, the watcher indexes the
-// real file under its real path, and search returns both until the next
-// full sync drops the first.
+// under one path, with the watcher running too. (It once failed: Write
+// indexed it under the symlinked path it was given, the watcher indexed the
+// real file under its real path, and search returned both until the next
+// full sync dropped the first.)
 func TestWriteThroughFolderSymlink(t *testing.T) {
-	knownBug(t)
+
 	v := newVault(t, map[string]string{"a/x.md": memo("X", "", nil, "the xerus")})
 	if err := os.Symlink("..", v.abs("a/up")); err != nil {
 		t.Fatal(err)
@@ -613,15 +617,5 @@ func TestWriteThroughFolderSymlink(t *testing.T) {
 	v.sync()
 	if got := v.find(engine.FullText, "quokka"); len(got) != 1 {
 		t.Errorf("after a sync: quokka → %v, want one memory", got)
-	}
-}
-
-// knownBug skips a test that shows a bug not fixed yet, unless
-// MNEMO_KNOWN_BUGS is set: the suite stays green, and the bug one variable
-// away.
-func knownBug(t *testing.T) {
-	t.Helper()
-	if os.Getenv("MNEMO_KNOWN_BUGS") == "" {
-		t.Skip("known bug, not fixed yet; set MNEMO_KNOWN_BUGS=1 to run")
 	}
 }

@@ -53,7 +53,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 			return rep, err
 		}
 	}
-	found, err := e.scan(ctx)
+	found, shut, err := e.scan(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -61,7 +61,8 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 
 	t0 := time.Now()
 	before := e.readsWithin(nil)
-	if err := e.reconcile(ctx, found, func(string) bool { return true }, &rep); err != nil {
+	reportShut(shut, &rep)
+	if err := e.reconcile(ctx, found, func(p string) bool { return !under(p, shut) }, &rep); err != nil {
 		return rep, err
 	}
 	if err := e.followMoves(before, rep); err != nil {
@@ -177,7 +178,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 	start := time.Now()
 	rep = Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}
 	found := map[string]seen{}
-	var roots []string
+	var roots, shut []string
 	for _, p := range paths {
 		rel, err := cleanRel(p)
 		if err != nil {
@@ -185,22 +186,26 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 		}
 		roots = append(roots, rel)
 		if rel == "" {
-			all, err := e.scan(ctx)
+			all, s, err := e.scan(ctx)
 			if err != nil {
 				return rep, err
 			}
-			found = all
+			found, shut = all, append(shut, s...)
 			continue
 		}
-		sub, err := e.scanPath(ctx, rel)
+		sub, s, err := e.scanPath(ctx, rel)
 		if err != nil {
 			return rep, err
 		}
 		for k, v := range sub {
 			found[k] = v
 		}
+		shut = append(shut, s...)
 	}
 	within := func(p string) bool {
+		if under(p, shut) {
+			return false
+		}
 		for _, r := range roots {
 			if r == "" || p == r || strings.HasPrefix(p, r+"/") {
 				return true
@@ -208,6 +213,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 		}
 		return false
 	}
+	reportShut(shut, &rep)
 	before := e.readsWithin(roots)
 	if err := e.reconcile(ctx, found, within, &rep); err != nil {
 		return rep, err
@@ -248,47 +254,71 @@ func (e *Engine) reset() error {
 
 // scan lists every markdown memory under the root: .md files, not in hidden
 // folders nor in the index folder; a symlink counts only if it stays inside.
-func (e *Engine) scan(ctx context.Context) (map[string]seen, error) {
+// It also returns the folders it could not read (relative paths): what
+// they held is unknown, not gone.
+func (e *Engine) scan(ctx context.Context) (map[string]seen, []string, error) {
 	return e.walk(ctx, e.root)
+}
+
+// under reports whether p lies in one of the folders.
+func under(p string, folders []string) bool {
+	for _, f := range folders {
+		if p == f || strings.HasPrefix(p, f+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// reportShut lists unreadable folders among the skipped paths: their
+// memories stay indexed as they were until the folder can be read again.
+func reportShut(shut []string, rep *Report) {
+	for _, f := range shut {
+		rep.Skipped = append(rep.Skipped, Skip{Path: f + "/", Reason: "folder unreadable (permission denied?); its memories are kept as last indexed"})
+	}
 }
 
 // scanPath scans one file or folder below the root; a path that does not
 // exist, or that the scan would not index, yields nothing.
-func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, error) {
+func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, []string, error) {
 	for _, part := range strings.Split(rel, "/") {
 		if strings.HasPrefix(part, ".") {
-			return map[string]seen{}, nil // hidden: never indexed
+			return map[string]seen{}, nil, nil // hidden: never indexed
 		}
 	}
 	if resolveInside(e.root, rel) != nil {
-		return map[string]seen{}, nil
+		return map[string]seen{}, nil, nil
 	}
 	if ia, err := filepath.Abs(e.cfg.IndexDir); err == nil {
 		full := filepath.Join(e.root, filepath.FromSlash(rel))
 		if full == ia || strings.HasPrefix(full, ia+string(filepath.Separator)) {
-			return map[string]seen{}, nil // the index's own folder is never memory
+			return map[string]seen{}, nil, nil // the index's own folder is never memory
 		}
 	}
 	full := filepath.Join(e.root, filepath.FromSlash(rel))
 	if _, err := os.Lstat(full); err != nil {
-		return map[string]seen{}, nil
+		return map[string]seen{}, nil, nil
 	}
 	return e.walk(ctx, full)
 }
 
 // walk lists the markdown memories at or below start.
-func (e *Engine) walk(ctx context.Context, start string) (map[string]seen, error) {
+func (e *Engine) walk(ctx context.Context, start string) (map[string]seen, []string, error) {
 	found := map[string]seen{}
+	var shut []string
 	indexAbs, _ := filepath.Abs(e.cfg.IndexDir)
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == start {
-				if os.IsNotExist(err) {
-					return filepath.SkipDir
-				}
-				return err
+			if p == start && os.IsNotExist(err) {
+				return filepath.SkipDir
 			}
-			return nil // an unreadable folder is skipped, not fatal
+			if p == e.root {
+				return err // the memory folder itself: nothing can be known
+			}
+			if rel, rerr := filepath.Rel(e.root, p); rerr == nil && (d == nil || d.IsDir()) {
+				shut = append(shut, filepath.ToSlash(rel)) // unknown, not gone
+			}
+			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -319,9 +349,9 @@ func (e *Engine) walk(ctx context.Context, start string) (map[string]seen, error
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("scan %s: %w", start, err)
+		return nil, nil, fmt.Errorf("scan %s: %w", start, err)
 	}
-	return found, nil
+	return found, shut, nil
 }
 
 type syncJob struct {

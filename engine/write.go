@@ -162,6 +162,9 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err := e.mkdirInside(folder); err != nil {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
+	if folder, err = realRel(e.root, folder); err != nil {
+		return Memory{}, fmt.Errorf("folder: %w", err)
+	}
 	now := time.Now().UTC().Truncate(time.Second)
 	created := now
 	rel, existing, err := e.target(folder, title)
@@ -368,6 +371,11 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err := e.checkWritable(dst); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
+	dir, err := realRel(e.root, path.Dir(dst))
+	if err != nil {
+		return Memory{}, fmt.Errorf("destination: %w", err)
+	}
+	dst = path.Join(dir, path.Base(dst))
 	if dst == rel {
 		return e.memoryAt(rel)
 	}
