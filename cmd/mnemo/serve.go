@@ -286,8 +286,12 @@ func (w logWriter) Write(p []byte) (int, error) {
 }
 
 func syncLine(r engine.Report) string {
-	return fmt.Sprintf("sync added=%d updated=%d removed=%d unchanged=%d skipped=%d in %dms",
+	line := fmt.Sprintf("sync added=%d updated=%d removed=%d unchanged=%d skipped=%d in %dms",
 		len(r.Added), len(r.Updated), len(r.Removed), r.Unchanged, len(r.Skipped), r.Total.Milliseconds())
+	if r.Rebuilt != "" {
+		line += " (full rebuild: " + r.Rebuilt + ")"
+	}
+	return line
 }
 
 // logger writes one-line records, "2026-11-29T10:00:00Z message", from
