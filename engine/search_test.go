@@ -31,7 +31,7 @@ func TestQueryValidation(t *testing.T) {
 		{"blank", engine.Query{Text: " \t\n "}, engine.ErrEmptyQuery},
 		{"stopwords", engine.Query{Text: "the of and"}, engine.ErrNoTerms},
 		{"punctuation", engine.Query{Text: "?!… --"}, engine.ErrNoTerms},
-		{"semantic unknown words", engine.Query{Text: "qqzxvw wvxzqq", Mode: engine.Semantic}, engine.ErrNoTerms},
+		{"semantic, nothing to embed (numbers, initials)", engine.Query{Text: "42 1917 x", Mode: engine.Semantic}, engine.ErrNoTerms},
 		{"page -1", engine.Query{Text: "alpha", Page: -1}, engine.ErrBadPage},
 		{"page that would overflow", engine.Query{Text: "alpha", Page: math.MaxInt / 100}, engine.ErrBadPage},
 		{"pageSize 201", engine.Query{Text: "alpha", PageSize: 201}, engine.ErrBadPageSize},

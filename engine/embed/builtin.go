@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"unicode/utf8"
 
 	"mnemo/engine/embed/internal/table"
 )
@@ -21,7 +22,7 @@ var gloveTable []byte
 // BuiltinName is what Static.Name returns. The version suffix changes
 // whenever the table or the sentence math changes, so that an index built
 // with older vectors is rebuilt instead of mixed with new ones.
-const BuiltinName = "builtin:glove-6b-100d-sif-v1"
+const BuiltinName = "builtin:glove-6b-100d-sif-v2"
 
 // builtinDim is the dimension BuiltinName promises; a regenerated table with
 // another one must come with a new name.
@@ -31,14 +32,19 @@ const builtinDim = 100
 // Simple but Tough-to-Beat Baseline for Sentence Embeddings", ICLR 2017)
 // over static word vectors:
 //
-//	v = Σ_{tokens w} a/(a+p(w)) · vec(w)      (unknown words skipped)
+//	v = Σ_{tokens w} a/(a+p(w)) · vec(w)      (unknown words: see below)
 //	v = v − (u·v) u                           (u fixed when the table was built)
 //	v = v / |v|
 //
 // p(w) is a Zipf estimate from the word's frequency rank (table.Weights), a
-// is stored in the table (1e-3). Because u is part of the table rather than
-// fitted to the documents being indexed, a text's vector depends on nothing
-// but the text: adding a memory never changes the vectors of the others.
+// is stored in the table (3e-4). A word the table lacks ("oligoclonal",
+// "inviscid", a product code) is not skipped but stands for itself: it
+// contributes a pseudo-random vector built from its character trigrams (see
+// addUnknown), so a query and a memory that share it are close, and a word
+// sharing most of its trigrams ("axisymmetrical") is near it. Because u is
+// part of the table rather than fitted to the documents being indexed, a
+// text's vector depends on nothing but the text: adding a memory never
+// changes the vectors of the others.
 //
 // A Static is read-only after construction and safe for concurrent use.
 type Static struct {
@@ -47,6 +53,10 @@ type Static struct {
 	quant  []byte    // row-major int8 components, aliasing the embedded table
 	coef   []float32 // per row: SIF weight × dequantisation scale
 	common []float32
+	// oovNorm is the length of an unknown word's contribution: the mean
+	// SIF-weighted length of the 10,000 rarest rows, so an unknown word
+	// counts as much as a rare known one.
+	oovNorm float32
 }
 
 var builtin struct {
@@ -84,7 +94,20 @@ func newStatic(data []byte) (*Static, error) {
 	for r := range coef {
 		coef[r] = float32(w[r]) * t.Scales[r]
 	}
-	return &Static{dim: t.Dim, index: t.Index, quant: t.Quant, coef: coef, common: t.Common}, nil
+	s := &Static{dim: t.Dim, index: t.Index, quant: t.Quant, coef: coef, common: t.Common}
+	tail := max(0, len(coef)-10000) // about 1 ms at start-up
+	var sum float64
+	for r := tail; r < len(coef); r++ {
+		var q float64
+		for _, b := range s.quant[r*s.dim : (r+1)*s.dim] {
+			q += float64(int8ToFloat32[b]) * float64(int8ToFloat32[b])
+		}
+		sum += math.Sqrt(q) * float64(coef[r])
+	}
+	if tail < len(coef) {
+		s.oovNorm = float32(sum / float64(len(coef)-tail))
+	}
+	return s, nil
 }
 
 // Name implements Embedder.
@@ -94,16 +117,20 @@ func (s *Static) Name() string { return BuiltinName }
 func (s *Static) Dim() int { return s.dim }
 
 // Embed implements Embedder: one unit-length vector per text, or an all-zero
-// vector for a text with no word in the vocabulary. It fails only when ctx
-// is done, which it checks before each text.
+// vector for a text with neither a word of the vocabulary nor an unknown
+// word addUnknown accepts. It fails only when ctx is done, which it checks
+// before each text.
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	slab := make([]float32, len(texts)*s.dim)
 	var acc []float32
 	found := 0
-	take := func(tok []byte, _ bool) bool {
+	take := func(tok []byte, final bool) bool {
 		row, ok := s.index[string(tok)] // no allocation: the compiler special-cases this
 		if !ok {
+			if final && s.addUnknown(acc, tok) {
+				found++
+			}
 			return false
 		}
 		off := int(row) * s.dim
@@ -126,6 +153,74 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		out[i] = acc
 	}
 	return out, nil
+}
+
+// addUnknown adds the stand-in vector of a word the table lacks and reports
+// whether it did. The vector is the sum of pseudo-random ±1 vectors, one per
+// character trigram of "<word>" (fastText's subword idea, without trained
+// subword vectors), scaled to oovNorm. Random directions in 100 dimensions
+// are nearly orthogonal to every real word, so the stand-in adds evidence
+// only where the same or a similarly spelled unknown word occurs on both
+// sides. Tokens under three bytes or without a letter are skipped: numbers
+// and initials, which the table lacks too, would only add noise.
+func (s *Static) addUnknown(acc []float32, tok []byte) bool {
+	if len(tok) < 3 || s.oovNorm == 0 {
+		return false
+	}
+	letter := false
+	for _, c := range tok {
+		letter = letter || 'a' <= c && c <= 'z' || c >= utf8.RuneSelf
+	}
+	if !letter {
+		return false
+	}
+	var v [builtinDim]float32
+	padded := func(i int) byte { // "<" + tok + ">"
+		switch i {
+		case 0:
+			return '<'
+		case len(tok) + 1:
+			return '>'
+		}
+		return tok[i-1]
+	}
+	for i := 0; i+3 <= len(tok)+2; i++ {
+		h := uint64(14695981039346656037) // FNV-1a of the trigram seeds the signs
+		for j := i; j < i+3; j++ {
+			h ^= uint64(padded(j))
+			h *= 1099511628211
+		}
+		var bits uint64
+		for k := range v {
+			if k%64 == 0 {
+				bits = splitmix64(&h)
+			}
+			v[k] += float32(int(bits&1)*2 - 1)
+			bits >>= 1
+		}
+	}
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 { // the ±1s cancelled in every component: possible, not likely
+		return false
+	}
+	f := s.oovNorm / float32(math.Sqrt(n))
+	for k, x := range v {
+		acc[k] += f * x
+	}
+	return true
+}
+
+// splitmix64 advances the state and returns the next output (Steele, Lea
+// and Flood's SplitMix64, as in java.util.SplittableRandom).
+func splitmix64(state *uint64) uint64 {
+	*state += 0x9e3779b97f4a7c15
+	z := *state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // finish removes the common component and normalises v in place. The sum

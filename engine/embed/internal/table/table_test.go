@@ -154,7 +154,7 @@ func TestEncodeRejects(t *testing.T) {
 
 func TestWeights(t *testing.T) {
 	const n = 140000
-	w := Weights(n, 1e-3)
+	w := Weights(n, 3e-4)
 	for r := 1; r < n; r++ {
 		if !(w[r] > w[r-1]) || !(w[r] < 1) {
 			t.Fatalf("weights not increasing in (0,1) at rank %d: %v, %v", r, w[r-1], w[r])
@@ -164,7 +164,7 @@ func TestWeights(t *testing.T) {
 	for _, c := range []struct {
 		rank     int
 		min, max float64
-	}{{0, 0.011, 0.013}, {100, 0.53, 0.57}, {1000, 0.92, 0.94}} {
+	}{{0, 0.003, 0.005}, {100, 0.26, 0.29}, {1000, 0.77, 0.80}} {
 		if got := w[c.rank]; got < c.min || got > c.max {
 			t.Errorf("weight of rank %d = %.4f, want in [%v, %v]", c.rank, got, c.min, c.max)
 		}
