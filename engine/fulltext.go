@@ -198,6 +198,7 @@ type bm25 struct {
 
 // textHit is one memory's BM25 score and how many query terms it matched.
 type textHit struct {
+	path    string
 	score   float64
 	matched int
 }
@@ -209,7 +210,7 @@ type textHit struct {
 // number of distinct terms, which costs several points of nDCG on every set
 // in ../shared/bench. Bleve still does analysis, postings and storage.
 // totals holds each field's total token count over all documents.
-func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) (map[string]textHit, error) {
+func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) ([]textHit, error) {
 	r, err := ft.idx.Advanced()
 	if err != nil {
 		return nil, fmt.Errorf("full-text index: %w", err)
@@ -224,7 +225,7 @@ func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals 
 		return nil, fmt.Errorf("full-text doc count: %w", err)
 	}
 	if n == 0 {
-		return map[string]textHit{}, nil
+		return nil, nil
 	}
 	type acc struct {
 		score float64
@@ -293,13 +294,13 @@ func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals 
 			tr.Close()
 		}
 	}
-	out := make(map[string]textHit, len(byID))
+	out := make([]textHit, 0, len(byID))
 	for id, a := range byID {
 		ext, err := rd.ExternalID(index.IndexInternalID(id))
 		if err != nil {
 			return nil, fmt.Errorf("resolve document id: %w", err)
 		}
-		out[ext] = textHit{score: a.score, matched: bits.OnesCount64(a.terms)}
+		out = append(out, textHit{path: ext, score: a.score, matched: bits.OnesCount64(a.terms)})
 	}
 	return out, nil
 }

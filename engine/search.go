@@ -161,20 +161,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		return Page{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
+	filtered := sc.filters()
 	var cands []candidate
-	pos := map[string]int{} // path → index in cands
-	get := func(p string) *candidate {
-		if i, ok := pos[p]; ok {
-			return &cands[i]
-		}
-		r := e.files[p]
-		if r == nil || !sc.match(r) {
-			return nil
-		}
-		pos[p] = len(cands)
-		cands = append(cands, candidate{rec: r})
-		return &cands[len(cands)-1]
-	}
 	if q.Mode != Semantic {
 		hits, err := e.ft.scoreText(ctx, terms, e.rank.bm25(), e.totals)
 		if err != nil {
@@ -182,11 +170,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		}
 		cands = make([]candidate, 0, len(hits))
 		var best float64
-		for p, h := range hits {
-			if c := get(p); c != nil {
-				c.text, c.matched, c.textRank = h.score, h.matched, 1
-				best = math.Max(best, h.score)
+		for _, h := range hits {
+			r := e.files[h.path]
+			if r == nil || (filtered && !sc.match(r)) {
+				continue
 			}
+			cands = append(cands, candidate{rec: r, text: h.score, matched: h.matched, textRank: 1})
+			best = math.Max(best, h.score)
 		}
 		for i := range cands {
 			cands[i].text /= best
@@ -201,24 +191,25 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 			return Page{}, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, e.emb.Name(), ErrNoTerms)
 		}
 		var keep func(*record) bool
-		if sc.filters() {
+		if filtered {
 			keep = func(r *record) bool { return sc.match(r) }
 		}
 		b := e.vec.query(qv[0], keep)
 		// Text matches get their exact similarity, however low.
+		taken := make([]bool, len(b.sim))
 		for i := range cands {
-			if sim, chunk, ok := b.of(cands[i].rec.Path); ok && sim > 0 {
-				cands[i].sem, cands[i].chunk, cands[i].semRank = math.Min(sim, 1), chunk, 1
+			c := &cands[i]
+			s, ok := e.vec.slotOf[c.rec.Path]
+			if !ok {
+				continue
+			}
+			taken[s] = true
+			if sim := float64(b.sim[s]); sim > 0 {
+				c.sem, c.chunk, c.semRank = math.Min(sim, 1), int(b.chunk[s]), 1
 			}
 		}
 		// Other memories join as semantic matches above the floor. (The
 		// scope was applied inside the scan: out-of-scope slots are -2.)
-		taken := make([]bool, len(b.sim))
-		for i := range cands {
-			if s, ok := e.vec.slotOf[cands[i].rec.Path]; ok {
-				taken[s] = true
-			}
-		}
 		for slot, sim := range b.sim {
 			if float64(sim) < e.rank.SemanticFloor || taken[slot] {
 				continue

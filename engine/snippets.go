@@ -32,16 +32,18 @@ type span struct{ start, end int }
 func matchSpans(text string, q queryTerms, cjkAnalyzer analysis.Analyzer) []span {
 	var out []span
 	if len(q.en) > 0 {
-		toks := unicodetok.NewUnicodeTokenizer().Tokenize([]byte(text))
-		fold := asciifolding.New()
-		for _, t := range toks {
-			t.Term = fold.Filter(t.Term)
-		}
-		toks = en.NewPossessiveFilter().Filter(toks)
-		toks = lowercase.NewLowerCaseFilter().Filter(toks)
-		toks = en.NewEnglishStemmerFilter().Filter(toks)
-		for _, t := range toks {
-			if _, ok := q.en[string(t.Term)]; ok {
+		fold, poss, lower, stem := asciifolding.New(), en.NewPossessiveFilter(), lowercase.NewLowerCaseFilter(), en.NewEnglishStemmerFilter()
+		hit := map[string]bool{} // a memory repeats its words: stem each once
+		for _, t := range unicodetok.NewUnicodeTokenizer().Tokenize([]byte(text)) {
+			word := string(t.Term)
+			m, ok := hit[word]
+			if !ok {
+				one := analysis.TokenStream{&analysis.Token{Term: fold.Filter(t.Term)}}
+				one = stem.Filter(lower.Filter(poss.Filter(one)))
+				_, m = q.en[string(one[0].Term)]
+				hit[word] = m
+			}
+			if m {
 				out = append(out, span{t.Start, t.End})
 			}
 		}

@@ -168,15 +168,6 @@ type best struct {
 	v     *vectors
 }
 
-// of returns path's best similarity and chunk; ok is false if it has none.
-func (b best) of(path string) (float64, int, bool) {
-	s, ok := b.v.slotOf[path]
-	if !ok || b.sim[s] < -1 {
-		return 0, 0, false
-	}
-	return float64(b.sim[s]), int(b.chunk[s]), true
-}
-
 // query scores every chunk against qv (exhaustive, exact) and keeps each
 // file's best. keep, if not nil, says which files are in scope.
 func (v *vectors) query(qv []float32, keep func(*record) bool) best {
