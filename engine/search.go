@@ -162,6 +162,38 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
 	filtered := sc.filters()
+	// The vector scan runs beside BM25: on two cores Hybrid then costs about
+	// what the slower of the two does.
+	type scan struct {
+		b   best
+		err error
+	}
+	scanned := make(chan scan, 1)
+	waiting := false
+	defer func() {
+		if waiting {
+			<-scanned // never leave the scan reading under a released lock
+		}
+	}()
+	if q.Mode != FullText {
+		waiting = true
+		go func() {
+			qv, err := e.emb.Embed(ctx, []string{q.Text})
+			if err != nil {
+				scanned <- scan{err: fmt.Errorf("embed query: %w", err)}
+				return
+			}
+			if isZero(qv[0]) && q.Mode == Semantic {
+				scanned <- scan{err: fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, e.emb.Name(), ErrNoTerms)}
+				return
+			}
+			var keep func(*record) bool
+			if filtered {
+				keep = func(r *record) bool { return sc.match(r) }
+			}
+			scanned <- scan{b: e.vec.query(qv[0], keep)}
+		}()
+	}
 	var cands []candidate
 	if q.Mode != Semantic {
 		hits, err := e.ft.scoreText(ctx, terms, e.rank.bm25(), e.totals)
@@ -183,18 +215,12 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		}
 	}
 	if q.Mode != FullText {
-		qv, err := e.emb.Embed(ctx, []string{q.Text})
-		if err != nil {
-			return Page{}, fmt.Errorf("embed query: %w", err)
+		sr := <-scanned
+		waiting = false
+		if sr.err != nil {
+			return Page{}, sr.err
 		}
-		if isZero(qv[0]) && q.Mode == Semantic {
-			return Page{}, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, e.emb.Name(), ErrNoTerms)
-		}
-		var keep func(*record) bool
-		if filtered {
-			keep = func(r *record) bool { return sc.match(r) }
-		}
-		b := e.vec.query(qv[0], keep)
+		b := sr.b
 		// Text matches get their exact similarity, however low.
 		taken := make([]bool, len(b.sim))
 		for i := range cands {
