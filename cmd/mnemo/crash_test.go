@@ -57,16 +57,13 @@ func TestKill9(t *testing.T) {
 	dir := t.TempDir()
 	v := &crashVault{
 		t:       t,
-		bin:     filepath.Join(dir, "mnemo"),
+		bin:     mnemoBinary(t),
 		mem:     filepath.Join(dir, "memory"),
 		index:   filepath.Join(dir, "index"),
 		ref:     filepath.Join(dir, "ref-index"),
 		rng:     rand.New(rand.NewPCG(uint64(seed), 0x6b696c6c39)),
 		files:   map[string]string{},
 		retired: map[string]string{},
-	}
-	if out, err := exec.Command("go", "build", "-o", v.bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for range nFiles {
 		v.add()

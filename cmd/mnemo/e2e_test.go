@@ -26,10 +26,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Skip("builds the binary; skipped with -short")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mnemo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mnemoBinary(t)
 	vault, err := filepath.Abs("../../testdata/vault")
 	if err != nil {
 		t.Fatal(err)

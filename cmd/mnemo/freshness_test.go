@@ -32,10 +32,7 @@ func BenchmarkStartupAfterChanges(b *testing.B) {
 	}
 	const trials = 3
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "mnemo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mnemoBinary(b)
 	mem, index := filepath.Join(dir, "memory"), filepath.Join(dir, "index")
 	copyCorpusTree(b, src, mem)
 	var env []string

@@ -25,10 +25,7 @@ func TestHandoff(t *testing.T) {
 		t.Skip("builds the binary; skipped with -short")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mnemo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mnemoBinary(t)
 	root := filepath.Join(dir, "root")
 	memory, index := filepath.Join(root, "memory"), filepath.Join(root, "index")
 	files := map[string]string{

@@ -23,10 +23,7 @@ import (
 func mcpChild(t testing.TB) (*sdk.ClientSession, *exec.Cmd, *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mnemo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mnemoBinary(t)
 	root := filepath.Join(dir, "root")
 	copyTree(t, "../../testdata/vault", filepath.Join(root, "memory"))
 	if out, err := exec.Command(bin, "--root", root, "sync").CombinedOutput(); err != nil {

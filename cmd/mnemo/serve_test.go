@@ -150,10 +150,7 @@ func TestServe(t *testing.T) {
 		t.Skip("builds the binary; skipped with -short")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mnemo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mnemoBinary(t)
 	root := filepath.Join(dir, "root")
 	memory := filepath.Join(root, "memory")
 	os.MkdirAll(memory, 0o755)
