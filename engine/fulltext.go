@@ -154,6 +154,16 @@ func hasCJK(s string) bool {
 	return false
 }
 
+// allCJK reports whether every rune of s is a CJK letter.
+func allCJK(s string) bool {
+	for _, r := range s {
+		if !hasCJK(string(r)) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // fieldLens counts the tokens each scored field of d holds, which BM25's
 // length normalisation needs (Bleve keeps no such total).
 func (ft *fulltext) fieldLens(d *ftDoc) [len(textFields)]int32 {
@@ -183,6 +193,14 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 		q.cjk = map[string]int{}
 		for _, t := range ft.cjk.Analyze([]byte(text)) {
 			q.cjk[string(t.Term)]++
+		}
+		// CJK runs are matched as bigrams in their own field; the English
+		// field splits Han text into single characters, which match
+		// everywhere ("数" in 参数 for a query about 数据库).
+		for t := range q.en {
+			if allCJK(t) {
+				delete(q.en, t)
+			}
 		}
 	}
 	return q
