@@ -121,8 +121,8 @@ folder directly. The embedder is --embedder or $` + embed.EnvEmbedder + `: built
 (default, offline), ollama:<model> ($` + embed.EnvOllamaURL + `) or openai:<model>
 ($` + embed.EnvOpenAIBaseURL + `, key from $` + embed.EnvOpenAIKey + ` or
 $` + embed.EnvOpenAIKeyStd + `). Decay is configured by the ` + decay.EnvFunction + `,
-` + decay.EnvHalfLife + ` and MAENIFOLD_DECAY_GRACE_DAYS_* variables; the
-flags below override them.
+` + decay.EnvHalfLife + `, ` + decay.EnvStrength + ` and MAENIFOLD_DECAY_GRACE_DAYS_*
+variables; the flags below override them.
 
 An index has one writer at a time. While mnemo serve runs, the other
 commands go through it (so its settings, not these flags, rank results).
