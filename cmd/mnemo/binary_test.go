@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // built is the mnemo binary the end-to-end tests run, built once per test
@@ -32,6 +36,25 @@ func mnemoBinary(t testing.TB) string {
 		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
 	return built.path
+}
+
+// runBinary runs bin with args and stdin, with a 30-second limit, and
+// returns its exit status and output; failing to start it fails the test.
+func runBinary(t testing.TB, bin, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run mnemo: %v", err)
+	}
+	return code, out.String(), errb.String()
 }
 
 func TestMain(m *testing.M) {

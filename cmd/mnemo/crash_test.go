@@ -407,25 +407,31 @@ func (v *crashVault) killDuring(expect time.Duration, args ...string) string {
 	return fmt.Sprintf("killed at %s, %s", d.Round(time.Millisecond), state)
 }
 
+// awaitStartup waits up to a minute for serve's start-up sync line.
+func (v *crashVault) awaitStartup(c *crashChild, who string) {
+	v.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for c.logged("start-up sync") == 0 {
+		select {
+		case <-c.exited:
+			v.t.Fatalf("%s exited before its start-up sync (%v): %s", who, c.err, strings.Join(c.stderr, "\n"))
+		default:
+		}
+		if time.Now().After(deadline) {
+			c.kill()
+			v.t.Fatalf("%s: no start-up sync within a minute", who)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // killWatching starts serve with the watcher, waits for its start-up sync,
 // then makes n changes over about a second and kills serve at a random
 // moment among them.
 func (v *crashVault) killWatching(n int) string {
 	v.t.Helper()
 	c := v.start("serve")
-	deadline := time.Now().Add(time.Minute)
-	for c.logged("start-up sync") == 0 {
-		select {
-		case <-c.exited:
-			v.t.Fatalf("serve exited before its start-up sync (%v): %s", c.err, strings.Join(c.stderr, "\n"))
-		default:
-		}
-		if time.Now().After(deadline) {
-			c.kill()
-			v.t.Fatal("serve: no start-up sync within a minute")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	v.awaitStartup(c, "serve")
 	// Half the rounds spread the changes over a second (many small
 	// batches), half write them at once (batches of hundreds, or rescans).
 	spread := time.Duration(v.rng.IntN(2)) * time.Second
@@ -457,19 +463,7 @@ func (v *crashVault) killWatching(n int) string {
 func (v *crashVault) restartServe() string {
 	v.t.Helper()
 	c := v.start("serve")
-	deadline := time.Now().Add(time.Minute)
-	for c.logged("start-up sync") == 0 {
-		select {
-		case <-c.exited:
-			v.t.Fatalf("restarted serve exited before its start-up sync (%v): %s", c.err, strings.Join(c.stderr, "\n"))
-		default:
-		}
-		if time.Now().After(deadline) {
-			c.kill()
-			v.t.Fatal("restarted serve: no start-up sync within a minute")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	v.awaitStartup(c, "restarted serve")
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.exited:

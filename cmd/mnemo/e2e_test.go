@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,17 +29,7 @@ func TestEndToEnd(t *testing.T) {
 
 	mnemo := func(stdin string, args ...string) (code int, stdout, stderr string) {
 		t.Helper()
-		cmd := exec.Command(bin, append([]string{"--memory", vault, "--index", index}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("run mnemo: %v", err)
-		}
-		return code, out.String(), errb.String()
+		return runBinary(t, bin, stdin, append([]string{"--memory", vault, "--index", index}, args...)...)
 	}
 
 	code, stdout, stderr := mnemo("", "sync")

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"mnemo/engine"
 	"mnemo/remote"
@@ -38,20 +35,7 @@ func TestHandoff(t *testing.T) {
 	}
 	mnemo := func(stdin string, args ...string) (int, string, string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append([]string{"--root", root}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errb.String()
+		return runBinary(t, bin, stdin, append([]string{"--root", root}, args...)...)
 	}
 	search := func(args ...string) engine.Page {
 		t.Helper()

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -157,19 +155,7 @@ func TestServe(t *testing.T) {
 	os.WriteFile(filepath.Join(memory, "first.md"), []byte("# First\n\nthe first memory\n"), 0o644)
 	mnemo := func(args ...string) (int, string, string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append([]string{"--root", root}, args...)...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errb.String()
+		return runBinary(t, bin, "", append([]string{"--root", root}, args...)...)
 	}
 	status := func() engine.Status {
 		t.Helper()
