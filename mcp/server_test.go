@@ -77,21 +77,9 @@ func must(t testing.TB, err error) {
 
 func copyDir(t testing.TB, from, to string) {
 	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	must(t, err)
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		t.Fatalf("copy %s: %v", from, err)
+	}
 }
 
 // call calls a tool; the call itself (the protocol) must not fail.

@@ -212,25 +212,7 @@ func BenchmarkStartupAfterChanges(b *testing.B) {
 // copyCorpusTree copies the regular files under src to dst.
 func copyCorpusTree(tb testing.TB, src, dst string) {
 	tb.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, data, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		tb.Fatalf("copy %s: %v", src, err)
 	}
 }
