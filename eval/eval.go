@@ -99,13 +99,15 @@ func (q Query) Group() string {
 	return "cat:" + q.Category
 }
 
-// maxLine bounds one JSONL line; a query or a run line can be long.
-const maxLine = 64 << 20
+// MaxLine bounds one JSONL line; a query or a run line can be long.
+const MaxLine = 64 << 20
 
-// eachLine calls fn with every non-blank line of r and its 1-based number.
-func eachLine(r io.Reader, fn func(n int, line []byte) error) error {
+// EachLine calls fn with every non-blank line of a JSONL stream (trimmed)
+// and its 1-based number, stopping at fn's first error. A line longer than
+// MaxLine is an error that names it.
+func EachLine(r io.Reader, fn func(n int, line []byte) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
+	sc.Buffer(make([]byte, 0, 1<<16), MaxLine)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -118,6 +120,9 @@ func eachLine(r io.Reader, fn func(n int, line []byte) error) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("line %d is longer than %d MiB", n+1, MaxLine>>20)
+		}
 		return fmt.Errorf("line %d: %w", n+1, err)
 	}
 	return nil
@@ -126,7 +131,7 @@ func eachLine(r io.Reader, fn func(n int, line []byte) error) error {
 // ReadQueries reads a queries.jsonl stream. An error names the line.
 func ReadQueries(r io.Reader) ([]Query, error) {
 	var qs []Query
-	err := eachLine(r, func(n int, line []byte) error {
+	err := EachLine(r, func(n int, line []byte) error {
 		var q Query
 		if err := json.Unmarshal(line, &q); err != nil {
 			return fmt.Errorf("line %d: %s", n, strings.TrimPrefix(err.Error(), "json: "))
@@ -153,7 +158,7 @@ type runLine struct {
 // first place; a query id that appears twice keeps its last line.
 func ReadRun(r io.Reader) (Run, error) {
 	run := Run{}
-	err := eachLine(r, func(n int, line []byte) error {
+	err := EachLine(r, func(n int, line []byte) error {
 		var l runLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return fmt.Errorf("line %d: %s", n, strings.TrimPrefix(err.Error(), "json: "))

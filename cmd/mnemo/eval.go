@@ -97,29 +97,21 @@ type evalQuery struct {
 // query runs: a mistake anywhere is a usage error that names its line.
 // Unjudged queries (no "relevant") are dropped; unjudged counts them.
 func readEvalQueries(r io.Reader, name string, f evalFlags) (qs []evalQuery, unjudged int, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxBatchLine)
 	seen := map[string]int{}
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
+	err = eval.EachLine(r, func(n int, line []byte) error {
 		bad := func(err error) error {
 			return usagef("%s:%d: %s", name, n, strings.TrimPrefix(err.Error(), "json: "))
 		}
 		var j eval.Query
 		if err := json.Unmarshal(line, &j); err != nil {
-			return nil, 0, bad(err)
+			return bad(err)
 		}
 		var l batchLine // the search fields; unknown fields are judgments or notes
 		if err := json.Unmarshal(line, &l); err != nil {
-			return nil, 0, bad(err)
+			return bad(err)
 		}
 		if prev, dup := seen[j.ID]; dup {
-			return nil, 0, bad(fmt.Errorf("id %q repeats line %d", j.ID, prev))
+			return bad(fmt.Errorf("id %q repeats line %d", j.ID, prev))
 		}
 		seen[j.ID] = n
 		if f.scope && j.Scope != "" {
@@ -131,19 +123,21 @@ func readEvalQueries(r io.Reader, name string, f evalFlags) (qs []evalQuery, unj
 		}
 		q, err := l.query(f.search)
 		if err != nil {
-			return nil, 0, bad(fmt.Errorf("id %q: %w", j.ID, err))
+			return bad(fmt.Errorf("id %q: %w", j.ID, err))
 		}
 		if len(j.Relevant) == 0 {
 			unjudged++
-			continue
+			return nil
 		}
 		qs = append(qs, evalQuery{judged: j, search: q, id: l.ID})
+		return nil
+	})
+	var ue usageError
+	if err != nil && !errors.As(err, &ue) {
+		err = fmt.Errorf("read %s: %w", name, err)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, 0, fmt.Errorf("%s:%d: line longer than %d MiB", name, n+1, maxBatchLine>>20)
-		}
-		return nil, 0, fmt.Errorf("read %s: %w", name, err)
+	if err != nil {
+		return nil, 0, err
 	}
 	return qs, unjudged, nil
 }
