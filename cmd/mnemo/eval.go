@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/engine"
-	"mnemo/eval"
+	"mnemo/engine/eval"
 )
 
 // evalFlags are eval's own flags.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"mnemo/engine"
-	"mnemo/eval"
+	"mnemo/engine/eval"
 )
 
 func TestReadEvalQueries(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
-	"mnemo/remote"
 )
 
 // backend is what the commands other than serve need of an index: the

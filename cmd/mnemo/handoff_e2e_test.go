@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
-	"mnemo/remote"
 )
 
 // TestHandoff runs `mnemo serve` and, from other processes, the commands

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
-	"mnemo/remote"
 )
 
 // memories is a tiny vault; the old one is dated 2020, so at today's
