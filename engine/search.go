@@ -326,7 +326,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		if q.NoSnippets {
 			res.Snippets, res.MatchCount = []string{}, c.matched
 		} else {
-			res.Snippets, res.MatchCount = e.snippets(r.Path, terms, c.chunk, c.semRank > 0)
+			res.Snippets, res.MatchCount = e.snippets(r, terms, c.chunk, c.semRank > 0)
 		}
 		page.Results = append(page.Results, res)
 	}
