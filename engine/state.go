@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterr "go.etcd.io/bbolt/errors"
 )
 
 // schemaVersion changes whenever the layout of the indexes or the state store
@@ -85,10 +86,10 @@ func openStore(path string, readOnly bool) (*store, error) {
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterr.ErrTimeout) {
 			return nil, errInUse(path)
 		}
-		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) ||
+		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
 			strings.HasPrefix(err.Error(), "file size too small") {
 			err = fmt.Errorf("%w: %v", errCorruptState, err)
 		}
@@ -448,7 +449,7 @@ func deleteVectors(b *bolt.Bucket, path string) error {
 func (s *store) resetIndexed() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending, bucketExcerpts} {
-			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
 				return err
 			}
 			if _, err := tx.CreateBucket(name); err != nil {
