@@ -28,7 +28,10 @@ type Engine struct {
 	ft  *fulltext
 	vec *vectors
 
+	writeMu  sync.Mutex  // memory files' read-modify-writes (lockWrites)
 	syncMu   sync.Mutex  // one sync at a time
+	readsMu  sync.Mutex  // orders read-time changes: store, then map
+	group    syncGroup   // SyncPaths calls waiting to share one batch
 	indexing atomic.Bool // a sync is running
 	closed   atomic.Bool
 

@@ -81,6 +81,8 @@ func (e *Engine) Read(ctx context.Context, id string) (Memory, error) {
 	if e.cfg.ReadOnly {
 		return m, nil
 	}
+	e.readsMu.Lock()
+	defer e.readsMu.Unlock()
 	if err := e.st.recordRead(rel, now); err != nil {
 		return m, fmt.Errorf("record read of %s: %w", rel, err)
 	}

@@ -606,16 +606,22 @@ func (e *Engine) unreadWithHash(hash string) string {
 
 // moveRead gives to the read time of from (keeping to's own if later) and
 // forgets from's, durably and in memory.
+// The store is written outside the engine mutex, so searches never wait on
+// its fsync; readsMu orders it with other read-time changes.
 func (e *Engine) moveRead(from, to string, t time.Time) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.readsMu.Lock()
+	defer e.readsMu.Unlock()
+	e.mu.RLock()
 	if cur, ok := e.reads[to]; ok && cur.After(t) {
 		t = cur
 	}
+	e.mu.RUnlock()
 	if err := e.st.moveRead(from, to, t); err != nil {
 		return fmt.Errorf("move read time of %s to %s: %w", from, to, err)
 	}
+	e.mu.Lock()
 	delete(e.reads, from)
 	e.reads[to] = t
+	e.mu.Unlock()
 	return nil
 }

@@ -43,10 +43,17 @@ const (
 	maxNameBytes  = 255
 )
 
-// writeMu serialises every read-modify-write of memory files in this
-// process, so a checksum check and the write that follows it cannot
-// interleave with another edit. Writes are rare and short; one lock is enough.
-var writeMu sync.Mutex
+// lockWrites takes the engine's write lock, which serialises every
+// read-modify-write of memory files, so a checksum check and the write that
+// follows it cannot interleave with another edit. It covers the files only:
+// the caller releases it (unlock may be called more than once) before the
+// index is brought up to date, so that writes arriving together share one
+// index commit (SyncPaths).
+func (e *Engine) lockWrites() (unlock func()) {
+	e.writeMu.Lock()
+	var once sync.Once
+	return func() { once.Do(e.writeMu.Unlock) }
+}
 
 // WriteRequest asks Write to create a memory.
 type WriteRequest struct {
@@ -157,8 +164,8 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 		}
 	}
 
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	unlock := e.lockWrites()
+	defer unlock()
 	if err := e.mkdirInside(folder); err != nil {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
@@ -197,7 +204,7 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err := e.writeFile(rel, data, perm, !existing); err != nil {
 		return Memory{}, err
 	}
-	return e.indexed(ctx, rel)
+	return e.indexed(ctx, rel, unlock)
 }
 
 // target picks the file for a new memory titled title in folder: the path
@@ -268,8 +275,8 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 		return Memory{}, err
 	}
 
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	unlock := e.lockWrites()
+	defer unlock()
 	full := e.abs(rel)
 	fi, err := os.Stat(full)
 	if err != nil {
@@ -313,7 +320,7 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 	if err := e.writeFile(rel, out, fi.Mode().Perm(), false); err != nil {
 		return Memory{}, err
 	}
-	return e.indexed(ctx, rel)
+	return e.indexed(ctx, rel, unlock)
 }
 
 // Delete removes a memory file and its read time, and drops it from the
@@ -326,14 +333,15 @@ func (e *Engine) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	unlock := e.lockWrites()
+	defer unlock()
 	if err := os.Remove(e.abs(rel)); err != nil {
 		return fmt.Errorf("delete %s: %w", rel, err)
 	}
 	if err := e.carryRead(rel, ""); err != nil {
 		return fmt.Errorf("forget read time of %s: %w", rel, err)
 	}
+	unlock()
 	if _, err := e.SyncPaths(ctx, []string{rel}); err != nil {
 		return fmt.Errorf("deleted %s, but updating the index failed: %w", rel, err)
 	}
@@ -380,8 +388,8 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 		return e.memoryAt(rel)
 	}
 
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	unlock := e.lockWrites()
+	defer unlock()
 	if err := e.mkdirInside(path.Dir(dst)); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
@@ -405,10 +413,15 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err := e.carryRead(rel, dst); err != nil {
 		return Memory{}, fmt.Errorf("move read time of %s: %w", rel, err)
 	}
+	m, err := e.memoryAt(dst)
+	unlock()
+	if err != nil {
+		return Memory{}, err
+	}
 	if _, err := e.SyncPaths(ctx, []string{rel, dst}); err != nil {
 		return Memory{}, fmt.Errorf("moved %s to %s, but updating the index failed: %w", rel, dst, err)
 	}
-	return e.memoryAt(dst)
+	return m, nil
 }
 
 // List describes one folder: its memory files (title, dates, size, decay
@@ -758,8 +771,15 @@ func renameNoClobber(src, dst string) error {
 	return os.Rename(src, dst)
 }
 
-// indexed re-indexes rel and returns it as a Memory.
-func (e *Engine) indexed(ctx context.Context, rel string) (Memory, error) {
+// indexed reads rel back as a Memory while the write lock is still held
+// (so its checksum is that of the write just made), releases the lock, and
+// returns once rel is searchable.
+func (e *Engine) indexed(ctx context.Context, rel string, unlock func()) (Memory, error) {
+	m, err := e.memoryAt(rel)
+	unlock()
+	if err != nil {
+		return Memory{}, err
+	}
 	rep, err := e.SyncPaths(ctx, []string{rel})
 	if err != nil {
 		return Memory{}, fmt.Errorf("wrote %s, but indexing it failed: %w", rel, err)
@@ -769,7 +789,7 @@ func (e *Engine) indexed(ctx context.Context, rel string) (Memory, error) {
 			return Memory{}, fmt.Errorf("wrote %s, but it is not indexed: %s", rel, s.Reason)
 		}
 	}
-	return e.memoryAt(rel)
+	return m, nil
 }
 
 // memoryAt reads rel as Read does, without recording a read.
@@ -808,10 +828,15 @@ func checksum(data []byte) string {
 
 // carryRead moves the read time of from to to, in the state store and in
 // memory; to "" forgets it. Nothing happens if from was never read.
+//
+// The store is written outside the engine mutex, so searches never wait on
+// its fsync; readsMu orders it with other read-time changes.
 func (e *Engine) carryRead(from, to string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.readsMu.Lock()
+	defer e.readsMu.Unlock()
+	e.mu.RLock()
 	t, ok := e.reads[from]
+	e.mu.RUnlock()
 	if !ok {
 		return nil
 	}
@@ -828,10 +853,12 @@ func (e *Engine) carryRead(from, to string) error {
 	if err != nil {
 		return err
 	}
+	e.mu.Lock()
 	delete(e.reads, from)
 	if to != "" {
 		e.reads[to] = t
 	}
+	e.mu.Unlock()
 	return nil
 }
 
