@@ -57,6 +57,14 @@ type Options struct {
 	// MaxSnippetBytes caps each search snippet; 0 means DefaultMaxSnippetBytes.
 	MaxSnippetBytes int
 
+	// MaxSearches bounds the searches that run at once; 0 means
+	// DefaultMaxSearches(). Others wait their turn in arrival order, for at
+	// most SearchQueueTimeout (0 means DefaultSearchQueueTimeout), and then
+	// fail with ErrBusy — a tool error that says "busy, retry" — rather
+	// than pile up.
+	MaxSearches        int
+	SearchQueueTimeout time.Duration
+
 	// Lookup and Environ read the environment for GetConfig; nil means
 	// os.LookupEnv and os.Environ. Only GetConfig reads them.
 	Lookup  func(string) (string, bool)
@@ -74,8 +82,9 @@ type Options struct {
 
 // server is what the tool handlers share.
 type server struct {
-	eng  *engine.Engine
-	opts Options
+	eng      *engine.Engine
+	opts     Options
+	searches *gate
 }
 
 func (s *server) logf(format string, args ...any) {
@@ -100,13 +109,19 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ
 	}
+	if opts.MaxSearches <= 0 {
+		opts.MaxSearches = DefaultMaxSearches()
+	}
+	if opts.SearchQueueTimeout <= 0 {
+		opts.SearchQueueTimeout = DefaultSearchQueueTimeout
+	}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
-	srv := &server{eng: eng, opts: opts}
+	srv := &server{eng: eng, opts: opts, searches: newGate(opts.MaxSearches, opts.SearchQueueTimeout)}
 	add(s, srv, srv.searchTool())
 	add(s, srv, srv.readTool())
 	add(s, srv, srv.writeTool())
