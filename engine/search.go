@@ -443,7 +443,7 @@ func (e *Engine) page(q Query, terms queryTerms, list []*candidate) []Result {
 		if q.NoSnippets {
 			res.Snippets, res.MatchCount = []string{}, c.matched
 		} else {
-			res.Snippets, res.MatchCount = e.snippets(r.Path, terms, c.chunk, c.semRank > 0)
+			res.Snippets, res.MatchCount = e.snippets(r, terms, c.chunk, c.semRank > 0)
 		}
 		out = append(out, res)
 	}

@@ -372,6 +372,7 @@ type outcome struct {
 	rec     *record
 	doc     *ftDoc
 	vecs    [][]float32
+	excerpt []byte
 	err     error
 }
 
@@ -450,7 +451,11 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 			return o
 		}
 	}
-	o.doc, o.vecs = fd, vecs
+	bounds := make([][2]int, len(doc.Chunks))
+	for i, c := range doc.Chunks {
+		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
+	}
+	o.doc, o.vecs, o.excerpt = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -524,7 +529,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		case o.removed:
 			changes = append(changes, change{path: o.path})
 		default:
-			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, keepVectors: o.touched})
+			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
 		}
 	}
 	e.mu.Lock()
