@@ -29,6 +29,7 @@ var (
 	bucketReads   = []byte("reads")
 	bucketSkips   = []byte("skips")
 	bucketPending = []byte("pending")
+	bucketGraph   = []byte("graph") // concept graph postings: see graph.go
 )
 
 // record is what the state store remembers of one indexed file.
@@ -102,7 +103,7 @@ func openStore(path string, readOnly bool) (*store, error) {
 					return err
 				}
 			}
-			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending} {
+			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending, bucketGraph} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -346,6 +347,8 @@ type change struct {
 	vectors [][]float32 // one per chunk; nil entries were not embeddable
 	// keepVectors: only the record changed (same content, new mtime).
 	keepVectors bool
+	// graph, if set, replaces the file's concept postings.
+	graph *graphChange
 }
 
 // markPending records the paths a batch is about to write to the full-text
@@ -394,6 +397,9 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip []
 					}
 				}
 			}
+			if err := putGraph(tx, c.path, c.graph); err != nil {
+				return err
+			}
 			if err := pend.Delete([]byte(c.path)); err != nil {
 				return err
 			}
@@ -433,7 +439,7 @@ func deleteVectors(b *bolt.Bucket, path string) error {
 // resetIndexed forgets every file, vector, skip and pending mark; reads are kept.
 func (s *store) resetIndexed() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending} {
+		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending, bucketGraph} {
 			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"mnemo/graph"
 	"mnemo/markdown"
 )
 
@@ -82,6 +83,10 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.lastSync = now
 	e.needFull = ""
 	e.mu.Unlock()
+	// Communities are recomputed after each sync (lazily after edits).
+	if _, err := e.communities(ctx); err != nil {
+		return rep, err
+	}
 	rep.Total = time.Since(start)
 	return rep, nil
 }
@@ -243,6 +248,7 @@ func (e *Engine) reset() error {
 	}
 	e.ft = ft
 	e.vec = newVectors(e.dim)
+	e.gs.g = graph.New()
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
@@ -369,6 +375,7 @@ type outcome struct {
 	rec     *record
 	doc     *ftDoc
 	vecs    [][]float32
+	links   []graph.Mention // the concepts the file links to
 	err     error
 }
 
@@ -447,7 +454,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 			return o
 		}
 	}
-	o.doc, o.vecs = fd, vecs
+	o.doc, o.vecs, o.links = fd, vecs, graphMentions(doc)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -523,6 +530,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		default:
 			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, keepVectors: o.touched})
 		}
+		changes[len(changes)-1].graph = e.graphChangeFor(o)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -575,6 +583,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	for _, p := range unskip {
 		delete(e.skips, p)
 	}
+	e.applyGraph(changes)
 	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
