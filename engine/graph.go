@@ -82,10 +82,10 @@ type ConceptContext struct {
 
 // ContextQuery asks BuildContext about one concept. Zero values take the defaults.
 type ContextQuery struct {
-	Concept        string `json:"conceptName"`
-	Depth          int    `json:"depth"`       // 1–4, default 2
-	MaxEntities    int    `json:"maxEntities"` // 1–100, default 20
-	IncludeContent bool   `json:"includeContent"`
+	Concept        string    `json:"conceptName"`
+	Depth          int       `json:"depth"`       // 1–4, default 2
+	MaxEntities    int       `json:"maxEntities"` // 1–100, default 20
+	IncludeContent bool      `json:"includeContent"`
 	Now            time.Time `json:"now,omitzero"`
 }
 
