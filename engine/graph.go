@@ -60,8 +60,9 @@ type Relation struct {
 	// Files are up to three of those memories (memory:// URIs), the most
 	// recent first.
 	Files []string `json:"files"`
-	// WeightedScore is the sum of those memories' recency weights
-	// (decay.Weight, 0–1 each), so fresh co-occurrences count more.
+	// WeightedScore is the sum of those memories' recency factors (the
+	// decay search applies: 1 − strength to 1 each), so fresh
+	// co-occurrences count more.
 	WeightedScore float64 `json:"weightedScore"`
 	CommunityID   int     `json:"communityId"`
 	// Via is the concept it was reached from; Depth how many steps out.
@@ -323,15 +324,17 @@ func (e *Engine) concept(name string) (string, error) {
 	return "", fmt.Errorf("%s: %w", msg, ErrUnknownConcept)
 }
 
-// fileWeight is the recency weight of a memory, as search decays it. The
-// caller holds e.mu.
+// fileWeight is the recency factor of a memory, exactly as search applies
+// it (decay.Config.Factor: 1 − strength + strength·weight, in
+// [1 − strength, 1]), so a co-occurrence in a fresh memory counts a little
+// more than one in an old memory, by the same settings. The caller holds e.mu.
 func (e *Engine) fileWeight(now time.Time) graph.Weight {
 	return func(path string) float64 {
 		r := e.files[path]
 		if r == nil {
 			return 0
 		}
-		return e.cfg.Decay.Weight(path, decay.Reference(e.reads[path], r.Created, r.mtime()), now)
+		return e.cfg.Decay.Factor(path, decay.Reference(e.reads[path], r.Created, r.mtime()), now)
 	}
 }
 
@@ -407,7 +410,7 @@ func (e *Engine) relations(comm *graph.Communities, rs []graph.Relation) []Relat
 		}
 		out = append(out, Relation{
 			Name: r.Name, CoOccurrenceCount: r.CoOccurrence, Files: files,
-			WeightedScore: math.Round(r.Weighted*1e4) / 1e4, CommunityID: communityOf(comm, r.Name),
+			WeightedScore: math.Round(r.Weighted*1e6) / 1e6, CommunityID: communityOf(comm, r.Name),
 			Via: r.Via, Depth: r.Depth,
 		})
 	}
