@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"mnemo/engine/vectors"
+	"mnemo/graph"
 	"mnemo/markdown"
 )
 
@@ -83,6 +84,10 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.lastSync = now
 	e.needFull = ""
 	e.mu.Unlock()
+	// Communities are recomputed after each sync (lazily after edits).
+	if _, err := e.communities(ctx); err != nil {
+		return rep, err
+	}
 	rep.Total = time.Since(start)
 	return rep, nil
 }
@@ -231,6 +236,7 @@ func (e *Engine) reset() error {
 	if e.vec, err = vectors.NewChromem(0); err != nil {
 		return err
 	}
+	e.gs.g = graph.New()
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
@@ -358,6 +364,7 @@ type outcome struct {
 	doc     *ftDoc
 	vecs    [][]float32
 	excerpt []byte
+	links   []graph.Mention // the concepts the file links to
 	err     error
 }
 
@@ -440,7 +447,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	o.doc, o.vecs, o.excerpt = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk)
+	o.doc, o.vecs, o.excerpt, o.links = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk), graphMentions(doc)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -516,6 +523,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		default:
 			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
 		}
+		changes[len(changes)-1].graph = e.graphChangeFor(o)
 	}
 	// Durable first, then visible: the commit and its fsync happen before
 	// the engine mutex is taken, so searches never wait on the disk. Until
@@ -580,6 +588,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	for _, p := range unskip {
 		delete(e.skips, p)
 	}
+	e.applyGraph(changes)
 	return nil
 }
 
