@@ -39,7 +39,11 @@ type Engine struct {
 	totals    [len(textFields)]int64 // tokens per scored field over all files
 	lastSync  time.Time
 	lastError string // why the last sync failed, "" if it did not
-	needFull  string // why the next sync must rebuild, "" if it need not
+	// unfinished says when a first or full sync began that has not
+	// completed (it is kept in the state store, so it outlives a crash):
+	// until one completes, the index holds only part of the folder.
+	unfinished string
+	needFull   string // why the next sync must rebuild, "" if it need not
 }
 
 // Layout of the index folder.
@@ -180,6 +184,7 @@ func (e *Engine) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, e.st.meta("lastSync")); err == nil {
 		e.lastSync = t
 	}
+	e.unfinished = e.st.meta(metaUnfinished)
 	if len(l.pending) > 0 && !e.cfg.ReadOnly {
 		if err := e.dropPending(ctx, l.pending); err != nil {
 			return err
@@ -274,7 +279,8 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		FullTextSize: dirSize(filepath.Join(e.cfg.IndexDir, fulltextDir)),
 		StateSize:    e.st.size(),
 		LastSync:     e.lastSync,
-		Indexing:     e.indexing.Load(),
+		Indexing:     e.indexing.Load() || e.unfinished != "",
+		Unfinished:   e.unfinished,
 		ReadOnly:     e.cfg.ReadOnly,
 		Skipped:      []Skip{},
 		Warnings:     []Warning{},
@@ -295,6 +301,12 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	sortSkips(s.Skipped)
 	sortWarnings(s.Warnings)
 	return s, nil
+}
+
+// building reports whether the index holds only part of the folder because
+// a first or full sync is running or was cut short. e.mu must be held.
+func (e *Engine) building() bool {
+	return e.unfinished != "" || (e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != ""))
 }
 
 func dirSize(dir string) int64 {

@@ -149,7 +149,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	page.Indexing = e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != "")
+	page.Indexing = e.building()
 	if e.lastSync.IsZero() && len(e.files) == 0 {
 		if page.Indexing {
 			return page, nil

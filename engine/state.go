@@ -22,6 +22,10 @@ import (
 // version is rebuilt; one of a newer version is refused. 2: 100-word chunks.
 const schemaVersion = 2
 
+// metaUnfinished is the meta key a first or full sync sets when it starts
+// and clears when it completes: set at open, the last one was cut short.
+const metaUnfinished = "unfinished"
+
 var (
 	bucketMeta    = []byte("meta")
 	bucketFiles   = []byte("files")

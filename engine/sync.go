@@ -53,6 +53,14 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 			return rep, err
 		}
 	}
+	e.mu.RLock()
+	first := e.lastSync.IsZero() || e.unfinished != ""
+	e.mu.RUnlock()
+	if rep.Full || first {
+		if err := e.markUnfinished(start); err != nil {
+			return rep, err
+		}
+	}
 	found, shut, err := e.scan(ctx)
 	if err != nil {
 		return rep, err
@@ -71,19 +79,34 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	rep.Index = time.Since(t0)
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
-		"schema":   itoa(schemaVersion),
-		"embedder": e.emb.Name(),
-		"dim":      itoa(e.dim),
-		"lastSync": now.Format(time.RFC3339Nano),
+		"schema":       itoa(schemaVersion),
+		"embedder":     e.emb.Name(),
+		"dim":          itoa(e.dim),
+		"lastSync":     now.Format(time.RFC3339Nano),
+		metaUnfinished: "",
 	}); err != nil {
 		return rep, fmt.Errorf("record sync: %w", err)
 	}
 	e.mu.Lock()
 	e.lastSync = now
 	e.needFull = ""
+	e.unfinished = ""
 	e.mu.Unlock()
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// markUnfinished records, before a first or full sync writes anything, that
+// the index is about to hold part of the folder; a completed Sync clears it.
+func (e *Engine) markUnfinished(start time.Time) error {
+	v := "sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
+	if err := e.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	e.mu.Lock()
+	e.unfinished = v
+	e.mu.Unlock()
+	return nil
 }
 
 // reconcile makes the indexes agree with found for every path inside the
