@@ -176,10 +176,14 @@ type Status struct {
 	Indexing bool `json:"indexing"`
 	// Unfinished says which first or full sync was cut short (its start
 	// time); "" once a sync completes. Searches meanwhile see part of the folder.
-	Unfinished string    `json:"unfinished,omitempty"`
-	ReadOnly   bool      `json:"readOnly"`
-	Skipped    []Skip    `json:"skipped"`
-	Warnings   []Warning `json:"warnings"`
+	Unfinished string `json:"unfinished,omitempty"`
+	// Damaged says what is wrong with a damaged full-text index; the next
+	// sync rebuilds it, and until then full-text and hybrid searches fail
+	// with ErrIndexDamaged.
+	Damaged  string    `json:"damaged,omitempty"`
+	ReadOnly bool      `json:"readOnly"`
+	Skipped  []Skip    `json:"skipped"`
+	Warnings []Warning `json:"warnings"`
 }
 
 // Errors a caller can test for with errors.Is. Each is wrapped with detail.

@@ -28,6 +28,11 @@ type Engine struct {
 	ft  *fulltext
 	vec *vectors
 
+	// damage is what was found wrong with the full-text index, nil if
+	// nothing: set at open or by a query that failed in Bleve, cleared by
+	// the rebuild (reset).
+	damage atomic.Pointer[error]
+
 	syncMu   sync.Mutex  // one sync at a time
 	indexing atomic.Bool // a sync is running
 	closed   atomic.Bool
@@ -164,11 +169,15 @@ func (e *Engine) open(ctx context.Context) error {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
-		e.needFull = "full-text index was unreadable: " + err.Error()
+		e.needFull = damageDetail(err)
+		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
 		ft, err = openFulltext(ftPath, true)
 	}
 	if err != nil {
 		return err
+	}
+	if ft.damage != nil {
+		e.noteDamage(ft.damage)
 	}
 	e.ft = ft
 	e.vec = newVectors(e.dim)
@@ -284,6 +293,9 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		ReadOnly:     e.cfg.ReadOnly,
 		Skipped:      []Skip{},
 		Warnings:     []Warning{},
+	}
+	if err := e.damaged(); err != nil {
+		s.Damaged = err.Error()
 	}
 	for p, why := range e.skips {
 		s.Skipped = append(s.Skipped, Skip{Path: p, Reason: why})

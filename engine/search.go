@@ -156,6 +156,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		}
 		return Page{}, ErrIndexNotReady
 	}
+	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
+		return Page{}, err
+	}
 	terms := e.ft.analyzeQuery(q.Text)
 	if terms.empty() {
 		return Page{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
@@ -198,6 +201,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	if q.Mode != Semantic {
 		hits, err := e.ft.scoreText(ctx, terms, e.rank.bm25(), e.totals)
 		if err != nil {
+			e.noteDamage(err)
 			return Page{}, err
 		}
 		cands = make([]candidate, 0, len(hits))

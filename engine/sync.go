@@ -47,6 +47,9 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
+	if err := e.damaged(); why == "" && err != nil {
+		why = damageDetail(err)
+	}
 	if full || why != "" {
 		rep.Full, rep.Rebuilt = true, why
 		if err := e.reset(); err != nil {
@@ -193,7 +196,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
-	if why != "" {
+	if why != "" || e.damaged() != nil {
 		return e.Sync(ctx, true) // a path-wise update cannot repair a stale index
 	}
 	e.syncMu.Lock()
@@ -265,6 +268,7 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
+	e.damage.Store(nil)
 	e.vec = newVectors(e.dim)
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)

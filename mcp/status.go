@@ -103,6 +103,7 @@ type statusOut struct {
 	LastSync      time.Time `json:"lastSync,omitzero"`
 	Indexing      bool      `json:"indexing" jsonschema:"a sync is running, or a first or full sync was cut short: the index holds part of the folder"`
 	Unfinished    string    `json:"unfinished,omitempty" jsonschema:"the first or full sync that was cut short; a completed Sync clears it"`
+	Damaged       string    `json:"damaged,omitempty" jsonschema:"what is wrong with a damaged full-text index; the next Sync rebuilds it"`
 	ReadOnly      bool      `json:"readOnly"`
 	Skipped       []skipped `json:"skipped" jsonschema:"files not indexed, and why"`
 	Warnings      []warning `json:"warnings" jsonschema:"problems in files indexed anyway"`
@@ -138,7 +139,7 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 			return &statusOut{
 				MemoryDir: st.MemoryDir, IndexDir: st.IndexDir, Memories: st.Files, Chunks: st.Chunks,
 				Embedder: st.Embedder, Dimensions: st.Dimensions, FullTextBytes: st.FullTextSize, StateBytes: st.StateSize,
-				LastSync: st.LastSync, Indexing: st.Indexing, Unfinished: st.Unfinished, ReadOnly: st.ReadOnly,
+				LastSync: st.LastSync, Indexing: st.Indexing, Unfinished: st.Unfinished, Damaged: st.Damaged, ReadOnly: st.ReadOnly,
 				Skipped: skips(st.Skipped), Warnings: warnings(st.Warnings),
 			}, nil
 		},
@@ -149,6 +150,9 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 			}
 			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); last sync %s; %d skipped, %d warnings.",
 				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, last, len(o.Skipped), len(o.Warnings))
+			if o.Damaged != "" {
+				t += " Damaged: " + o.Damaged + "."
+			}
 			switch {
 			case o.Unfinished != "":
 				t += " Indexing: a " + o.Unfinished + "; the index holds part of the folder."

@@ -171,6 +171,9 @@ func writeStatus(w io.Writer, s engine.Status, now time.Time) error {
 	if s.LastError != "" {
 		row("last sync failed", "%s", s.LastError)
 	}
+	if s.Damaged != "" {
+		row("damaged", "%s", s.Damaged)
+	}
 	switch {
 	case s.Unfinished != "":
 		row("indexing", "yes: a %s, so the index holds part of the folder; run mnemo sync", s.Unfinished)
