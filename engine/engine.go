@@ -28,6 +28,7 @@ type Engine struct {
 	st  *store
 	ft  *fulltext
 	vec vectors.Store // chunk vectors of the memories
+	gs  graphState    // the concept graph, guarded by mu (see graph.go)
 
 	// damage is what was found wrong with the full-text index, nil if
 	// nothing: set at open or by a query that failed in Bleve, cleared by
@@ -202,6 +203,9 @@ func (e *Engine) open(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := e.loadGraph(); err != nil {
+		return err
+	}
 	for _, r := range e.files {
 		e.addTotals(r, 1)
 	}
@@ -324,6 +328,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		ReadOnly:     e.cfg.ReadOnly,
 		Skipped:      []Skip{},
 		Warnings:     []Warning{},
+		Graph:        e.graphStatus(),
 	}
 	if err := e.damaged(); err != nil {
 		s.Damaged = err.Error()
