@@ -45,7 +45,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (Report, error) 
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
-	if why != "" {
+	if why != "" || e.damaged() != nil {
 		return e.Sync(ctx, true) // a path-wise update cannot repair a stale index
 	}
 	for _, p := range paths {
