@@ -1,0 +1,528 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Errors of the sessions API, for errors.Is.
+var (
+	ErrBadRole       = errors.New("unknown role (want user or assistant)")
+	ErrBadLimit      = errors.New("limit must be between 1 and 200")
+	ErrBadMaxHits    = errors.New("maxHits must be between 1 and 20")
+	ErrBadOffset     = errors.New("offset must be 0 or more")
+	ErrBadContext    = errors.New("context must be between 0 and 50")
+	ErrNoSession     = errors.New("session not found")
+	ErrNoMessage     = errors.New("message not found in the session")
+	ErrBadMessageArg = errors.New("messageId is required")
+)
+
+// Bounds of a sessions query.
+const (
+	maxSessionLimit   = 200
+	maxHitsPerSession = 20
+	maxShowMessages   = 1000
+	maxContext        = 50
+)
+
+// SessionQuery is one search of the sessions index. Zero values mean "no
+// constraint" or the default.
+type SessionQuery struct {
+	Text      string    `json:"query"`
+	Mode      Mode      `json:"mode,omitempty"`      // default Hybrid
+	Project   string    `json:"project,omitempty"`   // substring of the working folder, or a full path whose hash a Gemini session carries
+	SessionID string    `json:"sessionId,omitempty"` // only this session
+	Agent     string    `json:"sourceAgent,omitempty"`
+	Role      string    `json:"role,omitempty"` // user or assistant
+	From, To  time.Time `json:"-"`              // bounds on the message's timestamp, inclusive
+	Sort      Sort      `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
+	Limit     int       `json:"limit,omitempty"`
+	MaxHits   int       `json:"maxHits,omitempty"`
+}
+
+// Validate checks q and fills in its defaults.
+func (q SessionQuery) Validate() (SessionQuery, error) {
+	mq, err := Query{Text: q.Text, Mode: q.Mode, Sort: q.Sort, From: q.From, To: q.To}.Validate()
+	if err != nil {
+		return q, err
+	}
+	q.Text, q.Mode, q.Sort = mq.Text, mq.Mode, mq.Sort
+	switch r := strings.ToLower(strings.TrimSpace(q.Role)); r {
+	case "", "user", "assistant":
+		q.Role = r
+	default:
+		return q, fmt.Errorf("%q: %w", q.Role, ErrBadRole)
+	}
+	switch {
+	case q.Limit == 0:
+		q.Limit = 10
+	case q.Limit < 0 || q.Limit > maxSessionLimit:
+		return q, fmt.Errorf("limit %d: %w", q.Limit, ErrBadLimit)
+	}
+	switch {
+	case q.MaxHits == 0:
+		q.MaxHits = 3
+	case q.MaxHits < 0 || q.MaxHits > maxHitsPerSession:
+		return q, fmt.Errorf("maxHits %d: %w", q.MaxHits, ErrBadMaxHits)
+	}
+	q.Project = strings.TrimSpace(q.Project)
+	q.SessionID = strings.TrimSpace(q.SessionID)
+	q.Agent = strings.ToLower(strings.TrimSpace(q.Agent))
+	return q, nil
+}
+
+// SessionPage is the answer to a SessionQuery: sessions best first (a
+// session's score is its best hit's), each with its hits best first.
+type SessionPage struct {
+	Query         string          `json:"query"`
+	Mode          Mode            `json:"mode"`
+	Sort          Sort            `json:"sort"`
+	Indexing      bool            `json:"indexing"`
+	TotalSessions int             `json:"totalSessions"`
+	Sessions      []SessionResult `json:"sessions"`
+}
+
+// SessionResult is one session in a SessionPage.
+type SessionResult struct {
+	SessionID    string       `json:"sessionId"`
+	SourceAgent  string       `json:"sourceAgent"`
+	Project      string       `json:"project"`
+	Started      time.Time    `json:"started,omitzero"`
+	Ended        time.Time    `json:"ended,omitzero"`
+	MessageCount int          `json:"messageCount"`
+	Score        float64      `json:"score"`
+	Hits         []MessageHit `json:"hits"`
+}
+
+// MessageHit is one matching message of a session.
+type MessageHit struct {
+	MessageID  string    `json:"messageId"`
+	Role       string    `json:"role"`
+	Timestamp  time.Time `json:"timestamp,omitzero"`
+	Excerpt    string    `json:"excerpt"`
+	Score      float64   `json:"score"`
+	MatchCount int       `json:"matchCount"`
+}
+
+// sessionScope is the one place that decides whether a message is inside
+// a sessions query's filters.
+type sessionScope struct {
+	q        SessionQuery
+	projHash string // sha256 of q.Project, for Gemini's hashed project folders
+}
+
+func newSessionScope(q SessionQuery) sessionScope {
+	sc := sessionScope{q: q}
+	if q.Project != "" {
+		sum := sha256.Sum256([]byte(q.Project))
+		sc.projHash = hex.EncodeToString(sum[:])
+	}
+	return sc
+}
+
+func (sc sessionScope) filters() bool {
+	q := sc.q
+	return q.Project != "" || q.SessionID != "" || q.Agent != "" || q.Role != "" || !q.From.IsZero() || !q.To.IsZero()
+}
+
+func (sc sessionScope) session(ss *session) bool {
+	q := sc.q
+	if q.SessionID != "" && ss.ID != q.SessionID {
+		return false
+	}
+	if q.Agent != "" && !strings.EqualFold(ss.Agent, q.Agent) {
+		return false
+	}
+	if q.Project != "" && !strings.Contains(ss.Project, q.Project) && (ss.ProjectHash == "" || ss.ProjectHash != sc.projHash) {
+		return false
+	}
+	return true
+}
+
+func (sc sessionScope) message(m *message) bool {
+	q := sc.q
+	if q.Role != "" && m.role != q.Role {
+		return false
+	}
+	t := m.rec.Created
+	if !q.From.IsZero() && t.Before(q.From) {
+		return false
+	}
+	if !q.To.IsZero() && t.After(q.To) {
+		return false
+	}
+	return true
+}
+
+// Search answers q with the memory search's stages: BM25 candidates
+// (normalised by the best in scope), vector candidates (cosine of the
+// message, clipped at 0, above the semantic floor), fusion, then grouping
+// by session. Messages carry no recency decay: a transcript is a record of
+// what was said, and "latest first" is sort recency or the date filters.
+func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, error) {
+	q, err := q.Validate()
+	if err != nil {
+		return SessionPage{}, err
+	}
+	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	page.Indexing = s.indexing.Load() && (s.lastSync.IsZero() || s.needFull != "")
+	if s.lastSync.IsZero() && len(s.msgs) == 0 {
+		if page.Indexing {
+			return page, nil
+		}
+		return SessionPage{}, fmt.Errorf("sessions %w", ErrIndexNotReady)
+	}
+	terms := s.ft.analyzeQuery(q.Text)
+	if terms.empty() {
+		return SessionPage{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
+	}
+	sc := newSessionScope(q)
+	filtered := sc.filters()
+	inScope := func(m *message) bool {
+		if !filtered {
+			return true
+		}
+		ss := s.sessions[m.sid]
+		return ss != nil && sc.session(ss) && sc.message(m)
+	}
+	type scan struct {
+		b   best
+		err error
+	}
+	scanned := make(chan scan, 1)
+	waiting := false
+	defer func() {
+		if waiting {
+			<-scanned
+		}
+	}()
+	if q.Mode != FullText {
+		waiting = true
+		go func() {
+			qv, err := s.emb.Embed(ctx, []string{q.Text})
+			if err != nil {
+				scanned <- scan{err: fmt.Errorf("embed query: %w", err)}
+				return
+			}
+			if isZero(qv[0]) && q.Mode == Semantic {
+				scanned <- scan{err: fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, s.emb.Name(), ErrNoTerms)}
+				return
+			}
+			var keep func(*record) bool
+			if filtered {
+				keep = func(r *record) bool {
+					m := s.msgs[r.Path]
+					return m != nil && inScope(m)
+				}
+			}
+			scanned <- scan{b: s.vec.query(qv[0], keep)}
+		}()
+	}
+	var cands []candidate
+	if q.Mode != Semantic {
+		hits, err := s.ft.scoreText(ctx, terms, s.rank.bm25(), s.totals)
+		if err != nil {
+			return SessionPage{}, err
+		}
+		cands = make([]candidate, 0, len(hits))
+		var top float64
+		for _, h := range hits {
+			m := s.msgs[h.path]
+			if m == nil || !inScope(m) {
+				continue
+			}
+			cands = append(cands, candidate{rec: &m.rec, text: h.score, matched: h.matched, textRank: 1})
+			top = math.Max(top, h.score)
+		}
+		for i := range cands {
+			cands[i].text /= top
+		}
+	}
+	if q.Mode != FullText {
+		sr := <-scanned
+		waiting = false
+		if sr.err != nil {
+			return SessionPage{}, sr.err
+		}
+		b := sr.b
+		taken := make([]bool, len(b.sim))
+		for i := range cands {
+			c := &cands[i]
+			slot, ok := s.vec.slotOf[c.rec.Path]
+			if !ok {
+				continue
+			}
+			taken[slot] = true
+			if sim := float64(b.sim[slot]); sim > 0 {
+				c.sem, c.semRank = math.Min(sim, 1), 1
+			}
+		}
+		for slot, sim := range b.sim {
+			if float64(sim) < s.rank.SemanticFloor || taken[slot] {
+				continue
+			}
+			if r := s.vec.recs[slot]; r != nil {
+				cands = append(cands, candidate{rec: r, sem: math.Min(float64(sim), 1), semRank: 1})
+			}
+		}
+	}
+	f := newFuser(s.cfg.Fusion, s.rank)
+	if f.method == RRF && q.Mode == Hybrid {
+		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r }, func(c *candidate) int { return c.textRank })
+		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r }, func(c *candidate) int { return c.semRank })
+	}
+	// Group by session: a session's score is its best hit's.
+	type group struct {
+		ss     *session
+		hits   []*candidate
+		best   float64
+		latest time.Time
+	}
+	groups := map[uint32]*group{}
+	for i := range cands {
+		c := &cands[i]
+		switch q.Mode {
+		case FullText:
+			c.score = c.text
+		case Semantic:
+			c.score = c.sem
+		default:
+			c.score = f.fuse(c.text, c.sem, c.textRank, c.semRank)
+		}
+		if c.score <= 0 {
+			continue
+		}
+		m := s.msgs[c.rec.Path]
+		g := groups[m.sid]
+		if g == nil {
+			g = &group{ss: s.sessions[m.sid]}
+			groups[m.sid] = g
+		}
+		g.hits = append(g.hits, c)
+		g.best = math.Max(g.best, c.score)
+		if c.rec.Created.After(g.latest) {
+			g.latest = c.rec.Created
+		}
+	}
+	list := make([]*group, 0, len(groups))
+	for _, g := range groups {
+		if g.ss != nil {
+			list = append(list, g)
+		}
+	}
+	page.TotalSessions = len(list)
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if q.Sort == ByRecency && !a.latest.Equal(b.latest) {
+			return a.latest.After(b.latest)
+		}
+		if a.best != b.best {
+			return a.best > b.best
+		}
+		if !a.ss.Ended.Equal(b.ss.Ended) {
+			return a.ss.Ended.After(b.ss.Ended)
+		}
+		return a.ss.SID < b.ss.SID
+	})
+	for _, g := range list[:min(q.Limit, len(list))] {
+		sortCandidates(g.hits, ByRelevance)
+		r := SessionResult{
+			SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
+			Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs),
+			Score: round(g.best), Hits: []MessageHit{},
+		}
+		for _, c := range g.hits[:min(q.MaxHits, len(g.hits))] {
+			m := s.msgs[c.rec.Path]
+			excerpt, n := messageExcerpt(s.st.text(m.sid, m.seq), terms, s.ft)
+			r.Hits = append(r.Hits, MessageHit{
+				MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
+				Excerpt: excerpt, Score: round(c.score), MatchCount: n,
+			})
+		}
+		page.Sessions = append(page.Sessions, r)
+	}
+	return page, nil
+}
+
+// messageExcerpt is one bounded excerpt of a stored message: ±snippetRadius
+// around the window with the most matches, cut on word boundaries, matches
+// in bold, as memory snippets are; a message found by meaning alone gets
+// its start. It also returns how many matches the message holds.
+func messageExcerpt(text string, q queryTerms, ft *fulltext) (string, int) {
+	spans := matchSpans(text, q, ft.cjk)
+	if len(spans) == 0 {
+		return cut(text, 0, 2*snippetRadius, nil), 0
+	}
+	bestLo, bestN := 0, -1
+	for i, sp := range spans {
+		n := 0
+		for _, t := range spans[i:] {
+			if t.end > sp.start+2*snippetRadius {
+				break
+			}
+			n++
+		}
+		if n > bestN {
+			bestLo, bestN = i, n
+		}
+	}
+	first := spans[bestLo]
+	last := first
+	for _, t := range spans[bestLo:] {
+		if t.end > first.start+2*snippetRadius {
+			break
+		}
+		last = t
+	}
+	mid := (first.start + last.end) / 2
+	return cut(text, mid-snippetRadius, mid+snippetRadius, spans), len(spans)
+}
+
+// SessionMessage is one stored message, as GetSession and GetMessage show it.
+type SessionMessage struct {
+	MessageID string    `json:"messageId"`
+	Role      string    `json:"role"`
+	Timestamp time.Time `json:"timestamp,omitzero"`
+	Text      string    `json:"text"`
+}
+
+// SessionView is a session with a run of its messages in order.
+type SessionView struct {
+	SessionID    string           `json:"sessionId"`
+	SourceAgent  string           `json:"sourceAgent"`
+	Project      string           `json:"project"`
+	Path         string           `json:"path"`
+	Summary      string           `json:"summary,omitempty"`
+	Started      time.Time        `json:"started,omitzero"`
+	Ended        time.Time        `json:"ended,omitzero"`
+	MessageCount int              `json:"messageCount"`
+	Offset       int              `json:"offset"`
+	Messages     []SessionMessage `json:"messages"`
+	// Focus is the index in Messages of the message GetMessage asked for; -1 otherwise.
+	Focus int `json:"focus"`
+}
+
+// findSession resolves a session id (the format's id, else a transcript path).
+func (s *Sessions) findSession(id string) (*session, error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return nil, fmt.Errorf("sessionId is required: %w", ErrNoSession)
+	}
+	var found *session
+	for _, ss := range s.sessions {
+		if ss.ID == id || ss.Path == id {
+			if found == nil || ss.Ended.After(found.Ended) {
+				found = ss
+			}
+		}
+	}
+	if found == nil {
+		if s.lastSync.IsZero() && len(s.sessions) == 0 {
+			return nil, fmt.Errorf("sessions %w", ErrIndexNotReady)
+		}
+		return nil, fmt.Errorf("%q: %w", id, ErrNoSession)
+	}
+	return found, nil
+}
+
+// orderedSeqs lists a session's live sequence numbers in order.
+func (ss *session) orderedSeqs() []uint32 {
+	out := make([]uint32, 0, len(ss.seqs))
+	for seq := range ss.seqs {
+		out = append(out, seq)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// GetSession returns up to limit messages of a session from offset, in order
+// (limit 0 means 50, at most 1000).
+func (s *Sessions) GetSession(ctx context.Context, id string, offset, limit int) (SessionView, error) {
+	if offset < 0 {
+		return SessionView{}, fmt.Errorf("offset %d: %w", offset, ErrBadOffset)
+	}
+	switch {
+	case limit == 0:
+		limit = 50
+	case limit < 0 || limit > maxShowMessages:
+		return SessionView{}, fmt.Errorf("limit %d: want 1 to %d: %w", limit, maxShowMessages, ErrBadLimit)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ss, err := s.findSession(id)
+	if err != nil {
+		return SessionView{}, err
+	}
+	seqs := ss.orderedSeqs()
+	v := s.view(ss, offset)
+	if offset >= len(seqs) {
+		return v, nil
+	}
+	return s.fill(v, ss, seqs[offset:min(offset+limit, len(seqs))])
+}
+
+// GetMessage returns one message with n messages either side of it.
+func (s *Sessions) GetMessage(ctx context.Context, id, messageID string, n int) (SessionView, error) {
+	if strings.TrimSpace(messageID) == "" {
+		return SessionView{}, ErrBadMessageArg
+	}
+	if n < 0 || n > maxContext {
+		return SessionView{}, fmt.Errorf("context %d: %w", n, ErrBadContext)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ss, err := s.findSession(id)
+	if err != nil {
+		return SessionView{}, err
+	}
+	seqs := ss.orderedSeqs()
+	at := -1
+	for i, seq := range seqs {
+		if ss.seqs[seq].id == messageID {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return SessionView{}, fmt.Errorf("%q in session %q: %w", messageID, ss.ID, ErrNoMessage)
+	}
+	lo := max(at-n, 0)
+	v := s.view(ss, lo)
+	v, err = s.fill(v, ss, seqs[lo:min(at+n+1, len(seqs))])
+	v.Focus = at - lo
+	return v, err
+}
+
+func (s *Sessions) view(ss *session, offset int) SessionView {
+	return SessionView{
+		SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project, Path: ss.Path, Summary: ss.Summary,
+		Started: ss.Started, Ended: ss.Ended, MessageCount: len(ss.seqs), Offset: offset,
+		Messages: []SessionMessage{}, Focus: -1,
+	}
+}
+
+func (s *Sessions) fill(v SessionView, ss *session, seqs []uint32) (SessionView, error) {
+	if len(seqs) == 0 {
+		return v, nil
+	}
+	stored, err := s.st.messages(ss.SID, seqs[0], seqs[len(seqs)-1]+1)
+	if err != nil {
+		return v, fmt.Errorf("read messages of %q: %w", ss.ID, err)
+	}
+	for _, m := range stored {
+		if ss.seqs[m.seq] == nil {
+			continue
+		}
+		v.Messages = append(v.Messages, SessionMessage{MessageID: m.ID, Role: m.Role, Timestamp: m.Time, Text: m.Text})
+	}
+	return v, nil
+}
