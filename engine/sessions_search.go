@@ -41,7 +41,8 @@ type SessionQuery struct {
 	SessionID string    `json:"sessionId,omitempty"` // only this session
 	Agent     string    `json:"sourceAgent,omitempty"`
 	Role      string    `json:"role,omitempty"` // user or assistant
-	From, To  time.Time `json:"-"`              // bounds on the message's timestamp, inclusive
+	From      time.Time `json:"from,omitzero"`  // bounds on the message's timestamp, inclusive
+	To        time.Time `json:"to,omitzero"`
 	Sort      Sort      `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
 	Limit     int       `json:"limit,omitempty"`
 	MaxHits   int       `json:"maxHits,omitempty"`

@@ -147,27 +147,33 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 	for _, p := range paths {
 		p = filepath.Clean(p)
 		fi, statErr := os.Stat(p)
+		isFile := statErr == nil && !fi.IsDir()
 		for _, src := range s.cfg.Sources {
-			if !src.Owns(p) && !under(p, []string{src.Root()}) && p != src.Root() {
+			if p != src.Root() && !under(p, []string{src.Root()}) {
 				continue
 			}
 			key := sourceKey(src.Kind(), src.Root())
-			if statErr == nil && !fi.IsDir() || src.Owns(p) && statErr == nil {
-				if src.Owns(p) && !seenJob[p] {
+			if isFile && src.Owns(p) {
+				if !seenJob[p] {
 					seenJob[p] = true
 					jobs = append(jobs, sessionJob{src: src, key: key, path: p})
 				}
 				continue
 			}
-			// A folder appeared or something vanished: list the source and
-			// reconcile what lies under p.
+			// A folder appeared, something vanished, or a file changed that
+			// is part of a transcript folder (CodeArchitect's full.md): list
+			// the source and reconcile what lies under that folder.
+			dir := p
+			if isFile {
+				dir = filepath.Dir(p)
+			}
 			listed, _, err := src.Discover(ctx)
 			if err != nil {
 				continue
 			}
 			in := map[string]bool{}
 			for _, l := range listed {
-				if l == p || strings.HasPrefix(l, p+string(filepath.Separator)) {
+				if l == dir || strings.HasPrefix(l, dir+string(filepath.Separator)) {
 					in[l] = true
 					if !seenJob[l] {
 						seenJob[l] = true
@@ -177,7 +183,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 			}
 			s.mu.RLock()
 			for _, ss := range s.sessions {
-				if ss.Source == key && !in[ss.Path] && (ss.Path == p || strings.HasPrefix(ss.Path, p+string(filepath.Separator))) {
+				if ss.Source == key && !in[ss.Path] && (ss.Path == dir || strings.HasPrefix(ss.Path, dir+string(filepath.Separator))) {
 					gone = append(gone, ss.SID)
 				}
 			}

@@ -5,7 +5,9 @@
 // Eleven tools, each in the file that bears its name's subject:
 // SearchMemories (search.go), ReadMemory (read.go), WriteMemory,
 // EditMemory, DeleteMemory and MoveMemory (write.go), ListMemories and
-// RecentActivity (list.go), Sync, MemoryStatus and GetConfig (status.go).
+// RecentActivity (list.go), Sync, MemoryStatus and GetConfig (status.go);
+// and, with a sessions index (Options.Sessions), SearchSessions,
+// GetSession and GetMessage (sessions.go).
 //
 // Every tool declares an input and an output schema, returns its result as
 // structured content plus a short plain-text rendering, and answers a bad
@@ -67,6 +69,10 @@ type Options struct {
 	// effective value and source. One replaces the entry of the same name.
 	Settings []decay.Setting
 
+	// Sessions, if set, serves the agent-session tools SearchSessions,
+	// GetSession and GetMessage (sessions.go), and Sync syncs it too.
+	Sessions Sessions
+
 	// Logger receives the server's log; nil discards it. Over stdio it must
 	// not write to stdout.
 	Logger *slog.Logger
@@ -75,6 +81,7 @@ type Options struct {
 // server is what the tool handlers share.
 type server struct {
 	eng  *engine.Engine
+	sess Sessions // nil: no sessions index
 	opts Options
 }
 
@@ -106,7 +113,7 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
-	srv := &server{eng: eng, opts: opts}
+	srv := &server{eng: eng, sess: opts.Sessions, opts: opts}
 	add(s, srv, srv.searchTool())
 	add(s, srv, srv.readTool())
 	add(s, srv, srv.writeTool())
@@ -118,6 +125,11 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	add(s, srv, srv.syncTool())
 	add(s, srv, srv.statusTool())
 	add(s, srv, srv.configTool())
+	if srv.sess != nil {
+		add(s, srv, srv.searchSessionsTool())
+		add(s, srv, srv.getSessionTool())
+		add(s, srv, srv.getMessageTool())
+	}
 	return s
 }
 

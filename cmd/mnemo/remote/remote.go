@@ -16,7 +16,8 @@
 //	← {"error": "\"use-bbolt\": no memory has this path or title: memory not found", "kind": "not-found"}
 //
 // Ops are search (query: an engine.Query), read and resolve (id), status,
-// and sync (full). An error's kind names the engine sentinel it wraps, so
+// and sync (full); and, when the server holds a sessions index, the
+// sessions.* ops of sessions.go. An error's kind names the engine sentinel it wraps, so
 // the client's error still matches it with errors.Is. A request line may
 // be up to MaxRequest bytes.
 package remote
@@ -56,6 +57,12 @@ type request struct {
 	Query *engine.Query `json:"query,omitempty"`
 	ID    string        `json:"id,omitempty"`
 	Full  bool          `json:"full,omitempty"`
+	// The sessions ops' fields (sessions.go).
+	Sessions *engine.SessionQuery `json:"sessions,omitempty"`
+	Message  string               `json:"message,omitempty"`
+	Offset   int                  `json:"offset,omitempty"`
+	Limit    int                  `json:"limit,omitempty"`
+	Context  int                  `json:"context,omitempty"`
 }
 
 // response is one line from the server: a result or an error.
@@ -87,6 +94,13 @@ var sentinels = []struct {
 	{"bad-min-score", engine.ErrBadMinScore},
 	{"outside-root", engine.ErrOutsideRoot},
 	{"not-found", engine.ErrNotFound},
+	{"bad-role", engine.ErrBadRole},
+	{"bad-limit", engine.ErrBadLimit},
+	{"bad-max-hits", engine.ErrBadMaxHits},
+	{"bad-offset", engine.ErrBadOffset},
+	{"bad-context", engine.ErrBadContext},
+	{"no-session", engine.ErrNoSession},
+	{"no-message", engine.ErrNoMessage},
 	{"read-only", engine.ErrReadOnly},
 	{"not-ready", engine.ErrIndexNotReady},
 	{"incompatible", engine.ErrIndexIncompatible},
