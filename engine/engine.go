@@ -13,6 +13,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/embed"
+	"mnemo/engine/vectors"
 )
 
 // Engine is an open memory index. It is safe for concurrent use: searches
@@ -26,7 +27,7 @@ type Engine struct {
 
 	st  *store
 	ft  *fulltext
-	vec *vectors
+	vec vectors.Store // chunk vectors of the memories
 
 	syncMu   sync.Mutex  // one sync at a time
 	indexing atomic.Bool // a sync is running
@@ -167,7 +168,9 @@ func (e *Engine) open(ctx context.Context) error {
 		return err
 	}
 	e.ft = ft
-	e.vec = newVectors(e.dim)
+	if e.vec, err = vectors.NewChromem(0); err != nil {
+		return err
+	}
 	l, err := e.st.load()
 	if err != nil {
 		if e.cfg.ReadOnly {
@@ -212,15 +215,19 @@ func (e *Engine) dropPending(ctx context.Context, paths []string) error {
 	return e.st.commitBatch(changes, nil, nil)
 }
 
+// loadVectors fills the vector store from the state store, where every
+// chunk's vector is persisted with its record (measured faster to open than
+// chromem-go's own persistence, docs/design.md).
 func (e *Engine) loadVectors(ctx context.Context) error {
 	byFile := map[string][][]float32{}
 	err := e.st.forEachVector(func(path string, chunk int, v []float32) error {
-		if r := e.files[path]; r == nil || chunk >= r.Chunks {
+		r := e.files[path]
+		if r == nil || chunk >= r.Chunks {
 			return nil
 		}
 		vs := byFile[path]
 		if vs == nil {
-			vs = make([][]float32, e.files[path].Chunks)
+			vs = make([][]float32, r.Chunks)
 			byFile[path] = vs
 		}
 		vs[chunk] = v
@@ -229,11 +236,35 @@ func (e *Engine) loadVectors(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
+	items := make([]vectors.Item, 0, len(byFile))
 	for p, vs := range byFile {
-		e.vec.put(e.files[p], vs)
+		items = append(items, vectorItem(e.files[p], vs))
+	}
+	if err := e.vec.Put(ctx, items...); err != nil {
+		return fmt.Errorf("load vectors: %w", err)
 	}
 	return nil
 }
+
+// vectorItem is what the vector store holds of a memory: its chunk
+// vectors, with every ancestor folder and tag as a label a query scope can
+// require (chromem-go filters by exact match only).
+func vectorItem(r *record, vecs [][]float32) vectors.Item {
+	it := vectors.Item{ID: r.Path, Vectors: vecs, Meta: map[string]string{"path": r.Path}}
+	for _, f := range ancestors(r.Path) {
+		it.Labels = append(it.Labels, folderLabel(f))
+	}
+	for _, t := range r.Tags {
+		it.Labels = append(it.Labels, tagLabel(t))
+	}
+	if !r.Created.IsZero() {
+		it.Meta["created"] = r.Created.UTC().Format(time.RFC3339)
+	}
+	return it
+}
+
+func folderLabel(f string) string { return "folder:" + f }
+func tagLabel(t string) string    { return "tag:" + t }
 
 func (e *Engine) addTotals(r *record, sign int64) {
 	for i := range e.totals {
@@ -267,7 +298,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		MemoryDir:    e.root,
 		IndexDir:     e.cfg.IndexDir,
 		Files:        len(e.files),
-		Chunks:       e.vec.count(),
+		Chunks:       e.vec.Len(),
 		Embedder:     e.emb.Name(),
 		Dimensions:   e.dim,
 		LastError:    e.lastError,

@@ -134,15 +134,6 @@ func openFulltext(path string, create bool) (*fulltext, error) {
 
 func (ft *fulltext) close() error { return ft.idx.Close() }
 
-func (ft *fulltext) size() int64 {
-	if s, ok := ft.idx.StatsMap()["index"].(map[string]any); ok {
-		if n, ok := s["CurOnDiskBytes"].(uint64); ok {
-			return int64(n)
-		}
-	}
-	return 0
-}
-
 // hasCJK reports whether s has Han, Hiragana, Katakana or Hangul letters.
 func hasCJK(s string) bool {
 	for _, r := range s {

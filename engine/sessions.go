@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"mnemo/engine/embed"
+	"mnemo/engine/vectors"
 )
 
 // The sessions index is a second corpus of the same engine: agent session
@@ -101,7 +103,7 @@ type Sessions struct {
 
 	st  *sessionStore
 	ft  *fulltext
-	vec *vectors
+	vec vectors.Store // one item per message
 
 	syncMu   sync.Mutex
 	indexing atomic.Bool
@@ -236,8 +238,9 @@ func (s *Sessions) open(ctx context.Context) error {
 		return err
 	}
 	s.ft = ft
-	s.vec = newVectors(s.dim)
-	s.resetMemory()
+	if err := s.resetMemory(); err != nil {
+		return err
+	}
 	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
 		s.lastSync = t
 	}
@@ -246,12 +249,14 @@ func (s *Sessions) open(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := s.load(); err != nil {
+	if err := s.load(ctx); err != nil {
 		if s.cfg.ReadOnly {
 			return fmt.Errorf("read sessions state store: %w", err)
 		}
 		s.needFull = "state store was unreadable: " + err.Error()
-		s.resetMemory()
+		if err := s.resetMemory(); err != nil {
+			return err
+		}
 	}
 	if s.needFull == "" {
 		if n, err := s.ft.idx.DocCount(); err == nil && int(n) != len(s.msgs) {
@@ -261,7 +266,7 @@ func (s *Sessions) open(ctx context.Context) error {
 	return nil
 }
 
-func (s *Sessions) resetMemory() {
+func (s *Sessions) resetMemory() error {
 	s.sessions = map[uint32]*session{}
 	s.byPath = map[string]*session{}
 	s.msgs = map[string]*message{}
@@ -269,11 +274,15 @@ func (s *Sessions) resetMemory() {
 	s.totals = [len(textFields)]int64{}
 	s.skips = map[string][]Skip{}
 	s.srcErrs = map[string]string{}
-	s.vec = newVectors(s.dim)
+	var err error
+	if s.vec, err = vectors.NewChromem(0); err != nil {
+		return fmt.Errorf("sessions vector store: %w", err)
+	}
+	return nil
 }
 
 // load fills the in-memory maps and the vector store from the state store.
-func (s *Sessions) load() error {
+func (s *Sessions) load(ctx context.Context) error {
 	err := s.st.forEachSession(func(r sessionRec) error {
 		ss := &session{sessionRec: r, seqs: map[uint32]*message{}}
 		s.sessions[r.SID] = ss
@@ -298,12 +307,30 @@ func (s *Sessions) load() error {
 	if sk, err := s.st.loadSkips(); err == nil {
 		s.skips = sk
 	}
-	return s.st.forEachVector(func(sid, seq uint32, v []float32) error {
+	var items []vectors.Item
+	err = s.st.forEachVector(func(sid, seq uint32, v []float32) error {
 		if m := s.msgs[docID(sid, seq)]; m != nil {
-			s.vec.put(&m.rec, [][]float32{v})
+			items = append(items, s.vectorItem(m, v))
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("load session vectors: %w", err)
+	}
+	if err := s.vec.Put(ctx, items...); err != nil {
+		return fmt.Errorf("load session vectors: %w", err)
+	}
+	return nil
+}
+
+// vectorItem is what the vector store holds of a message: its vector,
+// labelled with what a query can require exactly (agent, session, role).
+func (s *Sessions) vectorItem(m *message, v []float32) vectors.Item {
+	it := vectors.Item{ID: m.rec.Path, Vectors: [][]float32{v}, Labels: []string{"role:" + m.role}}
+	if ss := s.sessions[m.sid]; ss != nil {
+		it.Labels = append(it.Labels, "agent:"+strings.ToLower(ss.Agent), "session:"+ss.ID)
+	}
+	return it
 }
 
 // addMessage puts one message into the in-memory maps (not the vectors).
@@ -325,7 +352,7 @@ func (s *Sessions) dropMessage(m *message) {
 	for i := range s.totals {
 		s.totals[i] -= int64(m.rec.Lens[i])
 	}
-	s.vec.remove(m.rec.Path)
+	s.vec.Delete(context.Background(), m.rec.Path) // in memory: cannot fail
 	delete(s.msgs, m.rec.Path)
 	if ss := s.sessions[m.sid]; ss != nil {
 		delete(ss.seqs, m.seq)
@@ -390,7 +417,7 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := SessionsStatus{
-		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.count(),
+		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
 		Indexing: s.indexing.Load(), ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
 		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(),

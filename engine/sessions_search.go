@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"mnemo/engine/vectors"
 )
 
 // Errors of the sessions API, for errors.Is.
@@ -162,11 +164,12 @@ func (sc sessionScope) message(m *message) bool {
 	return true
 }
 
-// Search answers q with the memory search's stages: BM25 candidates
-// (normalised by the best in scope), vector candidates (cosine of the
-// message, clipped at 0, above the semantic floor), fusion, then grouping
-// by session. Messages carry no recency decay: a transcript is a record of
-// what was said, and "latest first" is sort recency or the date filters.
+// Search answers q with the memory search's stages and scores: BM25
+// candidates (normalised by the best in scope), vector candidates (cosine
+// of the message, clipped at 0, joining on meaning alone above the
+// semantic floor), fusion (fusion.go), then grouping by session. Messages
+// carry no recency decay: a transcript is a record of what was said, and
+// "latest first" is sort recency or the date filters.
 func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, error) {
 	q, err := q.Validate()
 	if err != nil {
@@ -187,126 +190,193 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		return SessionPage{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	sc := newSessionScope(q)
-	filtered := sc.filters()
-	inScope := func(m *message) bool {
-		if !filtered {
-			return true
-		}
-		ss := s.sessions[m.sid]
-		return ss != nil && sc.session(ss) && sc.message(m)
+	p := sessionPlan{mode: q.Mode, fuser: newFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
+		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
+
+	type semantic struct {
+		qv    []float32
+		found vectors.Found
+		err   error
 	}
-	type scan struct {
-		b   best
-		err error
-	}
-	scanned := make(chan scan, 1)
-	waiting := false
-	defer func() {
-		if waiting {
-			<-scanned
-		}
-	}()
+	semDone := make(chan semantic, 1)
 	if q.Mode != FullText {
-		waiting = true
 		go func() {
 			qv, err := s.emb.Embed(ctx, []string{q.Text})
 			if err != nil {
-				scanned <- scan{err: fmt.Errorf("embed query: %w", err)}
+				semDone <- semantic{err: fmt.Errorf("embed query: %w", err)}
 				return
 			}
-			if isZero(qv[0]) && q.Mode == Semantic {
-				scanned <- scan{err: fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, s.emb.Name(), ErrNoTerms)}
-				return
-			}
-			var keep func(*record) bool
-			if filtered {
-				keep = func(r *record) bool {
-					m := s.msgs[r.Path]
-					return m != nil && inScope(m)
+			u := vectors.Normalize(qv[0])
+			if u == nil {
+				if q.Mode == Semantic {
+					err = fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, s.emb.Name(), ErrNoTerms)
 				}
+				semDone <- semantic{err: err}
+				return
 			}
-			scanned <- scan{b: s.vec.query(qv[0], keep)}
+			found, err := s.vec.Query(ctx, u, p.chunks, sc.labels())
+			semDone <- semantic{qv: u, found: found, err: err}
 		}()
+	} else {
+		semDone <- semantic{}
 	}
-	var cands []candidate
+	var text []candidate
 	if q.Mode != Semantic {
-		hits, err := s.ft.scoreText(ctx, terms, s.rank.bm25(), s.totals)
-		if err != nil {
+		text, err = s.textCandidates(ctx, terms, sc)
+	}
+	sem := <-semDone // never leave the vector query reading under a released lock
+	if err != nil {
+		return SessionPage{}, err
+	}
+	if sem.err != nil {
+		return SessionPage{}, sem.err
+	}
+	var groups []*sessionGroup
+	for n := p.chunks; ; n *= 4 {
+		groups = s.group(p, s.fuse(p, sc, text, sem.qv, sem.found))
+		if sem.qv == nil || !p.wantsMore(groups, sem.found) {
+			break
+		}
+		if sem.found, err = s.vec.Query(ctx, sem.qv, n*4, sc.labels()); err != nil {
 			return SessionPage{}, err
 		}
-		cands = make([]candidate, 0, len(hits))
-		var top float64
-		for _, h := range hits {
-			m := s.msgs[h.path]
-			if m == nil || !inScope(m) {
-				continue
-			}
-			cands = append(cands, candidate{rec: &m.rec, text: h.score, matched: h.matched, textRank: 1})
-			top = math.Max(top, h.score)
-		}
-		for i := range cands {
-			cands[i].text /= top
-		}
 	}
-	if q.Mode != FullText {
-		sr := <-scanned
-		waiting = false
-		if sr.err != nil {
-			return SessionPage{}, sr.err
+	page.TotalSessions = len(groups)
+	sortGroups(groups, q.Sort)
+	for _, g := range groups[:min(q.Limit, len(groups))] {
+		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
+	}
+	return page, nil
+}
+
+// labels is the exact-match part of a scope, for the vector store.
+func (sc sessionScope) labels() []string {
+	var l []string
+	if sc.q.Agent != "" {
+		l = append(l, "agent:"+sc.q.Agent)
+	}
+	if sc.q.Role != "" {
+		l = append(l, "role:"+sc.q.Role)
+	}
+	if sc.q.SessionID != "" {
+		l = append(l, "session:"+sc.q.SessionID)
+	}
+	return l
+}
+
+// sessionPlan is what the stages after the candidates need of a query.
+type sessionPlan struct {
+	mode        Mode
+	fuser       fuser
+	floor       float64
+	limit, hits int
+	chunks      int // how many message vectors to ask the store for first
+}
+
+// inScope is the one check of a message against a query's filters.
+func (s *Sessions) inScope(sc sessionScope, m *message) bool {
+	if !sc.filters() {
+		return true
+	}
+	ss := s.sessions[m.sid]
+	return ss != nil && sc.session(ss) && sc.message(m)
+}
+
+// textCandidates is stage one: every message in scope that matches a query
+// term, with its BM25 score divided by the best one in scope.
+func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sessionScope) ([]candidate, error) {
+	hits, err := s.ft.scoreText(ctx, terms, s.rank.bm25(), s.totals)
+	if err != nil {
+		return nil, err
+	}
+	cands := make([]candidate, 0, len(hits))
+	var top float64
+	for _, h := range hits {
+		m := s.msgs[h.path]
+		if m == nil || !s.inScope(sc, m) {
+			continue
 		}
-		b := sr.b
-		taken := make([]bool, len(b.sim))
+		cands = append(cands, candidate{rec: &m.rec, text: h.score, matched: h.matched, textRank: 1})
+		top = math.Max(top, h.score)
+	}
+	for i := range cands {
+		cands[i].text /= top
+	}
+	return cands, nil
+}
+
+// fuse is stage two and three: text matches get their exact similarity,
+// messages found by meaning alone join above the floor, and every
+// candidate gets its fused score.
+func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []float32, found vectors.Found) []candidate {
+	cands := make([]candidate, len(text), len(text)+len(found.Hits))
+	copy(cands, text)
+	if qv != nil {
+		taken := make(map[string]bool, len(cands))
 		for i := range cands {
 			c := &cands[i]
-			slot, ok := s.vec.slotOf[c.rec.Path]
-			if !ok {
-				continue
-			}
-			taken[slot] = true
-			if sim := float64(b.sim[slot]); sim > 0 {
-				c.sem, c.semRank = math.Min(sim, 1), 1
+			taken[c.rec.Path] = true
+			if h, ok := s.vec.Nearest(qv, c.rec.Path); ok && h.Similarity > 0 {
+				c.sem, c.semRank = math.Min(float64(h.Similarity), 1), 1
 			}
 		}
-		for slot, sim := range b.sim {
-			if float64(sim) < s.rank.SemanticFloor || taken[slot] {
+		for _, h := range found.Hits {
+			if float64(h.Similarity) < p.floor || taken[h.ID] {
 				continue
 			}
-			if r := s.vec.recs[slot]; r != nil {
-				cands = append(cands, candidate{rec: r, sem: math.Min(float64(sim), 1), semRank: 1})
+			m := s.msgs[h.ID]
+			if m == nil || !s.inScope(sc, m) {
+				continue
 			}
+			cands = append(cands, candidate{rec: &m.rec, sem: math.Min(float64(h.Similarity), 1), semRank: 1})
 		}
 	}
-	f := newFuser(s.cfg.Fusion, s.rank)
-	if f.method == RRF && q.Mode == Hybrid {
+	if p.fuser.method == RRF && p.mode == Hybrid {
 		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r }, func(c *candidate) int { return c.textRank })
 		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r }, func(c *candidate) int { return c.semRank })
 	}
-	// Group by session: a session's score is its best hit's.
-	type group struct {
-		ss     *session
-		hits   []*candidate
-		best   float64
-		latest time.Time
-	}
-	groups := map[uint32]*group{}
 	for i := range cands {
 		c := &cands[i]
-		switch q.Mode {
+		switch p.mode {
 		case FullText:
-			c.score = c.text
+			c.fused = c.text
 		case Semantic:
-			c.score = c.sem
+			c.fused = c.sem
 		default:
-			c.score = f.fuse(c.text, c.sem, c.textRank, c.semRank)
+			c.fused = p.fuser.fuse(c.text, c.sem, c.textRank, c.semRank)
 		}
+		c.score = c.fused
+	}
+	return cands
+}
+
+// sessionGroup is one session's hits, best first.
+type sessionGroup struct {
+	ss     *session
+	hits   []*candidate
+	best   float64
+	latest time.Time
+}
+
+// group is stage four: hits by session, each session scored by its best hit.
+func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
+	by := map[uint32]*sessionGroup{}
+	var out []*sessionGroup
+	for i := range cands {
+		c := &cands[i]
 		if c.score <= 0 {
 			continue
 		}
 		m := s.msgs[c.rec.Path]
-		g := groups[m.sid]
+		g := by[m.sid]
 		if g == nil {
-			g = &group{ss: s.sessions[m.sid]}
-			groups[m.sid] = g
+			ss := s.sessions[m.sid]
+			if ss == nil {
+				continue
+			}
+			g = &sessionGroup{ss: ss}
+			by[m.sid] = g
+			out = append(out, g)
 		}
 		g.hits = append(g.hits, c)
 		g.best = math.Max(g.best, c.score)
@@ -314,16 +384,58 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 			g.latest = c.rec.Created
 		}
 	}
-	list := make([]*group, 0, len(groups))
+	for _, g := range out {
+		sortCandidates(g.hits, ByRelevance)
+	}
+	return out
+}
+
+// wantsMore reports whether a message the vector store did not return could
+// still reach the page: its similarity is at most found.Bound, so its
+// fused score is at most what that bound fuses to; it is asked for if that
+// reaches the weakest hit the page would show. (A missing message weaker
+// than every shown hit could only add a hit to a session that shows fewer
+// than maxHits; that is left out, as the exact answer means reading every
+// message above the floor.)
+func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool {
+	if found.Complete || float64(found.Bound) < p.floor {
+		return false
+	}
+	if len(groups) < p.limit {
+		return true
+	}
+	bound := float64(found.Bound)
+	if p.mode == Hybrid {
+		seen := 0
+		for _, g := range groups {
+			for _, c := range g.hits {
+				if c.semRank > 0 {
+					seen++
+				}
+			}
+		}
+		bound = p.fuser.fuse(0, bound, 0, seen+1)
+	}
+	bests := make([]float64, len(groups))
+	for i, g := range groups {
+		bests[i] = g.best
+	}
+	kth := kthLargest(bests, p.limit)
+	threshold := kth
 	for _, g := range groups {
-		if g.ss != nil {
-			list = append(list, g)
+		if g.best >= kth {
+			threshold = math.Min(threshold, g.hits[min(p.hits, len(g.hits))-1].score)
 		}
 	}
-	page.TotalSessions = len(list)
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		if q.Sort == ByRecency && !a.latest.Equal(b.latest) {
+	return bound >= threshold
+}
+
+// sortGroups orders sessions best first (ties: latest ended), or by their
+// latest hit for recency.
+func sortGroups(gs []*sessionGroup, by Sort) {
+	sort.Slice(gs, func(i, j int) bool {
+		a, b := gs[i], gs[j]
+		if by == ByRecency && !a.latest.Equal(b.latest) {
 			return a.latest.After(b.latest)
 		}
 		if a.best != b.best {
@@ -334,24 +446,25 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		}
 		return a.ss.SID < b.ss.SID
 	})
-	for _, g := range list[:min(q.Limit, len(list))] {
-		sortCandidates(g.hits, ByRelevance)
-		r := SessionResult{
-			SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
-			Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs),
-			Score: round(g.best), Hits: []MessageHit{},
-		}
-		for _, c := range g.hits[:min(q.MaxHits, len(g.hits))] {
-			m := s.msgs[c.rec.Path]
-			excerpt, n := messageExcerpt(s.st.text(m.sid, m.seq), terms, s.ft)
-			r.Hits = append(r.Hits, MessageHit{
-				MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
-				Excerpt: excerpt, Score: round(c.score), MatchCount: n,
-			})
-		}
-		page.Sessions = append(page.Sessions, r)
+}
+
+// result is stage five: one session of the page with its best hits and
+// their excerpts, read from the stored (redacted) text.
+func (s *Sessions) result(g *sessionGroup, maxHits int, terms queryTerms) SessionResult {
+	r := SessionResult{
+		SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
+		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs),
+		Score: round(g.best), Hits: []MessageHit{},
 	}
-	return page, nil
+	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
+		m := s.msgs[c.rec.Path]
+		excerpt, n := messageExcerpt(s.st.text(m.sid, m.seq), terms, s.ft)
+		r.Hits = append(r.Hits, MessageHit{
+			MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
+			Excerpt: excerpt, Score: round(c.score), MatchCount: n,
+		})
+	}
+	return r
 }
 
 // messageExcerpt is one bounded excerpt of a stored message: ±snippetRadius

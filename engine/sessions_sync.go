@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"mnemo/engine/vectors"
 )
 
 // batchMessages is how many messages one sessions batch applies at once: one
@@ -402,13 +404,13 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 			for k, v := range vs {
 				if s.dim == 0 && len(v) > 0 {
 					s.mu.Lock()
-					s.dim, s.vec.dim = len(v), len(v)
+					s.dim = len(v) // a remote embedder that was offline at open has answered
 					s.mu.Unlock()
 				}
 				if len(v) != s.dim {
 					return fmt.Errorf("embed messages of %s: embedder %s returned %d dimensions, the index has %d (rebuild with sessions sync --full)", w.rec.Path, s.emb.Name(), len(v), s.dim)
 				}
-				if !isZero(v) {
+				if vectors.Normalize(v) != nil {
 					w.vectors[lo+k] = v
 				}
 			}
@@ -455,6 +457,7 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var items []vectors.Item
 	for i, sid := range b.sids {
 		w := b.writes[i]
 		ss := s.sessions[sid]
@@ -481,9 +484,13 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 		for k, pm := range w.msgs {
 			m := s.addMessage(ss, pm.seq, pm.rec)
 			if v := w.vectors[k]; v != nil {
-				s.vec.put(&m.rec, [][]float32{v})
+				items = append(items, s.vectorItem(m, v))
 			}
 		}
+	}
+	if err := s.vec.Put(ctx, items...); err != nil {
+		// The state store holds the vectors: the next open loads them.
+		return fmt.Errorf("sessions vector store: %w", err)
 	}
 	return nil
 }
@@ -536,8 +543,7 @@ func (s *Sessions) reset() error {
 	if err := s.st.resetAll(); err != nil {
 		return fmt.Errorf("reset sessions state store: %w", err)
 	}
-	s.resetMemory()
-	return nil
+	return s.resetMemory()
 }
 
 func (s *Sessions) noteError(err error) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"mnemo/engine/vectors"
 	"mnemo/markdown"
 )
 
@@ -242,7 +243,9 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
-	e.vec = newVectors(e.dim)
+	if e.vec, err = vectors.NewChromem(0); err != nil {
+		return err
+	}
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
@@ -369,6 +372,7 @@ type outcome struct {
 	rec     *record
 	doc     *ftDoc
 	vecs    [][]float32
+	excerpt []byte
 	err     error
 }
 
@@ -447,7 +451,11 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 			return o
 		}
 	}
-	o.doc, o.vecs = fd, vecs
+	bounds := make([][2]int, len(doc.Chunks))
+	for i, c := range doc.Chunks {
+		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
+	}
+	o.doc, o.vecs, o.excerpt = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -521,18 +529,18 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		case o.removed:
 			changes = append(changes, change{path: o.path})
 		default:
-			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, keepVectors: o.touched})
+			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
 		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var puts []vectors.Item
 	for i, o := range out {
 		old := e.files[o.path]
 		_, wasSkipped := e.skips[o.path]
 		switch {
 		case o.touched:
-			e.files[o.path] = o.rec
-			e.vec.retarget(o.rec)
+			e.files[o.path] = o.rec // same content: its vectors stand
 			rep.Unchanged++
 			continue
 		case o.skip != "":
@@ -546,24 +554,26 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		}
 		if old != nil {
 			e.addTotals(old, -1)
-			e.vec.remove(o.path)
+			if err := e.vec.Delete(ctx, o.path); err != nil {
+				return err
+			}
 			delete(e.files, o.path)
 		}
 		delete(e.skips, o.path)
 		if o.skip != "" {
 			e.skips[o.path] = o.skip
 		}
-		if c := changes[i]; c.rec != nil && e.dim == 0 && e.vec.count() == 0 {
+		if c := changes[i]; c.rec != nil && e.dim == 0 {
 			// A remote embedder that was offline at open has now answered.
 			for _, v := range c.vectors {
 				if len(v) > 0 {
-					e.dim, e.vec.dim = len(v), len(v)
+					e.dim = len(v)
 					break
 				}
 			}
 		}
 		if c := changes[i]; c.rec != nil {
-			e.vec.put(c.rec, c.vectors)
+			puts = append(puts, vectorItem(c.rec, c.vectors))
 			e.files[o.path] = c.rec
 			e.addTotals(c.rec, 1)
 			rep.Chunks += len(c.vectors)
@@ -571,6 +581,9 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 				rep.Warnings = append(rep.Warnings, Warning{Path: o.path, Message: w})
 			}
 		}
+	}
+	if err := e.vec.Put(ctx, puts...); err != nil {
+		return err
 	}
 	for _, p := range unskip {
 		delete(e.skips, p)

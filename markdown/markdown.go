@@ -69,6 +69,7 @@ type Chunk struct {
 	Index    int
 	Headings []string // heading path (H1 > H2 > ...) in force where the chunk starts
 	Text     string   // plain text of the chunk; does not include the title (the caller prepends it)
+	Start    int      // byte offset of Text in Doc.Text (Text is Doc.Text[Start:Start+len(Text)])
 }
 
 // Parse parses one memory file. name is the path relative to the memory
