@@ -55,6 +55,11 @@ type Config struct {
 
 	MaxFileBytes int64 // files larger than this are skipped; 0 means 10 MiB
 
+	// LouvainGamma is the resolution of the concept graph's communities
+	// (MAENIFOLD_LOUVAIN_GAMMA at the edge): 1, the default when 0, is
+	// classic modularity; higher gives more, smaller communities.
+	LouvainGamma float64
+
 	// ReadOnly opens an existing index without taking the writer lock:
 	// Sync, and writes of any kind, return ErrReadOnly.
 	ReadOnly bool
@@ -175,6 +180,8 @@ type Status struct {
 	ReadOnly      bool      `json:"readOnly"`
 	Skipped       []Skip    `json:"skipped"`
 	Warnings      []Warning `json:"warnings"`
+	// Graph counts the concept graph: concepts, WikiLinks, communities.
+	Graph GraphStatus `json:"graph"`
 }
 
 // Errors a caller can test for with errors.Is. Each is wrapped with detail.

@@ -28,6 +28,7 @@ type Engine struct {
 	st  *store
 	ft  *fulltext
 	vec vectors.Store // chunk vectors of the memories
+	gs  graphState    // the concept graph, guarded by mu (see graph.go)
 
 	syncMu   sync.Mutex  // one sync at a time
 	indexing atomic.Bool // a sync is running
@@ -188,6 +189,9 @@ func (e *Engine) open(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := e.loadGraph(); err != nil {
+		return err
+	}
 	for _, r := range e.files {
 		e.addTotals(r, 1)
 	}
@@ -309,6 +313,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		ReadOnly:     e.cfg.ReadOnly,
 		Skipped:      []Skip{},
 		Warnings:     []Warning{},
+		Graph:        e.graphStatus(),
 	}
 	for p, why := range e.skips {
 		s.Skipped = append(s.Skipped, Skip{Path: p, Reason: why})

@@ -21,8 +21,9 @@ import (
 // schemaVersion changes whenever the layout of the indexes or the state store
 // changes in a way an older or newer mnemo cannot read. An index of an older
 // version is rebuilt; one of a newer version is refused. 2: 100-word chunks.
-// 3: excerpt indexes (excerpts.go) beside the records.
-const schemaVersion = 3
+// 3: excerpt indexes (excerpts.go) beside the records. 4: the concept
+// graph's postings (graph.go).
+const schemaVersion = 4
 
 var (
 	bucketMeta    = []byte("meta")
@@ -34,6 +35,7 @@ var (
 	// bucketExcerpts holds each indexed file's excerpt index, by path:
 	// what snippets are cut from without reading the file again.
 	bucketExcerpts = []byte("excerpts")
+	bucketGraph    = []byte("graph") // concept graph postings: see graph.go
 )
 
 // record is what the state store remembers of one indexed file.
@@ -107,7 +109,7 @@ func openStore(path string, readOnly bool) (*store, error) {
 					return err
 				}
 			}
-			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending, bucketExcerpts} {
+			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending, bucketExcerpts, bucketGraph} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -353,6 +355,8 @@ type change struct {
 	// keepVectors: only the record changed (same content, new mtime); its
 	// vectors and excerpt index stay as they are.
 	keepVectors bool
+	// graph, if set, replaces the file's concept postings.
+	graph *graphChange
 }
 
 // markPending records the paths a batch is about to write to the full-text
@@ -409,6 +413,9 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip []
 					}
 				}
 			}
+			if err := putGraph(tx, c.path, c.graph); err != nil {
+				return err
+			}
 			if err := pend.Delete([]byte(c.path)); err != nil {
 				return err
 			}
@@ -448,7 +455,7 @@ func deleteVectors(b *bolt.Bucket, path string) error {
 // resetIndexed forgets every file, vector, skip and pending mark; reads are kept.
 func (s *store) resetIndexed() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending, bucketExcerpts} {
+		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending, bucketExcerpts, bucketGraph} {
 			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
 				return err
 			}

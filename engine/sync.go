@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"mnemo/engine/vectors"
+	"mnemo/graph"
 	"mnemo/markdown"
 )
 
@@ -83,6 +84,10 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.lastSync = now
 	e.needFull = ""
 	e.mu.Unlock()
+	// Communities are recomputed after each sync (lazily after edits).
+	if _, err := e.communities(ctx); err != nil {
+		return rep, err
+	}
 	rep.Total = time.Since(start)
 	return rep, nil
 }
@@ -246,6 +251,7 @@ func (e *Engine) reset() error {
 	if e.vec, err = vectors.NewChromem(0); err != nil {
 		return err
 	}
+	e.gs.g = graph.New()
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
@@ -373,6 +379,7 @@ type outcome struct {
 	doc     *ftDoc
 	vecs    [][]float32
 	excerpt []byte
+	links   []graph.Mention // the concepts the file links to
 	err     error
 }
 
@@ -455,7 +462,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	o.doc, o.vecs, o.excerpt = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk)
+	o.doc, o.vecs, o.excerpt, o.links = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk), graphMentions(doc)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -531,6 +538,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		default:
 			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
 		}
+		changes[len(changes)-1].graph = e.graphChangeFor(o)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -588,6 +596,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	for _, p := range unskip {
 		delete(e.skips, p)
 	}
+	e.applyGraph(changes)
 	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}

@@ -119,6 +119,9 @@ type statusOut struct {
 	LastSync      time.Time `json:"lastSync,omitzero"`
 	Indexing      bool      `json:"indexing" jsonschema:"a sync is running"`
 	ReadOnly      bool      `json:"readOnly"`
+	Concepts      int       `json:"concepts" jsonschema:"concepts in the graph: distinct [[WikiLink]] targets"`
+	Mentions      int       `json:"mentions" jsonschema:"WikiLinks over all memories"`
+	Communities   int       `json:"communities" jsonschema:"Louvain communities of concepts; -1 until computed"`
 	Skipped       []skipped `json:"skipped" jsonschema:"files not indexed, and why"`
 	Warnings      []warning `json:"warnings" jsonschema:"problems in files indexed anyway"`
 	Truncated     bool      `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
@@ -154,6 +157,7 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 				MemoryDir: st.MemoryDir, IndexDir: st.IndexDir, Memories: st.Files, Chunks: st.Chunks,
 				Embedder: st.Embedder, Dimensions: st.Dimensions, FullTextBytes: st.FullTextSize, StateBytes: st.StateSize,
 				LastSync: st.LastSync, Indexing: st.Indexing, ReadOnly: st.ReadOnly,
+				Concepts: st.Graph.Concepts, Mentions: st.Graph.Mentions, Communities: st.Graph.Communities,
 				Skipped: skips(st.Skipped), Warnings: warnings(st.Warnings),
 			}, nil
 		},
@@ -162,8 +166,8 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 			if !o.LastSync.IsZero() {
 				last = o.LastSync.UTC().Format(time.RFC3339)
 			}
-			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); last sync %s; %d skipped, %d warnings.",
-				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, last, len(o.Skipped), len(o.Warnings))
+			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); %d concepts, %d links, %d communities; last sync %s; %d skipped, %d warnings.",
+				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, o.Concepts, o.Mentions, o.Communities, last, len(o.Skipped), len(o.Warnings))
 			if o.Indexing {
 				t += " A sync is running."
 			}

@@ -18,11 +18,11 @@ import (
 // before anything is stored: none may appear in the index folder, a search
 // excerpt or sessions show.
 var secretSamples = []string{
-	"ghp_R7mK2xQ9vL4nW8pT3yB6cF1hJ5sD0gA2zE4u", // GitHub personal access token
-	"AKIAQ3EGRWNYSJ7Y4KXT",                     // AWS access key id
+	"ghp_R7mK2xQ9vL4nW8pT3yB6cF1hJ5sD0gA2zE4u",            // GitHub personal access token
+	"AKIAQ3EGRWNYSJ7Y4KXT",                                // AWS access key id
 	"xoxb-2941750213-8837214650-kT4mW9qL2xR7vB3nP6yC1hF5", // Slack bot token
-	"sk_live_51HbQ2eK8mN4pR7tW1xY3zA6cD9fG0hJ2kL5", // Stripe secret key
-	"S3cr3tPassw0rd",                               // password inside a postgres:// URL
+	"sk_live_51HbQ2eK8mN4pR7tW1xY3zA6cD9fG0hJ2kL5",        // Stripe secret key
+	"S3cr3tPassw0rd",                                      // password inside a postgres:// URL
 }
 
 func claudeLine(kind, uuid, parent, session, text string, k int) string {

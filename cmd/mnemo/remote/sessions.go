@@ -49,7 +49,7 @@ func handleSessions(ctx context.Context, s SessionsBackend, req request) (res an
 	case opSessionsGet:
 		res, err = s.GetSession(ctx, req.ID, req.Offset, req.Limit)
 	case opSessionsMessage:
-		res, err = s.GetMessage(ctx, req.ID, req.Message, req.Context)
+		res, err = s.GetMessage(ctx, req.ID, req.Message, req.Around)
 	case opSessionsSync:
 		res, err = s.Sync(ctx, req.Full)
 	case opSessionsStatus:
@@ -97,7 +97,7 @@ func (s *SessionsClient) GetSession(ctx context.Context, id string, offset, limi
 // GetMessage reads one message and its context through the server.
 func (s *SessionsClient) GetMessage(ctx context.Context, id, messageID string, n int) (engine.SessionView, error) {
 	var v engine.SessionView
-	err := s.c.call(ctx, request{Op: opSessionsMessage, ID: id, Message: messageID, Context: n}, &v)
+	err := s.c.call(ctx, request{Op: opSessionsMessage, ID: id, Message: messageID, Around: n}, &v)
 	return v, err
 }
 
