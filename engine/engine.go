@@ -30,6 +30,11 @@ type Engine struct {
 	vec vectors.Store // chunk vectors of the memories
 	gs  graphState    // the concept graph, guarded by mu (see graph.go)
 
+	// damage is what was found wrong with the full-text index, nil if
+	// nothing: set at open or by a query that failed in Bleve, cleared by
+	// the rebuild (reset).
+	damage atomic.Pointer[error]
+
 	syncMu   sync.Mutex  // one sync at a time
 	indexing atomic.Bool // a sync is running
 	closed   atomic.Bool
@@ -41,7 +46,11 @@ type Engine struct {
 	totals    [len(textFields)]int64 // tokens per scored field over all files
 	lastSync  time.Time
 	lastError string // why the last sync failed, "" if it did not
-	needFull  string // why the next sync must rebuild, "" if it need not
+	// unfinished says when a first or full sync began that has not
+	// completed (it is kept in the state store, so it outlives a crash):
+	// until one completes, the index holds only part of the folder.
+	unfinished string
+	needFull   string // why the next sync must rebuild, "" if it need not
 }
 
 // Layout of the index folder.
@@ -162,11 +171,15 @@ func (e *Engine) open(ctx context.Context) error {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
-		e.needFull = "full-text index was unreadable: " + err.Error()
+		e.needFull = damageDetail(err)
+		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
 		ft, err = openFulltext(ftPath, true)
 	}
 	if err != nil {
 		return err
+	}
+	if ft.damage != nil {
+		e.noteDamage(ft.damage)
 	}
 	e.ft = ft
 	if e.vec, err = vectors.NewChromem(0); err != nil {
@@ -184,6 +197,7 @@ func (e *Engine) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, e.st.meta("lastSync")); err == nil {
 		e.lastSync = t
 	}
+	e.unfinished = e.st.meta(metaUnfinished)
 	if len(l.pending) > 0 && !e.cfg.ReadOnly {
 		if err := e.dropPending(ctx, l.pending); err != nil {
 			return err
@@ -309,11 +323,15 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		FullTextSize: dirSize(filepath.Join(e.cfg.IndexDir, fulltextDir)),
 		StateSize:    e.st.size(),
 		LastSync:     e.lastSync,
-		Indexing:     e.indexing.Load(),
+		Indexing:     e.indexing.Load() || e.unfinished != "",
+		Unfinished:   e.unfinished,
 		ReadOnly:     e.cfg.ReadOnly,
 		Skipped:      []Skip{},
 		Warnings:     []Warning{},
 		Graph:        e.graphStatus(),
+	}
+	if err := e.damaged(); err != nil {
+		s.Damaged = err.Error()
 	}
 	for p, why := range e.skips {
 		s.Skipped = append(s.Skipped, Skip{Path: p, Reason: why})
@@ -331,6 +349,12 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	sortSkips(s.Skipped)
 	sortWarnings(s.Warnings)
 	return s, nil
+}
+
+// building reports whether the index holds only part of the folder because
+// a first or full sync is running or was cut short. e.mu must be held.
+func (e *Engine) building() bool {
+	return e.unfinished != "" || (e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != ""))
 }
 
 func dirSize(dir string) int64 {

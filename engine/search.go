@@ -156,12 +156,15 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	page.Indexing = e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != "")
+	page.Indexing = e.building()
 	if e.lastSync.IsZero() && len(e.files) == 0 {
 		if page.Indexing {
 			return page, nil
 		}
 		return Page{}, ErrIndexNotReady
+	}
+	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
+		return Page{}, err
 	}
 	terms := e.ft.analyzeQuery(q.Text)
 	if terms.empty() {
@@ -197,6 +200,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	sem := <-semDone // never leave the vector query reading under a released lock
 	if err != nil {
+		e.noteDamage(err)
 		return Page{}, err
 	}
 	if sem.err != nil {

@@ -25,6 +25,10 @@ import (
 // graph's postings (graph.go).
 const schemaVersion = 4
 
+// metaUnfinished is the meta key a first or full sync sets when it starts
+// and clears when it completes: set at open, the last one was cut short.
+const metaUnfinished = "unfinished"
+
 var (
 	bucketMeta    = []byte("meta")
 	bucketFiles   = []byte("files")

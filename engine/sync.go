@@ -49,9 +49,20 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
+	if err := e.damaged(); why == "" && err != nil {
+		why = damageDetail(err)
+	}
 	if full || why != "" {
 		rep.Full, rep.Rebuilt = true, why
 		if err := e.reset(); err != nil {
+			return rep, err
+		}
+	}
+	e.mu.RLock()
+	first := e.lastSync.IsZero() || e.unfinished != ""
+	e.mu.RUnlock()
+	if rep.Full || first {
+		if err := e.markUnfinished(start); err != nil {
 			return rep, err
 		}
 	}
@@ -73,23 +84,41 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	rep.Index = time.Since(t0)
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
-		"schema":   itoa(schemaVersion),
-		"embedder": e.emb.Name(),
-		"dim":      itoa(e.dim),
-		"lastSync": now.Format(time.RFC3339Nano),
+		"schema":       itoa(schemaVersion),
+		"embedder":     e.emb.Name(),
+		"dim":          itoa(e.dim),
+		"lastSync":     now.Format(time.RFC3339Nano),
+		metaUnfinished: "",
 	}); err != nil {
 		return rep, fmt.Errorf("record sync: %w", err)
 	}
 	e.mu.Lock()
 	e.lastSync = now
 	e.needFull = ""
+	e.unfinished = ""
 	e.mu.Unlock()
-	// Communities are recomputed after each sync (lazily after edits).
-	if _, err := e.communities(ctx); err != nil {
-		return rep, err
+	// Communities are recomputed after a sync that changed something
+	// (lazily after edits, and in a process that has not computed them).
+	if len(rep.Added)+len(rep.Updated)+len(rep.Removed) > 0 && !e.gs.off {
+		if _, err := e.communities(ctx); err != nil {
+			return rep, err
+		}
 	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// markUnfinished records, before a first or full sync writes anything, that
+// the index is about to hold part of the folder; a completed Sync clears it.
+func (e *Engine) markUnfinished(start time.Time) error {
+	v := "sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
+	if err := e.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	e.mu.Lock()
+	e.unfinished = v
+	e.mu.Unlock()
+	return nil
 }
 
 // reconcile makes the indexes agree with found for every path inside the
@@ -176,7 +205,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
-	if why != "" {
+	if why != "" || e.damaged() != nil {
 		return e.Sync(ctx, true) // a path-wise update cannot repair a stale index
 	}
 	e.syncMu.Lock()
@@ -248,6 +277,7 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
+	e.damage.Store(nil)
 	if e.vec, err = vectors.NewChromem(0); err != nil {
 		return err
 	}

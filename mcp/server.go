@@ -133,7 +133,7 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 	if opts.HTTPAddr != "" {
 		return serveHTTP(ctx, eng, opts)
 	}
-	err := NewServer(eng, opts).Run(ctx, &sdk.StdioTransport{})
+	err := NewServer(eng, opts).Run(ctx, newStdioTransport(os.Stdin, os.Stdout))
 	if ctx.Err() != nil {
 		return nil // asked to stop
 	}

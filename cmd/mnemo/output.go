@@ -176,7 +176,13 @@ func writeStatus(w io.Writer, s engine.Status, now time.Time) error {
 	if s.LastError != "" {
 		row("last sync failed", "%s", s.LastError)
 	}
-	if s.Indexing {
+	if s.Damaged != "" {
+		row("damaged", "%s", s.Damaged)
+	}
+	switch {
+	case s.Unfinished != "":
+		row("indexing", "yes: a %s, so the index holds part of the folder; run mnemo sync", s.Unfinished)
+	case s.Indexing:
 		row("indexing", "yes, the index is still being built")
 	}
 	row("skipped", "%d", len(s.Skipped))
