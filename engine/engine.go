@@ -171,7 +171,9 @@ func (e *Engine) open(ctx context.Context) error {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
-		e.needFull = damageDetail(err)
+		if e.needFull == "" { // an older schema's reason says more
+			e.needFull = damageDetail(err)
+		}
 		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
 		ft, err = openFulltext(ftPath, true)
 	}

@@ -464,7 +464,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 		Folder: ancestors(j.path),
 		Tag:    doc.Tags,
 	}
-	if hasCJK(fd.Body) {
+	if needsBigrams(fd.Body) {
 		fd.CJK = fd.Body
 	}
 	texts := make([]string, 0, len(doc.Chunks)+1)
