@@ -30,6 +30,10 @@ const schemaVersion = 5
 // and clears when it completes: set at open, the last one was cut short.
 const metaUnfinished = "unfinished"
 
+// metaUnreadable lists, one a line, the folders the last full sync could
+// not read, so that status shows them after the sync's process has ended.
+const metaUnreadable = "unreadable"
+
 var (
 	bucketMeta    = []byte("meta")
 	bucketFiles   = []byte("files")
