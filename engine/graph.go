@@ -143,7 +143,8 @@ type GraphStatus struct {
 // guarded by Engine.mu like the rest of the index; communities and concept
 // vectors are derived from it and cached until it changes.
 type graphState struct {
-	g *graph.Graph
+	g   *graph.Graph
+	off bool // not fed: only the benchmark that measures sync without the graph sets it
 
 	commMu sync.Mutex                        // one Louvain at a time
 	comm   atomic.Pointer[graph.Communities] // the latest computed; Status reads it without locks
@@ -180,7 +181,7 @@ type graphChange struct {
 // whose content did not change, its new mentions for one (re)indexed, and
 // none for one removed or skipped.
 func (e *Engine) graphChangeFor(o outcome) *graphChange {
-	if o.touched {
+	if o.touched || e.gs.off {
 		return nil
 	}
 	e.mu.RLock()

@@ -99,9 +99,12 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.unfinished = ""
 	e.unreadable = shut
 	e.mu.Unlock()
-	// Communities are recomputed after each sync (lazily after edits).
-	if _, err := e.communities(ctx); err != nil {
-		return rep, err
+	// Communities are recomputed after a sync that changed something
+	// (lazily after edits, and in a process that has not computed them).
+	if len(rep.Added)+len(rep.Updated)+len(rep.Removed) > 0 && !e.gs.off {
+		if _, err := e.communities(ctx); err != nil {
+			return rep, err
+		}
 	}
 	rep.Total = time.Since(start)
 	return rep, nil

@@ -1,14 +1,8 @@
 package graph
 
 import (
-	"math/rand/v2"
 	"slices"
 	"strings"
-
-	gg "gonum.org/v1/gonum/graph"
-	"gonum.org/v1/gonum/graph/community"
-	"gonum.org/v1/gonum/graph/iterator"
-	"gonum.org/v1/gonum/graph/simple"
 )
 
 // Network is a snapshot of the co-occurrence graph for community
@@ -71,41 +65,52 @@ func (c *Communities) Members(id int) []string {
 // Len is the number of communities.
 func (c *Communities) Len() int { return len(c.members) }
 
-// louvainSeed fixes gonum's random node order, so that the same graph
-// always gives the same communities.
-const louvainSeed = 0x6d6e656d6f // "mnemo"
-
 // Louvain partitions the network by modularity with the Louvain method
-// (gonum's community.Modularize) at resolution gamma (1 is classic
-// modularity; higher gives more, smaller communities). The result depends
-// only on the network: nodes are numbered in name order, neighbours are
-// visited in id order and the random source is seeded with a constant, so
-// the same graph always gives the same communities with the same ids (ids
-// go by size, largest first, then by first member's name).
+// (Blondel et al. 2008) at resolution gamma: 1 is classic modularity,
+// higher gives more, smaller communities. Each level moves nodes, one at a
+// time in id order, to the neighbouring community that raises modularity
+// most (a tie keeps it where it is, else goes to the first neighbour's
+// community in id order), until a pass moves nothing;
+// then the communities become the nodes of the next level. Nothing is
+// random, so the same graph always gives the same communities, with ids
+// by size (largest first, then by first member's name).
+//
+// gonum's community.Modularize was tried first and measured: 5.6 s (3 s of
+// CPU, 81% of it in map lookups of edge weights) on the 2,000-concept,
+// 70,000-edge benchmark graph; this array-based version takes
+// milliseconds on the same graph.
 func Louvain(n *Network, gamma float64) *Communities {
 	c := &Communities{Version: n.Version, of: make(map[string]int, len(n.names))}
 	if len(n.names) == 0 {
 		return c
 	}
-	g := simple.NewWeightedUndirectedGraph(0, 0)
-	for i := range n.names {
-		g.AddNode(simple.Node(i))
+	if gamma <= 0 {
+		gamma = 1
 	}
-	adj := make([][]gg.Node, len(n.names))
-	for e, w := range n.edges {
-		g.SetWeightedEdge(g.NewWeightedEdge(simple.Node(e[0]), simple.Node(e[1]), w))
-		adj[e[0]] = append(adj[e[0]], simple.Node(e[1]))
-		adj[e[1]] = append(adj[e[1]], simple.Node(e[0]))
+	lv := newLevel(len(n.names), n.edges)
+	member := make([]int32, len(n.names)) // original node → node of the current level
+	for i := range member {
+		member[i] = int32(i)
 	}
-	for _, a := range adj {
-		slices.SortFunc(a, func(x, y gg.Node) int { return int(x.ID() - y.ID()) })
-	}
-	r := community.Modularize(ordered{g, adj}, gamma, rand.NewPCG(louvainSeed, louvainSeed))
-	for _, comm := range r.Communities() {
-		names := make([]string, len(comm))
-		for i, node := range comm {
-			names[i] = n.names[node.ID()]
+	for {
+		comm, moved := lv.move(gamma)
+		if !moved {
+			break
 		}
+		k := renumber(comm)
+		for i, m := range member {
+			member[i] = comm[m]
+		}
+		if k == len(comm) {
+			break
+		}
+		lv = lv.aggregate(comm, k)
+	}
+	byComm := map[int32][]string{}
+	for i, m := range member {
+		byComm[m] = append(byComm[m], n.names[i])
+	}
+	for _, names := range byComm {
 		slices.Sort(names)
 		c.members = append(c.members, names)
 	}
@@ -123,12 +128,143 @@ func Louvain(n *Network, gamma float64) *Communities {
 	return c
 }
 
-// ordered is a gonum graph whose neighbours come in id order. gonum's
-// simple graphs keep them in maps, and Louvain's first level reads them in
-// that (random) order, which would let ties fall differently run to run.
-type ordered struct {
-	*simple.WeightedUndirectedGraph
-	adj [][]gg.Node
+// level is one level of Louvain's graph in compressed sparse rows: the
+// neighbours of node i are adj[off[i]:off[i+1]], in id order, with weights
+// w; self is the weight of edges inside node i (the communities of the
+// level below), deg its weighted degree, m the total edge weight.
+type level struct {
+	off  []int32
+	adj  []int32
+	w    []float64
+	self []float64
+	deg  []float64
+	m    float64
 }
 
-func (o ordered) From(id int64) gg.Nodes { return iterator.NewOrderedNodes(o.adj[id]) }
+func newLevel(n int, edges map[[2]int32]float64) *level {
+	type e struct {
+		to int32
+		w  float64
+	}
+	lists := make([][]e, n)
+	for k, w := range edges {
+		lists[k[0]] = append(lists[k[0]], e{k[1], w})
+		lists[k[1]] = append(lists[k[1]], e{k[0], w})
+	}
+	lv := &level{off: make([]int32, n+1), self: make([]float64, n), deg: make([]float64, n)}
+	for i, l := range lists {
+		slices.SortFunc(l, func(a, b e) int { return int(a.to - b.to) })
+		for _, x := range l {
+			lv.adj = append(lv.adj, x.to)
+			lv.w = append(lv.w, x.w)
+			lv.deg[i] += x.w
+		}
+		lv.off[i+1] = int32(len(lv.adj))
+	}
+	for _, d := range lv.deg {
+		lv.m += d
+	}
+	lv.m /= 2
+	return lv
+}
+
+// maxPasses bounds the moving passes of one level; each pass that moves a
+// node raises modularity, so this is a guard, not a tuning knob.
+const maxPasses = 100
+
+// move runs the local moving phase: comm[i] is node i's community (a node
+// id) and moved says whether any node left its own.
+func (lv *level) move(gamma float64) (comm []int32, moved bool) {
+	n := len(lv.deg)
+	comm = make([]int32, n)
+	tot := make([]float64, n)
+	for i := range comm {
+		comm[i] = int32(i)
+		tot[i] = lv.deg[i]
+	}
+	if lv.m == 0 {
+		return comm, false
+	}
+	wc := make([]float64, n)    // weight from the node being moved to each community
+	var seen []int32            // communities with wc set
+	scale := gamma / (2 * lv.m) // tot·k_i·scale is the expected weight
+	for range maxPasses {
+		changed := false
+		for i := range n {
+			ki := lv.deg[i]
+			if ki == 0 {
+				continue
+			}
+			own := comm[i]
+			tot[own] -= ki
+			seen = append(seen[:0], own)
+			for p := lv.off[i]; p < lv.off[i+1]; p++ {
+				c := comm[lv.adj[p]]
+				if wc[c] == 0 && c != own {
+					seen = append(seen, c)
+				}
+				wc[c] += lv.w[p]
+			}
+			best, bestGain := own, wc[own]-tot[own]*ki*scale
+			for _, c := range seen[1:] {
+				gain := wc[c] - tot[c]*ki*scale
+				if gain > bestGain+1e-12 { // a tie keeps the node where it is, else the first found
+					best, bestGain = c, gain
+				}
+			}
+			for _, c := range seen {
+				wc[c] = 0
+			}
+			tot[best] += ki
+			if best != own {
+				comm[i] = best
+				changed, moved = true, true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return comm, moved
+}
+
+// renumber maps community ids to 0…k−1 in order of first appearance and
+// returns k.
+func renumber(comm []int32) int {
+	ids := make(map[int32]int32, len(comm))
+	for i, c := range comm {
+		id, ok := ids[c]
+		if !ok {
+			id = int32(len(ids))
+			ids[c] = id
+		}
+		comm[i] = id
+	}
+	return len(ids)
+}
+
+// aggregate makes the next level: one node per community, edges summed.
+func (lv *level) aggregate(comm []int32, k int) *level {
+	edges := map[[2]int32]float64{}
+	self := make([]float64, k)
+	for i := range comm {
+		ci := comm[i]
+		self[ci] += lv.self[i]
+		for p := lv.off[i]; p < lv.off[i+1]; p++ {
+			cj := comm[lv.adj[p]]
+			switch {
+			case ci == cj:
+				self[ci] += lv.w[p] / 2 // seen from both ends
+			case ci < cj:
+				edges[[2]int32{ci, cj}] += lv.w[p]
+			}
+		}
+	}
+	next := newLevel(k, edges)
+	for i := range k {
+		next.self[i] = self[i]
+		next.deg[i] += 2 * self[i]
+		next.m += self[i]
+	}
+	return next
+}

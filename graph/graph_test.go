@@ -347,3 +347,35 @@ func BenchmarkRelatedMostConnected(b *testing.B) {
 		g.Context(top, ContextOptions{Depth: 2, MaxEntities: 20})
 	}
 }
+
+// TestLouvainFindsPlantedCommunities: four groups of ten concepts that
+// co-occur among themselves, joined by one weak bridge each, come out as
+// the four groups.
+func TestLouvainFindsPlantedCommunities(t *testing.T) {
+	g := New()
+	file := 0
+	for grp := range 4 {
+		for i := range 10 {
+			for j := i + 1; j < 10; j++ {
+				g.Set(fmt.Sprintf("f%d", file), []Mention{m(fmt.Sprintf("g%d-%d", grp, i), 1), m(fmt.Sprintf("g%d-%d", grp, j), 1)})
+				file++
+			}
+		}
+		g.Set(fmt.Sprintf("bridge%d", grp), []Mention{m(fmt.Sprintf("g%d-0", grp), 1), m(fmt.Sprintf("g%d-0", (grp+1)%4), 1)})
+	}
+	g.Set("alone", []Mention{m("hermit", 1)})
+	cs := Louvain(g.Network(), 1)
+	if cs.Len() != 5 {
+		t.Fatalf("%d communities, want 4 groups and the hermit", cs.Len())
+	}
+	for grp := range 4 {
+		id, _ := cs.Of(fmt.Sprintf("g%d-0", grp))
+		members := cs.Members(id)
+		if len(members) != 10 || !strings.HasPrefix(members[9], fmt.Sprintf("g%d-", grp)) || !strings.HasPrefix(members[0], fmt.Sprintf("g%d-", grp)) {
+			t.Errorf("group %d: community %v", grp, members)
+		}
+	}
+	if id, _ := cs.Of("hermit"); len(cs.Members(id)) != 1 {
+		t.Errorf("hermit shares community %v", cs.Members(id))
+	}
+}
