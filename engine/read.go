@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"mnemo/markdown"
 	"os"
 	"path/filepath"
 	"sort"
@@ -81,12 +82,9 @@ func (e *Engine) Read(ctx context.Context, id string) (Memory, error) {
 	if e.cfg.ReadOnly {
 		return m, nil
 	}
-	if err := e.st.recordRead(rel, now); err != nil {
-		return m, fmt.Errorf("record read of %s: %w", rel, err)
+	if err := e.recordRead(rel, now); err != nil {
+		return m, err
 	}
-	e.mu.Lock()
-	e.reads[rel] = now
-	e.mu.Unlock()
 	return m, nil
 }
 
@@ -109,4 +107,33 @@ func tooLongForAPath(rel string) bool {
 		}
 	}
 	return false
+}
+
+// memoryAt reads rel as Read does, without recording a read.
+func (e *Engine) memoryAt(rel string) (Memory, error) {
+	full := e.abs(rel)
+	fi, err := os.Stat(full)
+	if err != nil {
+		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
+	if err != nil {
+		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	m := Memory{
+		URI: URI(rel), Path: rel, Title: doc.Title, Content: doc.Body,
+		Created: doc.Created, Modified: doc.Modified, Tags: nonNil(doc.Tags), Links: nonNil(doc.Links),
+		Meta: doc.Meta, Checksum: contentHash(data),
+	}
+	if m.Modified.IsZero() {
+		m.Modified = fi.ModTime().UTC()
+	}
+	e.mu.RLock()
+	m.LastRead = e.reads[rel]
+	e.mu.RUnlock()
+	return m, nil
 }

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -406,8 +404,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 		o.skip = "unreadable: " + err.Error()
 		return o
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
+	hash := contentHash(data)
 	if j.old != nil && j.old.Hash == hash {
 		r := *j.old
 		r.Size, r.MtimeNs = j.size, j.mtimeNs

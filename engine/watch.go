@@ -466,84 +466,6 @@ func limitMessage(err error, watched int) string {
 		"raise the limit with ulimit -n", watched, err, every)
 }
 
-// readMark is a read time with the content it was recorded for.
-type readMark struct {
-	hash string
-	read time.Time
-}
-
-// readsWithin snapshots the read times of indexed files at or below the
-// given paths (nil: everywhere), with their content hashes.
-func (e *Engine) readsWithin(roots []string) map[string]readMark {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	out := map[string]readMark{}
-	for p, t := range e.reads {
-		r := e.files[p]
-		if r == nil || (roots != nil && !underAny(p, roots)) {
-			continue
-		}
-		out[p] = readMark{hash: r.Hash, read: t}
-	}
-	return out
-}
-
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if r == "" || p == r || strings.HasPrefix(p, r+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// followMoves moves the read time of each file rep removed to a file with
-// the same content: one that rep added, else an indexed one without a read
-// time (the two halves of a move synced apart). A removed file without such
-// a twin keeps its read time under its old path. Sync and SyncPaths call it
-// with what readsWithin saw before the batch.
-func (e *Engine) followMoves(before map[string]readMark, rep Report) error {
-	if len(before) == 0 || len(rep.Removed) == 0 {
-		return nil
-	}
-	type move struct {
-		from, to string
-		read     time.Time
-	}
-	var moves []move
-	e.mu.RLock()
-	added := map[string]string{} // hash → added path
-	for _, p := range rep.Added {
-		if r := e.files[p]; r != nil {
-			if _, taken := added[r.Hash]; !taken {
-				added[r.Hash] = p
-			}
-		}
-	}
-	removed := append([]string(nil), rep.Removed...)
-	sort.Strings(removed)
-	for _, p := range removed {
-		m, ok := before[p]
-		if !ok {
-			continue
-		}
-		to, ok := added[m.hash]
-		if ok {
-			delete(added, m.hash)
-		} else if to = e.unreadWithHash(m.hash); to == "" {
-			continue
-		}
-		moves = append(moves, move{p, to, m.read})
-	}
-	e.mu.RUnlock()
-	for _, m := range moves {
-		if err := e.moveRead(m.from, m.to, m.read); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // adoptOrphans covers a move whose halves land in different batches with
 // the new path last: a removed file's read time that the engine could not
 // place waits orphanTTL for a file with the same content to be added.
@@ -583,39 +505,5 @@ func (w *watcher) adoptOrphans(before map[string]readMark, rep Report) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// unreadWithHash finds an indexed file with this content and no read time.
-// The caller holds e.mu for reading.
-func (e *Engine) unreadWithHash(hash string) string {
-	best := ""
-	for p, r := range e.files {
-		if r.Hash != hash {
-			continue
-		}
-		if _, read := e.reads[p]; read {
-			continue
-		}
-		if best == "" || p < best {
-			best = p
-		}
-	}
-	return best
-}
-
-// moveRead gives to the read time of from (keeping to's own if later) and
-// forgets from's, durably and in memory.
-func (e *Engine) moveRead(from, to string, t time.Time) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if cur, ok := e.reads[to]; ok && cur.After(t) {
-		t = cur
-	}
-	if err := e.st.moveRead(from, to, t); err != nil {
-		return fmt.Errorf("move read time of %s to %s: %w", from, to, err)
-	}
-	delete(e.reads, from)
-	e.reads[to] = t
 	return nil
 }
