@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"mnemo/decay"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -43,25 +41,39 @@ type FileEntry struct {
 }
 
 // List describes one folder: its memory files (title, dates, size, decay
-// weight) and its subfolders, both sorted by name. Hidden entries and the
-// index folder are left out, as sync leaves them out.
+// weight) and its subfolders, both sorted by name. It shows what sync
+// indexes: regular files with a memory extension and real folders; hidden
+// entries, the index folder, ignored paths and symbolic links are left out,
+// and nothing outside the memory folder is looked at. A folder given
+// through an in-vault symlink is listed under its real path.
 func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
-	rel, err := cleanRel(folder)
+	rel, err := cleanRel(nfc(folder))
 	if err != nil {
 		return Listing{}, fmt.Errorf("folder: %w", err)
 	}
-	if err := resolveInside(e.root, rel); err != nil {
+	if rel, err = realRel(e.root, rel); err != nil {
 		return Listing{}, fmt.Errorf("folder: %w", err)
 	}
-	entries, err := os.ReadDir(e.abs(rel))
+	r, err := e.openVault()
+	if err != nil {
+		return Listing{}, err
+	}
+	defer r.Close()
+	rules, err := e.loadIgnore(r)
+	if err != nil {
+		return Listing{}, err
+	}
+	entries, err := fs.ReadDir(r.FS(), orDot(rel))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Listing{}, fmt.Errorf("folder %q: %w", rel, ErrNotFound)
 		}
 		return Listing{}, fmt.Errorf("folder %q: %w", rel, err)
 	}
+	if rules.skip(rel, true) {
+		return Listing{}, fmt.Errorf("folder %q is not indexed (hidden, the index folder, or ignored): %w", rel, ErrNotFound)
+	}
 	l := Listing{Folder: rel, Folders: []FolderEntry{}, Files: []FileEntry{}}
-	indexAbs, _ := filepath.Abs(e.cfg.IndexDir)
 	now := time.Now()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -70,27 +82,24 @@ func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
 			return Listing{}, err
 		}
 		name := d.Name()
-		if strings.HasPrefix(name, ".") {
+		p := path.Join(rel, name)
+		if rules.skip(p, d.IsDir()) {
 			continue
 		}
-		p := path.Join(rel, name)
 		if d.IsDir() {
-			if e.abs(p) == indexAbs {
-				continue
-			}
 			n := 0
 			for f := range e.files {
-				if strings.HasPrefix(f, p+"/") {
+				if inFolder(f, p) {
 					n++
 				}
 			}
 			l.Folders = append(l.Folders, FolderEntry{Path: p, Memories: n})
 			continue
 		}
-		if !strings.EqualFold(path.Ext(name), ".md") {
+		if !d.Type().IsRegular() || !isMemoryName(name) {
 			continue
 		}
-		fi, err := os.Stat(e.abs(p))
+		fi, err := d.Info() // an Lstat: never follows a link
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}

@@ -9,7 +9,6 @@ package engine
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -58,21 +57,12 @@ func (e *Engine) readsWithin(roots []string) map[string]readMark {
 	out := map[string]readMark{}
 	for p, t := range e.reads {
 		r := e.files[p]
-		if r == nil || (roots != nil && !underAny(p, roots)) {
+		if r == nil || (roots != nil && !inAnyFolder(p, roots)) {
 			continue
 		}
 		out[p] = readMark{hash: r.Hash, read: t}
 	}
 	return out
-}
-
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if r == "" || p == r || strings.HasPrefix(p, r+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // followMoves moves the read time of each file rep removed to a file with
@@ -183,4 +173,22 @@ func (e *Engine) recordRead(rel string, t time.Time) error {
 	e.reads[rel] = t
 	e.mu.Unlock()
 	return nil
+}
+
+// indexedHash is the content hash of the indexed file rel.
+func (e *Engine) indexedHash(rel string) (string, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if r := e.files[rel]; r != nil {
+		return r.Hash, true
+	}
+	return "", false
+}
+
+// hasRead reports whether rel has a recorded read time.
+func (e *Engine) hasRead(rel string) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	_, ok := e.reads[rel]
+	return ok
 }

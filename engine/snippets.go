@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -72,7 +70,7 @@ func matchSpans(text string, q queryTerms, cjkAnalyzer analysis.Analyzer) []span
 // matches; a memory found only by meaning gets the start of its best chunk.
 // It also returns how many matches the text holds.
 func (e *Engine) snippets(rel string, q queryTerms, chunk int, semantic bool) ([]string, int) {
-	data, err := os.ReadFile(filepath.Join(e.root, filepath.FromSlash(rel)))
+	data, _, err := e.readMemory(rel)
 	if err != nil {
 		return []string{}, 0
 	}

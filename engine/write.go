@@ -100,12 +100,12 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	folder, err := cleanRel(req.Folder)
+	folder, err := cleanRel(nfc(req.Folder))
 	if err != nil {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
 	if folder != "" {
-		if err := e.checkWritable(folder); err != nil {
+		if err := e.checkWritable(folder, true); err != nil {
 			return Memory{}, fmt.Errorf("folder: %w", err)
 		}
 	}
@@ -129,14 +129,13 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 		if !req.Overwrite {
 			return Memory{}, fmt.Errorf("%s has the title %q (set overwrite to replace it): %w", rel, title, ErrExists)
 		}
-		full := e.abs(rel)
-		if fi, err := os.Stat(full); err == nil {
-			perm = fi.Mode().Perm()
+		data, fi, err := e.readMemory(rel)
+		if err != nil {
+			return Memory{}, fmt.Errorf("overwrite: %w", err)
 		}
-		if data, err := os.ReadFile(full); err == nil {
-			if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && !doc.Created.IsZero() {
-				created = doc.Created
-			}
+		perm = fi.Mode().Perm()
+		if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && !doc.Created.IsZero() {
+			created = doc.Created
 		}
 	}
 	front, err := renderFront(title, created, now, tags)
@@ -147,7 +146,7 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err := e.checkSize(rel, data); err != nil {
 		return Memory{}, err
 	}
-	if err := e.writeFile(rel, data, perm, !existing); err != nil {
+	if err := e.writeMemory(rel, data, perm, !existing); err != nil {
 		return Memory{}, err
 	}
 	return e.indexed(ctx, rel)
@@ -155,19 +154,26 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 
 // target picks the file for a new memory titled title in folder: the path
 // of the memory that already has this title there (existing true), or the
-// first free name among slug.md, slug-2.md, ….
+// first free name among slug.md, slug-2.md, …. A name held by anything but
+// a regular file (a link, a FIFO, a device) is passed over without being
+// opened: it is not a memory, and not ours to replace.
 func (e *Engine) target(folder, title string) (rel string, existing bool, err error) {
 	e.mu.RLock()
 	for p, r := range e.files {
-		if path.Dir(p) == orDot(folder) && strings.EqualFold(r.Title, title) {
+		if path.Dir(p) == orDot(folder) && sameTitle(r.Title, title) {
 			if rel == "" || p < rel {
 				rel = p
 			}
 		}
 	}
 	e.mu.RUnlock()
+	r, err := e.openVault()
+	if err != nil {
+		return "", false, err
+	}
+	defer r.Close()
 	if rel != "" {
-		if _, err := os.Lstat(e.abs(rel)); err == nil {
+		if _, err := e.statMemory(r, rel); err == nil {
 			return rel, true, nil
 		}
 	}
@@ -178,18 +184,15 @@ func (e *Engine) target(folder, title string) (rel string, existing bool, err er
 			name = fmt.Sprintf("%s-%d.md", base, n)
 		}
 		rel = path.Join(folder, name)
-		data, err := os.ReadFile(e.abs(rel))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if _, lerr := os.Lstat(e.abs(rel)); lerr == nil {
-				continue // a dangling symlink: not ours to replace
-			}
+		if _, err := r.Lstat(filepath.FromSlash(rel)); errors.Is(err, fs.ErrNotExist) {
 			return rel, false, nil
-		case err != nil:
-			continue // a folder or an unreadable file by that name
+		}
+		data, _, err := e.readIn(r, rel)
+		if err != nil {
+			continue // not a regular file, unreadable or too large
 		}
 		// A file not indexed yet may still be the same memory.
-		if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && strings.EqualFold(doc.Title, title) {
+		if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && sameTitle(doc.Title, title) {
 			return rel, true, nil
 		}
 	}
@@ -223,17 +226,9 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 
 	writeMu.Lock()
 	defer writeMu.Unlock()
-	full := e.abs(rel)
-	fi, err := os.Stat(full)
+	data, fi, err := e.readMemory(rel)
 	if err != nil {
-		return Memory{}, fmt.Errorf("edit %s: %w", rel, err)
-	}
-	if fi.Size() > e.cfg.MaxFileBytes {
-		return Memory{}, fmt.Errorf("edit %s: %d bytes, over the %d-byte limit: %w", rel, fi.Size(), e.cfg.MaxFileBytes, ErrInvalid)
-	}
-	data, err := os.ReadFile(full)
-	if err != nil {
-		return Memory{}, fmt.Errorf("edit %s: %w", rel, err)
+		return Memory{}, fmt.Errorf("edit: %w", err)
 	}
 	if want := strings.ToLower(strings.TrimSpace(req.Checksum)); want != "" {
 		if got := contentHash(data); got != want {
@@ -263,7 +258,13 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 	if err := e.checkSize(rel, out); err != nil {
 		return Memory{}, err
 	}
-	if err := e.writeFile(rel, out, fi.Mode().Perm(), false); err != nil {
+	// Sync would skip a file it cannot parse (a NUL byte, invalid UTF-8):
+	// refuse the edit rather than write a memory that then drops out of
+	// the index.
+	if _, err := markdown.Parse(rel, out, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err != nil {
+		return Memory{}, fmt.Errorf("%s would not be indexable after this edit (%v); nothing changed: %w", rel, err, ErrInvalid)
+	}
+	if err := e.writeMemory(rel, out, fi.Mode().Perm(), false); err != nil {
 		return Memory{}, err
 	}
 	return e.indexed(ctx, rel)
@@ -281,7 +282,15 @@ func (e *Engine) Delete(ctx context.Context, id string) error {
 	}
 	writeMu.Lock()
 	defer writeMu.Unlock()
-	if err := os.Remove(e.abs(rel)); err != nil {
+	r, err := e.openVault()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := e.statMemory(r, rel); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	if err := r.Remove(filepath.FromSlash(rel)); err != nil {
 		return fmt.Errorf("delete %s: %w", rel, err)
 	}
 	if err := e.carryRead(rel, ""); err != nil {
@@ -306,7 +315,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	dst, err := cleanRel(newPath)
+	dst, err := cleanRel(nfc(newPath))
 	if err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
@@ -316,12 +325,12 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	trimmed := strings.TrimRight(strings.ReplaceAll(newPath, "\\", "/"), " ")
 	if strings.HasSuffix(trimmed, "/") {
 		dst = path.Join(dst, path.Base(rel))
-	} else if fi, err := os.Stat(e.abs(dst)); err == nil && fi.IsDir() {
+	} else if e.isFolder(dst) {
 		dst = path.Join(dst, path.Base(rel))
-	} else if !strings.EqualFold(path.Ext(dst), ".md") {
-		dst += ".md"
+	} else if !isMemoryName(dst) {
+		dst += path.Ext(rel)
 	}
-	if err := e.checkWritable(dst); err != nil {
+	if err := e.checkWritable(dst, false); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
 	dir, err := realRel(e.root, path.Dir(dst))
@@ -338,16 +347,25 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err := e.mkdirInside(path.Dir(dst)); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
-	src, to := e.abs(rel), e.abs(dst)
-	if ti, terr := os.Lstat(to); terr == nil {
+	r, err := e.openVault()
+	if err != nil {
+		return Memory{}, err
+	}
+	defer r.Close()
+	si, err := e.statMemory(r, rel)
+	if err != nil {
+		return Memory{}, fmt.Errorf("move: %w", err)
+	}
+	src, to := filepath.FromSlash(rel), filepath.FromSlash(dst)
+	if ti, terr := r.Lstat(to); terr == nil {
 		// Only the same file under another case (a case-insensitive file
 		// system) may be renamed onto itself.
-		if si, serr := os.Lstat(src); serr != nil || !os.SameFile(si, ti) {
+		if !os.SameFile(si, ti) {
 			return Memory{}, fmt.Errorf("%s: %w", dst, ErrExists)
 		}
-		err = os.Rename(src, to)
+		err = r.Rename(src, to)
 	} else {
-		err = renameNoClobber(src, to)
+		err = renameNoClobber(r, src, to)
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -410,9 +428,10 @@ func reservedName(s string) bool {
 	return len(s) == 4 && (strings.HasPrefix(s, "com") || strings.HasPrefix(s, "lpt")) && s[3] >= '1' && s[3] <= '9'
 }
 
-// cleanTitle checks a title and collapses its whitespace, as Parse does.
+// cleanTitle checks a title, collapses its whitespace as Parse does, and
+// normalises it to NFC (see nfc).
 func cleanTitle(t string) (string, error) {
-	t = strings.Join(strings.Fields(t), " ")
+	t = nfc(strings.Join(strings.Fields(t), " "))
 	switch {
 	case t == "":
 		return "", fmt.Errorf("title is required: %w", ErrInvalid)
@@ -475,9 +494,11 @@ func hasControl(s string) bool {
 }
 
 // checkWritable checks a cleaned relative path a write will create: every
-// part a plain, visible name, the whole inside the memory folder (through
-// symlinks) and outside the index folder.
-func (e *Engine) checkWritable(rel string) error {
+// part a plain, visible name; the whole inside the memory folder (through
+// symlinks), and not a path the scan leaves out (the index folder, a
+// dependency folder, what .mnemoignore ignores) — a memory written there
+// would never be found.
+func (e *Engine) checkWritable(rel string, isDir bool) error {
 	for _, part := range strings.Split(rel, "/") {
 		switch {
 		case strings.HasPrefix(part, "."):
@@ -488,108 +509,61 @@ func (e *Engine) checkWritable(rel string) error {
 			return fmt.Errorf("%.40q…: a name over %d bytes: %w", part, maxNameBytes, ErrInvalid)
 		}
 	}
-	if err := resolveInside(e.root, rel); err != nil {
+	real, err := realRel(e.root, rel)
+	if err != nil {
 		return err
 	}
-	if idx, err := filepath.Abs(e.cfg.IndexDir); err == nil {
-		if full := e.abs(rel); full == idx || strings.HasPrefix(full, idx+string(filepath.Separator)) {
-			return fmt.Errorf("%q is inside the index folder: %w", rel, ErrOutsideRoot)
-		}
+	if e.indexRel != "" && (inFolder(rel, e.indexRel) || inFolder(real, e.indexRel)) {
+		return fmt.Errorf("%q is inside the index folder: %w", rel, ErrOutsideRoot)
+	}
+	r, err := e.openVault()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rules, err := e.loadIgnore(r)
+	if err != nil {
+		return err
+	}
+	if rules.skip(rel, isDir) || rules.skip(real, isDir) {
+		return fmt.Errorf("%q is ignored (a dependency folder, or a rule in %s): a memory there would never be indexed: %w", rel, ignoreFile, ErrInvalid)
 	}
 	return nil
 }
 
-// mkdirInside creates folder (relative) and checks again, now that it
-// exists, that it did not land outside the memory folder.
+// mkdirInside creates folder (relative) inside the memory folder: os.Root
+// follows no symlink out of it.
 func (e *Engine) mkdirInside(folder string) error {
 	if folder == "" || folder == "." {
 		return nil
 	}
-	if err := os.MkdirAll(e.abs(folder), 0o755); err != nil {
+	r, err := e.openVault()
+	if err != nil {
 		return err
 	}
-	return resolveInside(e.root, folder)
+	defer r.Close()
+	if err := r.MkdirAll(filepath.FromSlash(folder), 0o755); err != nil {
+		return e.vaultErr(folder, err)
+	}
+	return nil
 }
 
-func (e *Engine) abs(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }
+// isFolder reports whether rel names a folder inside the memory folder.
+func (e *Engine) isFolder(rel string) bool {
+	r, err := e.openVault()
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	fi, err := r.Stat(filepath.FromSlash(rel))
+	return err == nil && fi.IsDir()
+}
 
 func orDot(s string) string {
 	if s == "" {
 		return "."
 	}
 	return s
-}
-
-// writeFile writes data to rel atomically: a hidden temporary file in the
-// same folder (sync ignores hidden files), flushed, then renamed over rel.
-// With noClobber the rename fails with ErrExists if rel appeared meanwhile.
-func (e *Engine) writeFile(rel string, data []byte, perm fs.FileMode, noClobber bool) error {
-	full := e.abs(rel)
-	old := e.stamp(rel)
-	f, err := os.CreateTemp(filepath.Dir(full), ".mnemo-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, perm)
-	}
-	if err == nil {
-		if noClobber {
-			err = renameNoClobber(tmp, full)
-		} else {
-			err = os.Rename(tmp, full)
-		}
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s: %w", rel, ErrExists)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	// Sync notices a change by size and modification time. On a file
-	// system with coarse timestamps an edit of the same size could keep
-	// both, and go unnoticed: move the time on.
-	if fi, err := os.Stat(full); err == nil && old.size == fi.Size() && old.mtimeNs == fi.ModTime().UnixNano() {
-		t := time.Unix(0, old.mtimeNs).Add(time.Millisecond)
-		os.Chtimes(full, t, t)
-	}
-	return nil
-}
-
-// stamp is the size and modification time the index holds for rel.
-func (e *Engine) stamp(rel string) seen {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if r := e.files[rel]; r != nil {
-		return seen{size: r.Size, mtimeNs: r.MtimeNs}
-	}
-	return seen{size: -1}
-}
-
-// renameNoClobber renames src to dst unless dst exists (fs.ErrExist). A
-// hard link followed by removing src makes the check and the rename one
-// step; where links are not supported it falls back to check-then-rename.
-func renameNoClobber(src, dst string) error {
-	err := os.Link(src, dst)
-	if err == nil {
-		return os.Remove(src)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return fs.ErrExist
-	}
-	if _, err := os.Lstat(dst); err == nil {
-		return fs.ErrExist
-	}
-	return os.Rename(src, dst)
 }
 
 // indexed re-indexes rel and returns it as a Memory.
