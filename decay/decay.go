@@ -165,7 +165,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 // Setting is one variable's effective value and where it came from ("env" or "default").
 type Setting struct{ Name, Value, Source, Help string }
 
-// Settings describes all five variables, in a stable order (the order of
+// Settings describes every MAENIFOLD_DECAY_* variable, in a stable order (the order of
 // Config's fields), for a "config" command or a status page. Value is the
 // effective value in canonical form ("powerlaw" shows as "power-law"). An
 // invalid variable is shown as given, with Source "env", so the user sees

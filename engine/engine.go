@@ -13,6 +13,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/embed"
+	"mnemo/engine/vectors"
 )
 
 // Engine is an open memory index. It is safe for concurrent use: searches
@@ -29,7 +30,13 @@ type Engine struct {
 
 	st  *store
 	ft  *fulltext
-	vec *vectors
+	vec vectors.Store // chunk vectors of the memories
+	gs  graphState    // the concept graph, guarded by mu (see graph.go)
+
+	// damage is what was found wrong with the full-text index, nil if
+	// nothing: set at open or by a query that failed in Bleve, cleared by
+	// the rebuild (reset).
+	damage atomic.Pointer[error]
 
 	syncMu   sync.Mutex  // one sync at a time
 	indexing atomic.Bool // a sync is running
@@ -42,7 +49,11 @@ type Engine struct {
 	totals    [len(textFields)]int64 // tokens per scored field over all files
 	lastSync  time.Time
 	lastError string // why the last sync failed, "" if it did not
-	needFull  string // why the next sync must rebuild, "" if it need not
+	// unfinished says when a first or full sync began that has not
+	// completed (it is kept in the state store, so it outlives a crash):
+	// until one completes, the index holds only part of the folder.
+	unfinished string
+	needFull   string // why the next sync must rebuild, "" if it need not
 }
 
 // Layout of the index folder.
@@ -168,14 +179,20 @@ func (e *Engine) open(ctx context.Context) error {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
-		e.needFull = "full-text index was unreadable: " + err.Error()
+		e.needFull = damageDetail(err)
+		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
 		ft, err = openFulltext(ftPath, true)
 	}
 	if err != nil {
 		return err
 	}
+	if ft.damage != nil {
+		e.noteDamage(ft.damage)
+	}
 	e.ft = ft
-	e.vec = newVectors(e.dim)
+	if e.vec, err = vectors.NewChromem(0); err != nil {
+		return err
+	}
 	l, err := e.st.load()
 	if err != nil {
 		if e.cfg.ReadOnly {
@@ -188,10 +205,14 @@ func (e *Engine) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, e.st.meta("lastSync")); err == nil {
 		e.lastSync = t
 	}
+	e.unfinished = e.st.meta(metaUnfinished)
 	if len(l.pending) > 0 && !e.cfg.ReadOnly {
 		if err := e.dropPending(ctx, l.pending); err != nil {
 			return err
 		}
+	}
+	if err := e.loadGraph(); err != nil {
+		return err
 	}
 	for _, r := range e.files {
 		e.addTotals(r, 1)
@@ -220,15 +241,19 @@ func (e *Engine) dropPending(ctx context.Context, paths []string) error {
 	return e.st.commitBatch(changes, nil, nil)
 }
 
+// loadVectors fills the vector store from the state store, where every
+// chunk's vector is persisted with its record (measured faster to open than
+// chromem-go's own persistence, docs/design.md).
 func (e *Engine) loadVectors(ctx context.Context) error {
 	byFile := map[string][][]float32{}
 	err := e.st.forEachVector(func(path string, chunk int, v []float32) error {
-		if r := e.files[path]; r == nil || chunk >= r.Chunks {
+		r := e.files[path]
+		if r == nil || chunk >= r.Chunks {
 			return nil
 		}
 		vs := byFile[path]
 		if vs == nil {
-			vs = make([][]float32, e.files[path].Chunks)
+			vs = make([][]float32, r.Chunks)
 			byFile[path] = vs
 		}
 		vs[chunk] = v
@@ -237,11 +262,35 @@ func (e *Engine) loadVectors(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
+	items := make([]vectors.Item, 0, len(byFile))
 	for p, vs := range byFile {
-		e.vec.put(e.files[p], vs)
+		items = append(items, vectorItem(e.files[p], vs))
+	}
+	if err := e.vec.Put(ctx, items...); err != nil {
+		return fmt.Errorf("load vectors: %w", err)
 	}
 	return nil
 }
+
+// vectorItem is what the vector store holds of a memory: its chunk
+// vectors, with every ancestor folder and tag as a label a query scope can
+// require (chromem-go filters by exact match only).
+func vectorItem(r *record, vecs [][]float32) vectors.Item {
+	it := vectors.Item{ID: r.Path, Vectors: vecs, Meta: map[string]string{"path": r.Path}}
+	for _, f := range ancestors(r.Path) {
+		it.Labels = append(it.Labels, folderLabel(f))
+	}
+	for _, t := range r.Tags {
+		it.Labels = append(it.Labels, tagLabel(t))
+	}
+	if !r.Created.IsZero() {
+		it.Meta["created"] = r.Created.UTC().Format(time.RFC3339)
+	}
+	return it
+}
+
+func folderLabel(f string) string { return "folder:" + f }
+func tagLabel(t string) string    { return "tag:" + t }
 
 func (e *Engine) addTotals(r *record, sign int64) {
 	for i := range e.totals {
@@ -275,17 +324,22 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		MemoryDir:    e.root,
 		IndexDir:     e.cfg.IndexDir,
 		Files:        len(e.files),
-		Chunks:       e.vec.count(),
+		Chunks:       e.vec.Len(),
 		Embedder:     e.emb.Name(),
 		Dimensions:   e.dim,
 		LastError:    e.lastError,
 		FullTextSize: dirSize(filepath.Join(e.cfg.IndexDir, fulltextDir)),
 		StateSize:    e.st.size(),
 		LastSync:     e.lastSync,
-		Indexing:     e.indexing.Load(),
+		Indexing:     e.indexing.Load() || e.unfinished != "",
+		Unfinished:   e.unfinished,
 		ReadOnly:     e.cfg.ReadOnly,
 		Skipped:      []Skip{},
 		Warnings:     []Warning{},
+		Graph:        e.graphStatus(),
+	}
+	if err := e.damaged(); err != nil {
+		s.Damaged = err.Error()
 	}
 	for p, why := range e.skips {
 		s.Skipped = append(s.Skipped, Skip{Path: p, Reason: why})
@@ -303,6 +357,12 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	sortSkips(s.Skipped)
 	sortWarnings(s.Warnings)
 	return s, nil
+}
+
+// building reports whether the index holds only part of the folder because
+// a first or full sync is running or was cut short. e.mu must be held.
+func (e *Engine) building() bool {
+	return e.unfinished != "" || (e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != ""))
 }
 
 func dirSize(dir string) int64 {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -96,20 +97,23 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 // fulltext wraps the Bleve index and the analyzers our scorer needs.
 type fulltext struct {
 	idx bleve.Index
-	en  analysis.Analyzer
-	cjk analysis.Analyzer
+	// damage, if set, is what openChecked found wrong with an index opened
+	// read-only: its searches refuse to answer from what is left.
+	damage error
+	en     analysis.Analyzer
+	cjk    analysis.Analyzer
 }
 
 func openFulltext(path string, create bool) (*fulltext, error) {
 	var idx bleve.Index
 	var err error
 	if _, statErr := os.Stat(path); statErr == nil {
-		// A reader must neither take Bleve's exclusive lock nor write; a
-		// writer waits a bounded time for the lock instead of forever.
-		if create {
-			idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": "2s"})
-		} else {
-			idx, err = bleve.OpenUsing(path, map[string]any{"read_only": true})
+		var damage error
+		if idx, damage = openChecked(path, create); idx == nil {
+			return nil, damage
+		}
+		if damage != nil {
+			return newFulltext(path, idx, damage)
 		}
 	} else if create {
 		var m *mapping.IndexMappingImpl
@@ -123,8 +127,12 @@ func openFulltext(path string, create bool) (*fulltext, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open full-text index %s: %w", path, err)
 	}
+	return newFulltext(path, idx, nil)
+}
+
+func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) {
 	m := idx.Mapping()
-	ft := &fulltext{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(cjk.AnalyzerName)}
+	ft := &fulltext{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(cjk.AnalyzerName), damage: damage}
 	if ft.en == nil || ft.cjk == nil {
 		idx.Close()
 		return nil, fmt.Errorf("full-text index %s lacks mnemo's analyzers: %w", path, ErrIndexIncompatible)
@@ -133,15 +141,6 @@ func openFulltext(path string, create bool) (*fulltext, error) {
 }
 
 func (ft *fulltext) close() error { return ft.idx.Close() }
-
-func (ft *fulltext) size() int64 {
-	if s, ok := ft.idx.StatsMap()["index"].(map[string]any); ok {
-		if n, ok := s["CurOnDiskBytes"].(uint64); ok {
-			return int64(n)
-		}
-	}
-	return 0
-}
 
 // hasCJK reports whether s has Han, Hiragana, Katakana or Hangul letters.
 func hasCJK(s string) bool {
@@ -228,7 +227,22 @@ type textHit struct {
 // number of distinct terms, which costs several points of nDCG on every set
 // in ../shared/bench. Bleve still does analysis, postings and storage.
 // totals holds each field's total token count over all documents.
-func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) ([]textHit, error) {
+func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) (hits []textHit, err error) {
+	err = withFaults(func() (err error) {
+		defer guardBleve(&err)
+		hits, err = ft.score(ctx, q, p, totals)
+		return err
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrIndexDamaged) {
+		// Bleve failed without panicking: a damaged segment, or not.
+		if derr := withFaults(func() error { return checkFulltext(ft.idx) }); derr != nil {
+			return nil, fmt.Errorf("%w; the query failed with: %v", derr, err)
+		}
+	}
+	return hits, err
+}
+
+func (ft *fulltext) score(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) ([]textHit, error) {
 	r, err := ft.idx.Advanced()
 	if err != nil {
 		return nil, fmt.Errorf("full-text index: %w", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/vectors"
 )
 
 // maxPage bounds Page so that Page × PageSize cannot overflow.
@@ -136,6 +137,12 @@ func (c *candidate) inSem() bool  { return c.semRank > 0 }
 // divided by the best BM25 in scope, Semantic is the best chunk's cosine
 // similarity (clipped at 0), Hybrid fuses the two (fusion.go); all are then
 // multiplied by the recency-decay weight. Searching never changes recency.
+//
+// It runs in named stages, each its own function: text candidates (BM25)
+// and semantic candidates (the vector store), fused, then decayed and cut,
+// then paged. The vector store is asked only for as many chunks as the
+// page needs: if a memory it did not return could still reach the page,
+// it is asked again for more.
 func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	q, err := q.Validate()
 	if err != nil {
@@ -149,145 +156,256 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	page.Indexing = e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != "")
+	page.Indexing = e.building()
 	if e.lastSync.IsZero() && len(e.files) == 0 {
 		if page.Indexing {
 			return page, nil
 		}
 		return Page{}, ErrIndexNotReady
 	}
+	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
+		return Page{}, err
+	}
 	terms := e.ft.analyzeQuery(q.Text)
 	if terms.empty() {
 		return Page{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
-	filtered := sc.filters()
-	// The vector scan runs beside BM25: on two cores Hybrid then costs about
-	// what the slower of the two does.
-	type scan struct {
-		b   best
-		err error
+	plan := e.plan(q)
+
+	// The query's embedding and the first vector query run beside BM25: on
+	// two cores Hybrid then costs about what the slower of the two does.
+	type semantic struct {
+		qv    []float32
+		found vectors.Found
+		err   error
 	}
-	scanned := make(chan scan, 1)
-	waiting := false
-	defer func() {
-		if waiting {
-			<-scanned // never leave the scan reading under a released lock
-		}
-	}()
+	semDone := make(chan semantic, 1)
 	if q.Mode != FullText {
-		waiting = true
 		go func() {
-			qv, err := e.emb.Embed(ctx, []string{q.Text})
-			if err != nil {
-				scanned <- scan{err: fmt.Errorf("embed query: %w", err)}
+			qv, err := e.embedQuery(ctx, q)
+			if err != nil || qv == nil {
+				semDone <- semantic{err: err}
 				return
 			}
-			if isZero(qv[0]) && q.Mode == Semantic {
-				scanned <- scan{err: fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, e.emb.Name(), ErrNoTerms)}
-				return
-			}
-			var keep func(*record) bool
-			if filtered {
-				keep = func(r *record) bool { return sc.match(r) }
-			}
-			scanned <- scan{b: e.vec.query(qv[0], keep)}
+			found, err := e.semanticCandidates(ctx, qv, sc, plan.chunks)
+			semDone <- semantic{qv: qv, found: found, err: err}
 		}()
+	} else {
+		semDone <- semantic{}
+	}
+	var text []candidate
+	if q.Mode != Semantic {
+		text, err = e.textCandidates(ctx, terms, sc)
+	}
+	sem := <-semDone // never leave the vector query reading under a released lock
+	if err != nil {
+		e.noteDamage(err)
+		return Page{}, err
+	}
+	if sem.err != nil {
+		return Page{}, sem.err
 	}
 	var cands []candidate
-	if q.Mode != Semantic {
-		hits, err := e.ft.scoreText(ctx, terms, e.rank.bm25(), e.totals)
-		if err != nil {
+	for n := plan.chunks; ; n *= 4 {
+		cands = e.fuse(plan, sc, text, sem.qv, sem.found)
+		if sem.qv == nil || !plan.wantsMore(cands, sem.found) {
+			break
+		}
+		if sem.found, err = e.semanticCandidates(ctx, sem.qv, sc, n*4); err != nil {
 			return Page{}, err
 		}
-		cands = make([]candidate, 0, len(hits))
-		var best float64
-		for _, h := range hits {
-			r := e.files[h.path]
+	}
+	list := e.decayAndCut(plan, cands, &page)
+	page.Results = e.page(q, terms, list)
+	return page, nil
+}
+
+// searchPlan is what the stages after the candidates need to know of a query.
+type searchPlan struct {
+	mode     Mode
+	fuser    fuser
+	floor    float64 // cosine a memory needs to join on meaning alone
+	strength float64 // decay strength: the factor lies in [1−strength, 1]
+	need     int     // results up to the end of the requested page
+	minScore float64
+	sort     Sort
+	now      time.Time
+	chunks   int // how many chunks to ask the vector store for first
+}
+
+func (e *Engine) plan(q Query) searchPlan {
+	need := q.Page * q.PageSize
+	return searchPlan{
+		mode: q.Mode, fuser: newFuser(e.cfg.Fusion, e.rank), floor: e.rank.SemanticFloor,
+		strength: e.cfg.Decay.Strength, need: need, minScore: q.MinScore, sort: q.Sort, now: q.Now,
+		// A memory has 1–2 chunks on most vaults: four chunks per wanted
+		// result usually settles the page in one vector query.
+		chunks: max(64, 4*need),
+	}
+}
+
+// embedQuery returns the query's unit vector, or nil when it has no
+// meaning to search by (no word the embedder knows): Semantic mode then
+// fails, Hybrid goes on with the words alone.
+func (e *Engine) embedQuery(ctx context.Context, q Query) ([]float32, error) {
+	qv, err := e.emb.Embed(ctx, []string{q.Text})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	u := vectors.Normalize(qv[0])
+	if u == nil && q.Mode == Semantic {
+		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, e.emb.Name(), ErrNoTerms)
+	}
+	return u, nil
+}
+
+// textCandidates is stage one: every memory in scope that matches a query
+// term, with its BM25 score divided by the best one in scope.
+func (e *Engine) textCandidates(ctx context.Context, terms queryTerms, sc scope) ([]candidate, error) {
+	hits, err := e.ft.scoreText(ctx, terms, e.rank.bm25(), e.totals)
+	if err != nil {
+		return nil, err
+	}
+	filtered := sc.filters()
+	cands := make([]candidate, 0, len(hits))
+	var best float64
+	for _, h := range hits {
+		r := e.files[h.path]
+		if r == nil || (filtered && !sc.match(r)) {
+			continue
+		}
+		cands = append(cands, candidate{rec: r, text: h.score, matched: h.matched, textRank: 1})
+		best = math.Max(best, h.score)
+	}
+	for i := range cands {
+		cands[i].text /= best
+	}
+	return cands, nil
+}
+
+// semanticCandidates is stage two: the memories with a chunk among the n
+// chunks nearest qv. A folder or tag scope is a label filter inside the
+// vector store; dates are checked when fusing.
+func (e *Engine) semanticCandidates(ctx context.Context, qv []float32, sc scope, n int) (vectors.Found, error) {
+	var labels []string
+	if sc.folder != "" {
+		labels = append(labels, folderLabel(sc.folder))
+	}
+	for _, t := range sc.tags {
+		labels = append(labels, tagLabel(t))
+	}
+	return e.vec.Query(ctx, qv, n, labels)
+}
+
+// fuse is stage three: text matches get their semantic similarity however
+// low (the nearest of their own stored chunks: a few dot products each,
+// not a second scan), memories found by meaning alone join above the
+// floor, and each candidate gets its fused score before decay.
+func (e *Engine) fuse(p searchPlan, sc scope, text []candidate, qv []float32, found vectors.Found) []candidate {
+	cands := make([]candidate, len(text), len(text)+len(found.Hits))
+	copy(cands, text)
+	if qv != nil {
+		taken := make(map[string]bool, len(cands))
+		for i := range cands {
+			c := &cands[i]
+			taken[c.rec.Path] = true
+			if h, ok := e.vec.Nearest(qv, c.rec.Path); ok && h.Similarity > 0 {
+				c.sem, c.chunk, c.semRank = math.Min(float64(h.Similarity), 1), h.Chunk, 1
+			}
+		}
+		filtered := sc.filters()
+		for _, h := range found.Hits {
+			if float64(h.Similarity) < p.floor || taken[h.ID] {
+				continue
+			}
+			r := e.files[h.ID]
 			if r == nil || (filtered && !sc.match(r)) {
 				continue
 			}
-			cands = append(cands, candidate{rec: r, text: h.score, matched: h.matched, textRank: 1})
-			best = math.Max(best, h.score)
-		}
-		for i := range cands {
-			cands[i].text /= best
+			cands = append(cands, candidate{rec: r, sem: math.Min(float64(h.Similarity), 1), chunk: h.Chunk, semRank: 1})
 		}
 	}
-	if q.Mode != FullText {
-		sr := <-scanned
-		waiting = false
-		if sr.err != nil {
-			return Page{}, sr.err
-		}
-		b := sr.b
-		// Text matches get their exact similarity, however low.
-		taken := make([]bool, len(b.sim))
-		for i := range cands {
-			c := &cands[i]
-			s, ok := e.vec.slotOf[c.rec.Path]
-			if !ok {
-				continue
-			}
-			taken[s] = true
-			if sim := float64(b.sim[s]); sim > 0 {
-				c.sem, c.chunk, c.semRank = math.Min(sim, 1), int(b.chunk[s]), 1
-			}
-		}
-		// Other memories join as semantic matches above the floor. (The
-		// scope was applied inside the scan: out-of-scope slots are -2.)
-		for slot, sim := range b.sim {
-			if float64(sim) < e.rank.SemanticFloor || taken[slot] {
-				continue
-			}
-			r := e.vec.recs[slot]
-			if r == nil {
-				continue
-			}
-			cands = append(cands, candidate{rec: r, sem: math.Min(float64(sim), 1), chunk: int(b.chunk[slot]), semRank: 1})
-		}
-	}
-	f := newFuser(e.cfg.Fusion, e.rank)
-	if f.method == RRF && q.Mode == Hybrid {
+	if p.fuser.method == RRF && p.mode == Hybrid {
 		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r }, func(c *candidate) int { return c.textRank })
 		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r }, func(c *candidate) int { return c.semRank })
 	}
-	// Fuse, then apply decay. The decay factor lies in [1−s, 1], so a
-	// memory whose undecayed score is below the page's worst certain score
-	// cannot reach the page: only the others need their factor computed.
-	floor := 1 - e.cfg.Decay.Strength
-	lows := make([]float64, 0, len(cands))
 	for i := range cands {
 		c := &cands[i]
-		switch q.Mode {
+		switch p.mode {
 		case FullText:
 			c.fused = c.text
 		case Semantic:
 			c.fused = c.sem
 		default:
-			c.fused = f.fuse(c.text, c.sem, c.textRank, c.semRank)
+			c.fused = p.fuser.fuse(c.text, c.sem, c.textRank, c.semRank)
 		}
-		lows = append(lows, c.fused*floor)
 	}
-	need := q.Page * q.PageSize
-	cut := math.Inf(-1) // the need-th best lower bound: the page's worst certain score
-	if need < len(lows) {
-		cut = kthLargest(lows, need)
+	return cands
+}
+
+// cut is the undecayed score below which a candidate cannot reach the
+// requested page nor pass MinScore. The decay factor lies in [1−s, 1], so
+// the need-th best lower bound fused·(1−s) is a score the page is sure to
+// reach; recency order needs every match scored.
+func (p searchPlan) cut(cands []candidate) float64 {
+	if p.sort == ByRecency {
+		return math.Inf(-1)
 	}
-	cut = math.Max(cut, q.MinScore)
-	if q.Sort == ByRecency {
-		cut = math.Inf(-1) // recency order needs every match scored
+	lows := make([]float64, 0, len(cands))
+	for i := range cands {
+		if cands[i].fused > 0 {
+			lows = append(lows, cands[i].fused*(1-p.strength))
+		}
 	}
-	exact := cands[:0:0]
+	cut := math.Inf(-1)
+	if p.need <= len(lows) {
+		cut = kthLargest(lows, p.need)
+	}
+	return math.Max(cut, p.minScore)
+}
+
+// wantsMore reports whether a memory the vector store did not return could
+// still count: its similarity is at most found.Bound, so its fused score is
+// at most what that bound fuses to. With MinScore every match above it
+// counts; by recency every match above the floor does.
+func (p searchPlan) wantsMore(cands []candidate, found vectors.Found) bool {
+	if found.Complete || float64(found.Bound) < p.floor {
+		return false
+	}
+	seen := 0
+	for i := range cands {
+		if cands[i].semRank > 0 {
+			seen++
+		}
+	}
+	best := float64(found.Bound)
+	if p.mode == Hybrid {
+		best = p.fuser.fuse(0, best, 0, seen+1)
+	}
+	threshold := p.cut(cands)
+	if p.minScore > 0 {
+		threshold = p.minScore
+	}
+	return best >= threshold
+}
+
+// decayAndCut is stage four: candidates that can reach the page get their
+// recency factor and final score, the rest are only counted; results below
+// MinScore are dropped. It fills the page's counts and returns the scored
+// candidates.
+func (e *Engine) decayAndCut(p searchPlan, cands []candidate, page *Page) []*candidate {
+	cut := p.cut(cands)
+	var list []*candidate
 	for i := range cands {
 		c := &cands[i]
 		if c.fused <= 0 {
 			continue
 		}
-		if c.fused >= cut || q.MinScore > 0 || q.Sort == ByRecency {
-			c.decay = e.cfg.Decay.Factor(c.rec.Path, decay.Reference(e.reads[c.rec.Path], c.rec.Created, c.rec.mtime()), q.Now)
+		if c.fused >= cut || p.minScore > 0 || p.sort == ByRecency {
+			c.decay = e.cfg.Decay.Factor(c.rec.Path, decay.Reference(e.reads[c.rec.Path], c.rec.Created, c.rec.mtime()), p.now)
 			c.score = c.fused * c.decay
-			if c.score < q.MinScore {
+			if c.score < p.minScore {
 				continue
 			}
 		} else {
@@ -301,17 +419,20 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 			page.SemanticResultCount++
 		}
 		if c.score >= 0 {
-			exact = append(exact, *c)
+			list = append(list, c)
 		}
 	}
-	list := make([]*candidate, len(exact))
-	for i := range exact {
-		list[i] = &exact[i]
-	}
+	return list
+}
+
+// page is stage five: the scored candidates in order, the requested page of
+// them, with snippets unless the query asked for none.
+func (e *Engine) page(q Query, terms queryTerms, list []*candidate) []Result {
 	sortCandidates(list, q.Sort)
 	lo := (q.Page - 1) * q.PageSize
+	out := []Result{}
 	if lo >= len(list) {
-		return page, nil
+		return out
 	}
 	for _, c := range list[lo:min(lo+q.PageSize, len(list))] {
 		r := c.rec
@@ -326,11 +447,11 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		if q.NoSnippets {
 			res.Snippets, res.MatchCount = []string{}, c.matched
 		} else {
-			res.Snippets, res.MatchCount = e.snippets(r.Path, terms, c.chunk, c.semRank > 0)
+			res.Snippets, res.MatchCount = e.snippets(r, terms, c.chunk, c.semRank > 0)
 		}
-		page.Results = append(page.Results, res)
+		out = append(out, res)
 	}
-	return page, nil
+	return out
 }
 
 // kthLargest returns the k-th largest value of xs (1-based); xs is reordered.

@@ -6,12 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
-
-	"mnemo/markdown"
 )
 
 // Snippet shape: up to maxSnippets windows of about snippetRadius bytes
@@ -24,24 +19,25 @@ const (
 // span is a match's byte range in the plain text.
 type span struct{ start, end int }
 
+// textSnippets cuts the snippets of any plain text for a query — a text
+// that has no excerpt index (excerpts.go), such as one never indexed — and
+// returns them with how many matches the text holds. It tokenises the
+// whole text: searches over indexed memories use the stored excerpt index
+// instead.
+func textSnippets(text string, q queryTerms, cjk analysis.Analyzer) ([]string, int) {
+	spans := matchSpans(text, q, cjk)
+	return excerpts(text, spans), len(spans)
+}
+
 // matchSpans finds where the query's terms occur in text. It tokenises the
 // original text (so offsets are exact) and then folds, lowercases and stems
 // each token the way the index analyser does.
 func matchSpans(text string, q queryTerms, cjkAnalyzer analysis.Analyzer) []span {
 	var out []span
 	if len(q.en) > 0 {
-		fold, poss, lower, stem := asciifolding.New(), en.NewPossessiveFilter(), lowercase.NewLowerCaseFilter(), en.NewEnglishStemmerFilter()
-		hit := map[string]bool{} // a memory repeats its words: stem each once
+		forms := newEnglishForms()
 		for _, t := range unicodetok.NewUnicodeTokenizer().Tokenize([]byte(text)) {
-			word := string(t.Term)
-			m, ok := hit[word]
-			if !ok {
-				one := analysis.TokenStream{&analysis.Token{Term: fold.Filter(t.Term)}}
-				one = stem.Filter(lower.Filter(poss.Filter(one)))
-				_, m = q.en[string(one[0].Term)]
-				hit[word] = m
-			}
-			if m {
+			if _, ok := q.en[forms.of(t.Term)]; ok {
 				out = append(out, span{t.Start, t.End})
 			}
 		}
@@ -53,8 +49,12 @@ func matchSpans(text string, q queryTerms, cjkAnalyzer analysis.Analyzer) []span
 			}
 		}
 	}
+	return mergeSpans(out)
+}
+
+// mergeSpans sorts spans and merges overlaps (CJK bigrams overlap each other).
+func mergeSpans(out []span) []span {
 	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
-	// merge overlaps (CJK bigrams overlap each other)
 	merged := out[:0]
 	for _, s := range out {
 		if n := len(merged); n > 0 && s.start <= merged[n-1].end {
@@ -66,38 +66,43 @@ func matchSpans(text string, q queryTerms, cjkAnalyzer analysis.Analyzer) []span
 	return merged
 }
 
-// snippets reads the memory afresh and cuts up to three windows around its
-// matches; a memory found only by meaning gets the start of its best chunk.
-// It also returns how many matches the text holds.
-func (e *Engine) snippets(rel string, q queryTerms, chunk int, semantic bool) ([]string, int) {
-	data, _, err := e.readMemory(rel)
+// snippets cuts up to three windows around a memory's matches from its
+// stored excerpt index; a memory whose text does not match shows its title
+// or tags if they do, and one found only by meaning the start of its best
+// chunk. It also returns how many matches the text holds.
+func (e *Engine) snippets(r *record, q queryTerms, chunk int, semantic bool) ([]string, int) {
+	x, err := e.st.excerpt(r.Path, q)
 	if err != nil {
-		return []string{}, 0
+		return []string{}, 0 // an index without excerpts is rebuilt at open (schema 3)
 	}
-	doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
-	if err != nil {
-		return []string{}, 0
-	}
-	text := doc.Text
-	spans := matchSpans(text, q, e.ft.cjk)
-	if len(spans) == 0 {
+	if len(x.spans) == 0 {
 		// The title (or tags) may be all that matched.
-		if ts := matchSpans(doc.Title, q, e.ft.cjk); len(ts) > 0 {
-			return []string{cut(doc.Title, 0, len(doc.Title), ts)}, len(ts)
+		if ts := matchSpans(r.Title, q, e.ft.cjk); len(ts) > 0 {
+			return []string{cut(r.Title, 0, len(r.Title), ts)}, len(ts)
 		}
-		if tags := strings.Join(doc.Tags, " "); tags != "" {
+		if tags := strings.Join(r.Tags, " "); tags != "" {
 			if ts := matchSpans(tags, q, e.ft.cjk); len(ts) > 0 {
 				return []string{"tags: " + cut(tags, 0, len(tags), ts)}, len(ts)
 			}
 		}
-		if semantic && chunk < len(doc.Chunks) {
-			return []string{cut(doc.Chunks[chunk].Text, 0, 2*snippetRadius, nil)}, 0
+		if c := x.chunkText(chunk); semantic && c != "" {
+			return []string{cut(c, 0, 2*snippetRadius, nil)}, 0
 		}
 		return []string{}, 0
 	}
-	// Pick windows greedily by how many distinct matches they hold.
+	return excerpts(x.text, x.spans), len(x.spans)
+}
+
+// excerpts picks up to maxSnippets windows of text greedily by how many
+// distinct matches they hold and cuts them, matches marked.
+func excerpts(text string, spans []span) []string {
+	if len(spans) == 0 {
+		return []string{}
+	}
+	marked := spans
+	spans = spans[:min(len(spans), maxWindowSpans)]
 	type window struct{ lo, hi, n int }
-	var ws []window
+	ws := make([]window, 0, len(spans))
 	for i, s := range spans {
 		lo, hi := s.start-snippetRadius, s.end+snippetRadius
 		n := 0
@@ -129,9 +134,9 @@ func (e *Engine) snippets(rel string, q queryTerms, chunk int, semantic bool) ([
 	sort.Slice(chosen, func(i, j int) bool { return chosen[i].lo < chosen[j].lo })
 	out := make([]string, 0, len(chosen))
 	for _, w := range chosen {
-		out = append(out, cut(text, w.lo, w.hi, spans))
+		out = append(out, cut(text, w.lo, w.hi, marked))
 	}
-	return out, len(spans)
+	return out
 }
 
 // cut returns text[lo:hi] on rune and word boundaries, whitespace folded,

@@ -15,12 +15,19 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterr "go.etcd.io/bbolt/errors"
 )
 
 // schemaVersion changes whenever the layout of the indexes or the state store
 // changes in a way an older or newer mnemo cannot read. An index of an older
 // version is rebuilt; one of a newer version is refused. 2: 100-word chunks.
-const schemaVersion = 2
+// 3: excerpt indexes (excerpts.go) beside the records. 4: the concept
+// graph's postings (graph.go).
+const schemaVersion = 4
+
+// metaUnfinished is the meta key a first or full sync sets when it starts
+// and clears when it completes: set at open, the last one was cut short.
+const metaUnfinished = "unfinished"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -29,6 +36,10 @@ var (
 	bucketReads   = []byte("reads")
 	bucketSkips   = []byte("skips")
 	bucketPending = []byte("pending")
+	// bucketExcerpts holds each indexed file's excerpt index, by path:
+	// what snippets are cut from without reading the file again.
+	bucketExcerpts = []byte("excerpts")
+	bucketGraph    = []byte("graph") // concept graph postings: see graph.go
 )
 
 // record is what the state store remembers of one indexed file.
@@ -81,10 +92,10 @@ func openStore(path string, readOnly bool) (*store, error) {
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterr.ErrTimeout) {
 			return nil, errInUse(path)
 		}
-		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) ||
+		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
 			strings.HasPrefix(err.Error(), "file size too small") {
 			err = fmt.Errorf("%w: %v", errCorruptState, err)
 		}
@@ -102,7 +113,7 @@ func openStore(path string, readOnly bool) (*store, error) {
 					return err
 				}
 			}
-			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending} {
+			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending, bucketExcerpts, bucketGraph} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -344,8 +355,12 @@ type change struct {
 	path    string
 	rec     *record
 	vectors [][]float32 // one per chunk; nil entries were not embeddable
-	// keepVectors: only the record changed (same content, new mtime).
+	excerpt []byte      // the file's excerpt index
+	// keepVectors: only the record changed (same content, new mtime); its
+	// vectors and excerpt index stay as they are.
 	keepVectors bool
+	// graph, if set, replaces the file's concept postings.
+	graph *graphChange
 }
 
 // markPending records the paths a batch is about to write to the full-text
@@ -367,9 +382,17 @@ func (s *store) markPending(paths []string) error {
 func (s *store) commitBatch(changes []change, skips map[string]string, unskip []string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		files, vecs, pend, sk := tx.Bucket(bucketFiles), tx.Bucket(bucketVectors), tx.Bucket(bucketPending), tx.Bucket(bucketSkips)
+		exc := tx.Bucket(bucketExcerpts)
 		for _, c := range changes {
 			if !c.keepVectors {
 				if err := deleteVectors(vecs, c.path); err != nil {
+					return err
+				}
+				if c.rec == nil || c.excerpt == nil {
+					if err := exc.Delete([]byte(c.path)); err != nil {
+						return err
+					}
+				} else if err := exc.Put([]byte(c.path), c.excerpt); err != nil {
 					return err
 				}
 			}
@@ -393,6 +416,9 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip []
 						return err
 					}
 				}
+			}
+			if err := putGraph(tx, c.path, c.graph); err != nil {
+				return err
 			}
 			if err := pend.Delete([]byte(c.path)); err != nil {
 				return err
@@ -433,8 +459,8 @@ func deleteVectors(b *bolt.Bucket, path string) error {
 // resetIndexed forgets every file, vector, skip and pending mark; reads are kept.
 func (s *store) resetIndexed() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending} {
-			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending, bucketExcerpts, bucketGraph} {
+			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
 				return err
 			}
 			if _, err := tx.CreateBucket(name); err != nil {
@@ -443,6 +469,26 @@ func (s *store) resetIndexed() error {
 		}
 		return nil
 	})
+}
+
+// excerpt reads what q needs of a file's excerpt index. bbolt's memory is
+// valid only inside the transaction, so it is decoded there and copied out.
+func (s *store) excerpt(path string, q queryTerms) (excerpt, error) {
+	var x excerpt
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketExcerpts)
+		if b == nil {
+			return fmt.Errorf("no excerpt indexes: %w", errBadExcerpts)
+		}
+		v := b.Get([]byte(path))
+		if v == nil {
+			return fmt.Errorf("%s: no excerpt index", path)
+		}
+		var err error
+		x, err = readExcerpt(v, q)
+		return err
+	})
+	return x, err
 }
 
 func (s *store) size() int64 {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"mnemo/engine/vectors"
+	"mnemo/graph"
 	"mnemo/markdown"
 )
 
@@ -46,9 +48,20 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
+	if err := e.damaged(); why == "" && err != nil {
+		why = damageDetail(err)
+	}
 	if full || why != "" {
 		rep.Full, rep.Rebuilt = true, why
 		if err := e.reset(); err != nil {
+			return rep, err
+		}
+	}
+	e.mu.RLock()
+	first := e.lastSync.IsZero() || e.unfinished != ""
+	e.mu.RUnlock()
+	if rep.Full || first {
+		if err := e.markUnfinished(start); err != nil {
 			return rep, err
 		}
 	}
@@ -70,19 +83,41 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	rep.Index = time.Since(t0)
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
-		"schema":   itoa(schemaVersion),
-		"embedder": e.emb.Name(),
-		"dim":      itoa(e.dim),
-		"lastSync": now.Format(time.RFC3339Nano),
+		"schema":       itoa(schemaVersion),
+		"embedder":     e.emb.Name(),
+		"dim":          itoa(e.dim),
+		"lastSync":     now.Format(time.RFC3339Nano),
+		metaUnfinished: "",
 	}); err != nil {
 		return rep, fmt.Errorf("record sync: %w", err)
 	}
 	e.mu.Lock()
 	e.lastSync = now
 	e.needFull = ""
+	e.unfinished = ""
 	e.mu.Unlock()
+	// Communities are recomputed after a sync that changed something
+	// (lazily after edits, and in a process that has not computed them).
+	if len(rep.Added)+len(rep.Updated)+len(rep.Removed) > 0 && !e.gs.off {
+		if _, err := e.communities(ctx); err != nil {
+			return rep, err
+		}
+	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// markUnfinished records, before a first or full sync writes anything, that
+// the index is about to hold part of the folder; a completed Sync clears it.
+func (e *Engine) markUnfinished(start time.Time) error {
+	v := "sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
+	if err := e.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	e.mu.Lock()
+	e.unfinished = v
+	e.mu.Unlock()
+	return nil
 }
 
 // reconcile makes the indexes agree with found for every path inside the
@@ -171,7 +206,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
-	if why != "" {
+	if why != "" || e.damaged() != nil {
 		return e.Sync(ctx, true) // a path-wise update cannot repair a stale index
 	}
 	e.syncMu.Lock()
@@ -233,7 +268,11 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
-	e.vec = newVectors(e.dim)
+	e.damage.Store(nil)
+	if e.vec, err = vectors.NewChromem(0); err != nil {
+		return err
+	}
+	e.gs.g = graph.New()
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
@@ -327,6 +366,8 @@ type outcome struct {
 	rec     *record
 	doc     *ftDoc
 	vecs    [][]float32
+	excerpt []byte
+	links   []graph.Mention // the concepts the file links to
 	err     error
 }
 
@@ -408,7 +449,11 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 			return o
 		}
 	}
-	o.doc, o.vecs = fd, vecs
+	bounds := make([][2]int, len(doc.Chunks))
+	for i, c := range doc.Chunks {
+		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
+	}
+	o.doc, o.vecs, o.excerpt, o.links = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk), graphMentions(doc)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -482,18 +527,19 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		case o.removed:
 			changes = append(changes, change{path: o.path})
 		default:
-			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, keepVectors: o.touched})
+			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
 		}
+		changes[len(changes)-1].graph = e.graphChangeFor(o)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var puts []vectors.Item
 	for i, o := range out {
 		old := e.files[o.path]
 		_, wasSkipped := e.skips[o.path]
 		switch {
 		case o.touched:
-			e.files[o.path] = o.rec
-			e.vec.retarget(o.rec)
+			e.files[o.path] = o.rec // same content: its vectors stand
 			rep.Unchanged++
 			continue
 		case o.skip != "":
@@ -507,24 +553,26 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		}
 		if old != nil {
 			e.addTotals(old, -1)
-			e.vec.remove(o.path)
+			if err := e.vec.Delete(ctx, o.path); err != nil {
+				return err
+			}
 			delete(e.files, o.path)
 		}
 		delete(e.skips, o.path)
 		if o.skip != "" {
 			e.skips[o.path] = o.skip
 		}
-		if c := changes[i]; c.rec != nil && e.dim == 0 && e.vec.count() == 0 {
+		if c := changes[i]; c.rec != nil && e.dim == 0 {
 			// A remote embedder that was offline at open has now answered.
 			for _, v := range c.vectors {
 				if len(v) > 0 {
-					e.dim, e.vec.dim = len(v), len(v)
+					e.dim = len(v)
 					break
 				}
 			}
 		}
 		if c := changes[i]; c.rec != nil {
-			e.vec.put(c.rec, c.vectors)
+			puts = append(puts, vectorItem(c.rec, c.vectors))
 			e.files[o.path] = c.rec
 			e.addTotals(c.rec, 1)
 			rep.Chunks += len(c.vectors)
@@ -533,9 +581,13 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			}
 		}
 	}
+	if err := e.vec.Put(ctx, puts...); err != nil {
+		return err
+	}
 	for _, p := range unskip {
 		delete(e.skips, p)
 	}
+	e.applyGraph(changes)
 	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}

@@ -106,6 +106,7 @@ func (p *parser) emit(s, e int) {
 		Index:    len(d.Chunks),
 		Headings: p.pathAt(s),
 		Text:     d.Text[p.units[s].start:p.units[e-1].end],
+		Start:    p.units[s].start,
 	})
 }
 

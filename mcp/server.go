@@ -2,10 +2,12 @@
 // Protocol, with the official Go SDK: over stdio (what Claude Code, Claude
 // Desktop and Codex start) or streamable HTTP on a loopback address.
 //
-// Eleven tools, each in the file that bears its name's subject:
+// Fifteen tools, each in the file that bears its name's subject:
 // SearchMemories (search.go), ReadMemory (read.go), WriteMemory,
 // EditMemory, DeleteMemory and MoveMemory (write.go), ListMemories and
-// RecentActivity (list.go), Sync, MemoryStatus and GetConfig (status.go).
+// RecentActivity (list.go), Sync, MemoryStatus and GetConfig (status.go),
+// and the concept graph's BuildContext, Visualize, FindSimilarConcepts and
+// ExtractConceptsFromFile (graph.go).
 //
 // Every tool declares an input and an output schema, returns its result as
 // structured content plus a short plain-text rendering, and answers a bad
@@ -84,7 +86,7 @@ func (s *server) logf(format string, args ...any) {
 	}
 }
 
-const instructions = `mnemo is a memory of markdown files. Search it with SearchMemories before answering questions about past work, decisions or people; open a result with ReadMemory (by its uri) before relying on it. Record what is worth keeping with WriteMemory; change a memory with EditMemory, passing the checksum ReadMemory returned so a concurrent change is not overwritten.`
+const instructions = `mnemo is a memory of markdown files. Search it with SearchMemories before answering questions about past work, decisions or people; open a result with ReadMemory (by its uri) before relying on it. Concepts linked as [[WikiLinks]] form a graph: BuildContext shows what surrounds one. Record what is worth keeping with WriteMemory; change a memory with EditMemory, passing the checksum ReadMemory returned so a concurrent change is not overwritten.`
 
 // NewServer returns an MCP server with mnemo's tools, serving eng.
 func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
@@ -118,6 +120,10 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	add(s, srv, srv.syncTool())
 	add(s, srv, srv.statusTool())
 	add(s, srv, srv.configTool())
+	add(s, srv, srv.contextTool())
+	add(s, srv, srv.visualizeTool())
+	add(s, srv, srv.similarTool())
+	add(s, srv, srv.extractTool())
 	return s
 }
 
@@ -127,7 +133,7 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 	if opts.HTTPAddr != "" {
 		return serveHTTP(ctx, eng, opts)
 	}
-	err := NewServer(eng, opts).Run(ctx, &sdk.StdioTransport{})
+	err := NewServer(eng, opts).Run(ctx, newStdioTransport(os.Stdin, os.Stdout))
 	if ctx.Err() != nil {
 		return nil // asked to stop
 	}

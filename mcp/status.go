@@ -101,8 +101,13 @@ type statusOut struct {
 	FullTextBytes int64     `json:"fullTextBytes"`
 	StateBytes    int64     `json:"stateBytes"`
 	LastSync      time.Time `json:"lastSync,omitzero"`
-	Indexing      bool      `json:"indexing" jsonschema:"a sync is running"`
+	Indexing      bool      `json:"indexing" jsonschema:"a sync is running, or a first or full sync was cut short: the index holds part of the folder"`
+	Unfinished    string    `json:"unfinished,omitempty" jsonschema:"the first or full sync that was cut short; a completed Sync clears it"`
+	Damaged       string    `json:"damaged,omitempty" jsonschema:"what is wrong with a damaged full-text index; the next Sync rebuilds it"`
 	ReadOnly      bool      `json:"readOnly"`
+	Concepts      int       `json:"concepts" jsonschema:"concepts in the graph: distinct [[WikiLink]] targets"`
+	Mentions      int       `json:"mentions" jsonschema:"WikiLinks over all memories"`
+	Communities   int       `json:"communities" jsonschema:"Louvain communities of concepts; -1 until computed"`
 	Skipped       []skipped `json:"skipped" jsonschema:"files not indexed, and why"`
 	Warnings      []warning `json:"warnings" jsonschema:"problems in files indexed anyway"`
 	Truncated     bool      `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
@@ -137,7 +142,8 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 			return &statusOut{
 				MemoryDir: st.MemoryDir, IndexDir: st.IndexDir, Memories: st.Files, Chunks: st.Chunks,
 				Embedder: st.Embedder, Dimensions: st.Dimensions, FullTextBytes: st.FullTextSize, StateBytes: st.StateSize,
-				LastSync: st.LastSync, Indexing: st.Indexing, ReadOnly: st.ReadOnly,
+				LastSync: st.LastSync, Indexing: st.Indexing, Unfinished: st.Unfinished, Damaged: st.Damaged, ReadOnly: st.ReadOnly,
+				Concepts: st.Graph.Concepts, Mentions: st.Graph.Mentions, Communities: st.Graph.Communities,
 				Skipped: skips(st.Skipped), Warnings: warnings(st.Warnings),
 			}, nil
 		},
@@ -146,9 +152,15 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 			if !o.LastSync.IsZero() {
 				last = o.LastSync.UTC().Format(time.RFC3339)
 			}
-			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); last sync %s; %d skipped, %d warnings.",
-				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, last, len(o.Skipped), len(o.Warnings))
-			if o.Indexing {
+			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); %d concepts, %d links, %d communities; last sync %s; %d skipped, %d warnings.",
+				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, o.Concepts, o.Mentions, o.Communities, last, len(o.Skipped), len(o.Warnings))
+			if o.Damaged != "" {
+				t += " Damaged: " + o.Damaged + "."
+			}
+			switch {
+			case o.Unfinished != "":
+				t += " Indexing: a " + o.Unfinished + "; the index holds part of the folder."
+			case o.Indexing:
 				t += " A sync is running."
 			}
 			if o.ReadOnly {

@@ -161,10 +161,8 @@ func BenchmarkStartupAfterChanges(b *testing.B) {
 
 			// The whole trial, checked outside the timing.
 			var in bytes.Buffer
-			var want []string
 			for p, tok := range live {
 				fmt.Fprintf(&in, `{"id":%q,"query":%q,"mode":"fulltext"}`+"\n", p, tok)
-				want = append(want, p)
 			}
 			for _, p := range gone {
 				fmt.Fprintf(&in, `{"id":%q,"query":%q,"mode":"fulltext"}`+"\n", "gone:"+p, doomed[p])

@@ -17,6 +17,11 @@ type backend interface {
 	Read(ctx context.Context, id string) (engine.Memory, error)
 	Status(ctx context.Context) (engine.Status, error)
 	Sync(ctx context.Context, full bool) (engine.Report, error)
+	BuildContext(ctx context.Context, q engine.ContextQuery) (engine.ConceptContext, error)
+	Visualize(ctx context.Context, concept string, depth, maxNodes int) (engine.Diagram, error)
+	FindSimilarConcepts(ctx context.Context, concept string, maxResults int) (engine.Similar, error)
+	Concepts(ctx context.Context) ([]engine.ConceptInfo, error)
+	FileConcepts(ctx context.Context, id string) (engine.FileConcepts, error)
 	Close() error
 }
 

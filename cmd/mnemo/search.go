@@ -89,9 +89,11 @@ the end of that day).`,
 func (a *app) search(ctx context.Context, q engine.Query, noSync bool) error {
 	return a.withEngine(ctx, noSync, nil, func(e backend) error {
 		if !noSync {
-			if _, err := e.Sync(ctx, false); err != nil {
+			rep, err := e.Sync(ctx, false)
+			if err != nil {
 				return fmt.Errorf("sync before search: %w", err)
 			}
+			a.noteRebuild(rep)
 		}
 		p, err := e.Search(ctx, q)
 		if err != nil {
@@ -102,6 +104,15 @@ func (a *app) search(ctx context.Context, q engine.Query, noSync bool) error {
 		}
 		return writePage(a.stdout, p)
 	})
+}
+
+// noteRebuild says on stderr, in one line, that the sync a command ran
+// first had to rebuild the index (damaged, older, new embedder): the
+// command took longer than usual, and the index was not what it should be.
+func (a *app) noteRebuild(rep engine.Report) {
+	if rep.Rebuilt != "" {
+		fmt.Fprintf(a.stderr, "mnemo: rebuilt the index: %s\n", oneLine(rep.Rebuilt))
+	}
 }
 
 // buildQuery turns the search flags and the query text into an engine.Query.

@@ -251,6 +251,10 @@ func serveSettings(sf serveFlags, lookup func(string) (string, bool)) []decay.Se
 	if sf.debounce == 0 {
 		debounce = "150"
 	}
+	gamma, gammaSet := lookup(EnvLouvainGamma)
+	if strings.TrimSpace(gamma) == "" {
+		gamma, gammaSet = "1", false
+	}
 	envMs, _ := lookup(EnvDebounce)
 	envWatch, _ := lookup(EnvAutoSync)
 	out := []decay.Setting{
@@ -259,6 +263,8 @@ func serveSettings(sf serveFlags, lookup func(string) (string, bool)) []decay.Se
 			Help: "milliseconds a file must be quiet before serve re-indexes it"},
 		{Name: EnvAutoSync, Value: strconv.FormatBool(sf.watch), Source: from(EnvAutoSync, "--no-watch", !sf.watch && on(envWatch)),
 			Help: "whether serve watches the memory folder"},
+		{Name: EnvLouvainGamma, Value: strings.TrimSpace(gamma), Source: map[bool]string{true: "env", false: "default"}[gammaSet],
+			Help: "resolution of the concept graph's Louvain communities; higher gives more, smaller ones"},
 	}
 	if sf.g.decayFunction != "" {
 		out = append(out, decay.Setting{Name: decay.EnvFunction, Value: sf.g.decayFunction, Source: "flag --decay-function"})

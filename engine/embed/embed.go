@@ -7,7 +7,7 @@ import "context"
 
 // Embedder turns texts into vectors of a fixed dimension.
 type Embedder interface {
-	// Name identifies the model, e.g. "builtin:glove-6b-100d-sif". The index
+	// Name identifies the model, e.g. "builtin:glove-6b-100d-sif-v2". The index
 	// records it and refuses to mix vectors from two embedders.
 	Name() string
 	// Dim is the length of every vector Embed returns.

@@ -150,8 +150,21 @@ func handle(ctx context.Context, b Backend, line []byte) (resp response) {
 		res, err = b.Status(ctx)
 	case opSync:
 		res, err = b.Sync(ctx, req.Full)
+	case opGraphContext:
+		if req.Context == nil {
+			return response{Error: `bad request: graph-context needs "context"`, Kind: kindBadRequest}
+		}
+		res, err = b.BuildContext(ctx, *req.Context)
+	case opGraphShow:
+		res, err = b.Visualize(ctx, req.Concept, req.Depth, req.Max)
+	case opGraphSimilar:
+		res, err = b.FindSimilarConcepts(ctx, req.Concept, req.Max)
+	case opGraphConcepts:
+		res, err = b.Concepts(ctx)
+	case opGraphFile:
+		res, err = b.FileConcepts(ctx, req.ID)
 	default:
-		return response{Error: fmt.Sprintf("bad request: unknown op %q (want search, read, resolve, status or sync)", req.Op), Kind: kindBadRequest}
+		return response{Error: fmt.Sprintf("bad request: unknown op %q (want search, read, resolve, status, sync or graph-*)", req.Op), Kind: kindBadRequest}
 	}
 	if err != nil {
 		return response{Error: oneLine(err.Error()), Kind: kindOf(err)}

@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"sort"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+)
+
+// An excerpt index is what snippets need of one text, computed once at
+// index time so that a search never re-reads, re-parses or re-tokenises a
+// memory: the plain text, its chunks' byte ranges, and for every term the
+// byte ranges where it occurs — English terms exactly as matchSpans folds,
+// lowercases and stems them, CJK terms as the cjk analyzer emits them. A
+// search then looks up only the query's terms (binary search over the
+// sorted term table) and touches nothing else of the memory.
+//
+// CJK terms are kept only for texts with CJK letters, as the full-text
+// index keeps its cjk field. Tokenising afresh (matchSpans) also marks, in
+// a text without CJK, the Latin words of a query that has CJK letters as
+// the cjk analyzer spells them — unstemmed, stopwords included: a CJK
+// query with "the" in it marked every "the". The stored index marks the
+// stemmed words only, as for any other query.
+//
+// Encoding (varints are unsigned):
+//
+//	len(text) text
+//	nChunks  (start, len)…
+//	nTerms   nTerms × uint32 LE offset of its entry, counted from the first entry
+//	entries: len(key) key nSpans (start − previous start, len)…
+//
+// A key is a namespace byte (nsEN or nsCJK) then the term; keys are sorted.
+const (
+	nsEN  = 0
+	nsCJK = 1
+)
+
+// maxWindowSpans bounds the work of choosing windows in a memory that
+// matches very often: windows start at its first maxWindowSpans matches
+// (MatchCount still counts all of them).
+const maxWindowSpans = 1024
+
+// englishForms folds, lowercases and stems one token the way the index
+// analyser does, without its stopword filter (a stopword is never a query
+// term, so it cannot match either way). Not safe for concurrent use.
+type englishForms struct {
+	poss, lower, stem analysis.TokenFilter
+	fold              analysis.CharFilter
+	memo              map[string]string
+}
+
+func newEnglishForms() *englishForms {
+	return &englishForms{
+		fold: asciifolding.New(), poss: en.NewPossessiveFilter(), lower: lowercase.NewLowerCaseFilter(),
+		stem: en.NewEnglishStemmerFilter(), memo: map[string]string{},
+	}
+}
+
+// of returns the analysed form of a token; a text repeats its words, so
+// each is analysed once.
+func (f *englishForms) of(word []byte) string {
+	if s, ok := f.memo[string(word)]; ok {
+		return s
+	}
+	one := analysis.TokenStream{&analysis.Token{Term: f.fold.Filter(slices.Clone(word))}}
+	one = f.stem.Filter(f.lower.Filter(f.poss.Filter(one)))
+	s := string(one[0].Term)
+	f.memo[string(word)] = s
+	return s
+}
+
+// buildExcerpts encodes text's excerpt index; chunks are byte ranges of text.
+func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer) []byte {
+	terms := map[string][]span{}
+	forms := newEnglishForms()
+	for _, t := range unicodetok.NewUnicodeTokenizer().Tokenize([]byte(text)) {
+		k := string([]byte{nsEN}) + forms.of(t.Term)
+		terms[k] = append(terms[k], span{t.Start, t.End})
+	}
+	if cjk != nil && hasCJK(text) {
+		for _, t := range cjk.Analyze([]byte(text)) {
+			k := string([]byte{nsCJK}) + string(t.Term)
+			terms[k] = append(terms[k], span{t.Start, t.End})
+		}
+	}
+	keys := make([]string, 0, len(terms))
+	for k := range terms {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+
+	out := make([]byte, 0, 2*len(text)+64)
+	out = binary.AppendUvarint(out, uint64(len(text)))
+	out = append(out, text...)
+	out = binary.AppendUvarint(out, uint64(len(chunks)))
+	for _, c := range chunks {
+		out = binary.AppendUvarint(out, uint64(c[0]))
+		out = binary.AppendUvarint(out, uint64(c[1]-c[0]))
+	}
+	out = binary.AppendUvarint(out, uint64(len(keys)))
+	table := len(out)
+	out = append(out, make([]byte, 4*len(keys))...)
+	entries := len(out)
+	for i, k := range keys {
+		binary.LittleEndian.PutUint32(out[table+4*i:], uint32(len(out)-entries))
+		out = binary.AppendUvarint(out, uint64(len(k)))
+		out = append(out, k...)
+		ss := terms[k]
+		sort.Slice(ss, func(i, j int) bool { return ss[i].start < ss[j].start })
+		out = binary.AppendUvarint(out, uint64(len(ss)))
+		prev := 0
+		for _, s := range ss {
+			out = binary.AppendUvarint(out, uint64(s.start-prev))
+			out = binary.AppendUvarint(out, uint64(s.end-s.start))
+			prev = s.start
+		}
+	}
+	return out
+}
+
+// excerpt is what a search takes from one memory's excerpt index: the
+// text, where the query's terms occur in it, and its chunks' ranges.
+type excerpt struct {
+	text   string
+	spans  []span // merged, in order
+	chunks []span
+}
+
+var errBadExcerpts = errors.New("malformed excerpt index")
+
+// reader walks an encoded excerpt index; the first error sticks.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) uvarint() int {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 || v > 1<<40 {
+		r.err = errBadExcerpts
+		return 0
+	}
+	r.b = r.b[n:]
+	return int(v)
+}
+
+func (r *reader) bytes(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(r.b) {
+		r.err = errBadExcerpts
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// readExcerpt decodes what q needs of an encoded excerpt index. b may be
+// memory the caller does not own past the call: nothing returned points into it.
+func readExcerpt(b []byte, q queryTerms) (excerpt, error) {
+	r := &reader{b: b}
+	var x excerpt
+	x.text = string(r.bytes(r.uvarint()))
+	nc := r.uvarint()
+	if r.err == nil && nc > len(r.b) {
+		r.err = errBadExcerpts
+	}
+	for i := 0; i < nc && r.err == nil; i++ {
+		s := r.uvarint()
+		x.chunks = append(x.chunks, span{s, s + r.uvarint()})
+	}
+	nt := r.uvarint()
+	table := r.bytes(4 * nt)
+	if r.err != nil {
+		return excerpt{}, r.err
+	}
+	entries := r.b
+	entry := func(i int) (key []byte, rest *reader) {
+		off := int(binary.LittleEndian.Uint32(table[4*i:]))
+		if off > len(entries) {
+			return nil, &reader{err: errBadExcerpts}
+		}
+		er := &reader{b: entries[off:]}
+		return er.bytes(er.uvarint()), er
+	}
+	find := func(ns byte, term string) error {
+		key := append([]byte{ns}, term...)
+		i := sort.Search(nt, func(i int) bool { k, _ := entry(i); return bytes.Compare(k, key) >= 0 })
+		if i == nt {
+			return nil
+		}
+		k, er := entry(i)
+		if er.err != nil || !bytes.Equal(k, key) {
+			return er.err
+		}
+		n, pos := er.uvarint(), 0
+		for j := 0; j < n && er.err == nil; j++ {
+			pos += er.uvarint()
+			end := pos + er.uvarint()
+			if end > len(x.text) {
+				return errBadExcerpts
+			}
+			x.spans = append(x.spans, span{pos, end})
+		}
+		return er.err
+	}
+	for t := range q.en {
+		if err := find(nsEN, t); err != nil {
+			return excerpt{}, err
+		}
+	}
+	for t := range q.cjk {
+		if err := find(nsCJK, t); err != nil {
+			return excerpt{}, err
+		}
+	}
+	x.spans = mergeSpans(x.spans)
+	return x, nil
+}
+
+// chunkText is the plain text of chunk i, "" if there is none.
+func (x excerpt) chunkText(i int) string {
+	if i < 0 || i >= len(x.chunks) {
+		return ""
+	}
+	c := x.chunks[i]
+	if c.start > c.end || c.end > len(x.text) {
+		return ""
+	}
+	return x.text[c.start:c.end]
+}

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
+	"github.com/blevesearch/bleve/v2/registry"
+
+	"mnemo/markdown"
+)
+
+func testAnalyzers(t testing.TB) *fulltext {
+	t.Helper()
+	ft, err := openFulltext(filepath.Join(t.TempDir(), "ft"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ft.close() })
+	return ft
+}
+
+// TestExcerptIndexAgrees checks that the stored index finds exactly the
+// spans that tokenising the text afresh finds, for every memory of the
+// sample vault and queries in English, with diacritics, and in CJK.
+func TestExcerptIndexAgrees(t *testing.T) {
+	ft := testAnalyzers(t)
+	queries := []string{"indexing decisions", "cafe", "Müller über", "数据库迁移", "検索 インデックス", "bleve's analyzer 数据", "running runs ran", "q1 2025"}
+	vault := filepath.Join("..", "testdata", "vault")
+	var docs int
+	err := filepath.WalkDir(vault, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".md" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		doc, err := markdown.Parse(p, data, markdown.Options{})
+		if err != nil {
+			return err
+		}
+		docs++
+		var bounds [][2]int
+		for _, c := range doc.Chunks {
+			bounds = append(bounds, [2]int{c.Start, c.Start + len(c.Text)})
+		}
+		enc := buildExcerpts(doc.Text, bounds, ft.cjk)
+		for _, qt := range queries {
+			q := ft.analyzeQuery(qt)
+			x, err := readExcerpt(enc, q)
+			if err != nil {
+				t.Fatalf("%s %q: %v", p, qt, err)
+			}
+			if want := matchSpans(doc.Text, q, ft.cjk); !slices.Equal(x.spans, want) {
+				t.Errorf("%s %q: stored spans %v, tokenised %v", p, qt, x.spans, want)
+			}
+		}
+		x, _ := readExcerpt(enc, queryTerms{})
+		if x.text != doc.Text || len(x.chunks) != len(doc.Chunks) {
+			t.Fatalf("%s: text or chunks lost", p)
+		}
+		for i, c := range doc.Chunks {
+			if x.chunkText(i) != c.Text {
+				t.Errorf("%s chunk %d: %q, want %q", p, i, x.chunkText(i), c.Text)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs < 30 {
+		t.Fatalf("only %d memories read from %s", docs, vault)
+	}
+}
+
+// TestExcerptIndexDamaged: a truncated or garbled index is an error, never
+// a panic nor spans outside the text.
+func TestExcerptIndexDamaged(t *testing.T) {
+	ft := testAnalyzers(t)
+	text := "Decisions about indexing: we index twice. 数据库迁移 is done."
+	enc := buildExcerpts(text, [][2]int{{0, len(text)}}, ft.cjk)
+	q := ft.analyzeQuery("indexing 数据库")
+	if _, err := readExcerpt(enc, q); err != nil {
+		t.Fatal(err)
+	}
+	for n := range len(enc) {
+		x, err := readExcerpt(enc[:n], q)
+		if err == nil {
+			for _, s := range x.spans {
+				if s.end > len(x.text) {
+					t.Fatalf("cut at %d: span %v outside a %d-byte text", n, s, len(x.text))
+				}
+			}
+		} else if !errors.Is(err, errBadExcerpts) {
+			t.Fatalf("cut at %d: %v, want errBadExcerpts", n, err)
+		}
+	}
+	bad := slices.Clone(enc)
+	for i := len(bad) - 8; i < len(bad); i++ {
+		bad[i] = 0xff
+	}
+	if _, err := readExcerpt(bad, q); err == nil {
+		t.Log("garbled tail happened to decode; spans were bounds-checked")
+	}
+	if _, err := readExcerpt([]byte{0xff}, q); !errors.Is(err, errBadExcerpts) {
+		t.Fatalf("one garbage byte: %v, want errBadExcerpts", err)
+	}
+}
+
+// BenchmarkSnippets compares cutting one memory's snippets from its stored
+// excerpt index with tokenising it afresh (what a search did before).
+func BenchmarkSnippets(b *testing.B) {
+	cache := registry.NewCache()
+	cjkA, err := cache.AnalyzerNamed(cjk.AnalyzerName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ft := testAnalyzers(b)
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "vault", "research", "search.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, err := markdown.Parse("search.md", data, markdown.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bounds [][2]int
+	for _, c := range doc.Chunks {
+		bounds = append(bounds, [2]int{c.Start, c.Start + len(c.Text)})
+	}
+	enc := buildExcerpts(doc.Text, bounds, cjkA)
+	q := ft.analyzeQuery("bleve analyzer stemming")
+	b.Run("stored", func(b *testing.B) {
+		for b.Loop() {
+			x, err := readExcerpt(enc, q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			excerpts(x.text, x.spans)
+		}
+	})
+	b.Run("tokenised", func(b *testing.B) {
+		for b.Loop() {
+			textSnippets(doc.Text, q, cjkA)
+		}
+	})
+	b.Run("build", func(b *testing.B) {
+		b.SetBytes(int64(len(doc.Text)))
+		for b.Loop() {
+			buildExcerpts(doc.Text, bounds, cjkA)
+		}
+		b.ReportMetric(float64(len(enc))/float64(len(doc.Text)), "stored-bytes/text-byte")
+	})
+}
