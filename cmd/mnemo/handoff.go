@@ -88,7 +88,7 @@ func (a *app) engineFlags() []string {
 // called or ctx ends. stop returns once no request is running, so that e
 // can be closed. A socket that cannot be made is logged, not fatal: serve
 // still works, and other commands report the index in use.
-func startHandoff(ctx context.Context, e *engine.Engine, indexDir string, logf func(string)) (stop func()) {
+func startHandoff(ctx context.Context, e *engine.Engine, sess *engine.Sessions, indexDir string, logf func(string)) (stop func()) {
 	ln, err := remote.Listen(indexDir)
 	if err != nil {
 		logf("other commands cannot reach this server: " + err.Error())
@@ -99,7 +99,11 @@ func startHandoff(ctx context.Context, e *engine.Engine, indexDir string, logf f
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := remote.Serve(ctx, ln, e); err != nil {
+		var sb remote.SessionsBackend
+		if sess != nil {
+			sb = sess
+		}
+		if err := remote.ServeWith(ctx, ln, e, sb); err != nil {
 			logf("other commands can no longer reach this server: " + err.Error())
 		}
 	}()
