@@ -7,7 +7,8 @@
 // EditMemory, DeleteMemory and MoveMemory (write.go), ListMemories and
 // RecentActivity (list.go), Sync, MemoryStatus and GetConfig (status.go),
 // and the concept graph's BuildContext, Visualize, FindSimilarConcepts and
-// ExtractConceptsFromFile (graph.go).
+// ExtractConceptsFromFile (graph.go); and, with a sessions index
+// (Options.Sessions), SearchSessions, GetSession and GetMessage (sessions.go).
 //
 // Every tool declares an input and an output schema, returns its result as
 // structured content plus a short plain-text rendering, and answers a bad
@@ -69,6 +70,10 @@ type Options struct {
 	// effective value and source. One replaces the entry of the same name.
 	Settings []decay.Setting
 
+	// Sessions, if set, serves the agent-session tools SearchSessions,
+	// GetSession and GetMessage (sessions.go), and Sync syncs it too.
+	Sessions Sessions
+
 	// Logger receives the server's log; nil discards it. Over stdio it must
 	// not write to stdout.
 	Logger *slog.Logger
@@ -77,6 +82,7 @@ type Options struct {
 // server is what the tool handlers share.
 type server struct {
 	eng  *engine.Engine
+	sess Sessions // nil: no sessions index
 	opts Options
 }
 
@@ -108,7 +114,7 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
-	srv := &server{eng: eng, opts: opts}
+	srv := &server{eng: eng, sess: opts.Sessions, opts: opts}
 	add(s, srv, srv.searchTool())
 	add(s, srv, srv.readTool())
 	add(s, srv, srv.writeTool())
@@ -124,6 +130,11 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	add(s, srv, srv.visualizeTool())
 	add(s, srv, srv.similarTool())
 	add(s, srv, srv.extractTool())
+	if srv.sess != nil {
+		add(s, srv, srv.searchSessionsTool())
+		add(s, srv, srv.getSessionTool())
+		add(s, srv, srv.getMessageTool())
+	}
 	return s
 }
 

@@ -35,9 +35,11 @@ type syncOut struct {
 	Warnings   []warning `json:"warnings" jsonschema:"problems in files indexed anyway"`
 	Chunks     int       `json:"chunks" jsonschema:"chunks embedded by this sync"`
 	DurationMs float64   `json:"durationMs"`
-	Truncated  bool      `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
-	Note       string    `json:"note,omitempty"`
-	counts     [5]int
+	// Sessions is what the sync did to the agent-sessions index, if there is one.
+	Sessions  *engine.SessionsReport `json:"sessions,omitempty"`
+	Truncated bool                   `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
+	Note      string                 `json:"note,omitempty"`
+	counts    [5]int
 }
 
 func (o *syncOut) units() int {
@@ -75,12 +77,26 @@ func (s *server) syncTool() tool[syncIn, syncOut] {
 				Skipped: skips(r.Skipped), Warnings: warnings(r.Warnings), Chunks: r.Chunks, DurationMs: ms(r.Total),
 			}
 			out.counts = [5]int{len(out.Added), len(out.Updated), len(out.Removed), len(out.Skipped), len(out.Warnings)}
+			if s.sess != nil {
+				sr, err := s.sess.Sync(ctx, in.Full)
+				if err != nil {
+					return nil, fmt.Errorf("memories synced; sessions: %w", err)
+				}
+				if len(sr.Skipped) > 20 {
+					sr.Skipped = sr.Skipped[:20] // the full list is in sessions status
+				}
+				out.Sessions = &sr
+			}
 			return out, nil
 		},
 		text: func(o *syncOut) string {
 			c := o.counts
 			t := fmt.Sprintf("Synced in %.0f ms%s: %d added, %d updated, %d removed, %d unchanged, %d skipped, %d warnings.",
 				o.DurationMs, map[bool]string{true: " (full rebuild)"}[o.Full], c[0], c[1], c[2], o.Unchanged, c[3], c[4])
+			if r := o.Sessions; r != nil {
+				t += fmt.Sprintf(" Sessions: %d added, %d updated, %d re-read, %d removed, %d unchanged, %d messages indexed.",
+					r.Added, r.Updated, r.Reset, r.Removed, r.Unchanged, r.Messages)
+			}
 			if o.Note != "" {
 				t += " (" + o.Note + ")"
 			}

@@ -18,7 +18,8 @@
 // Ops are search (query: an engine.Query), read and resolve (id), status,
 // sync (full), and the concept graph's graph-context (context: an
 // engine.ContextQuery), graph-show (concept, depth, max), graph-similar
-// (concept, max), graph-concepts and graph-file (id). An error's kind names the engine sentinel it wraps, so
+// (concept, max), graph-concepts and graph-file (id); and, when the server
+// holds a sessions index, the sessions.* ops of sessions.go. An error's kind names the engine sentinel it wraps, so
 // the client's error still matches it with errors.Is. A request line may
 // be up to MaxRequest bytes.
 package remote
@@ -74,6 +75,12 @@ type request struct {
 	Concept string               `json:"concept,omitempty"`
 	Depth   int                  `json:"depth,omitempty"`
 	Max     int                  `json:"max,omitempty"`
+	// The sessions ops' fields (sessions.go).
+	Sessions *engine.SessionQuery `json:"sessions,omitempty"`
+	Message  string               `json:"message,omitempty"`
+	Offset   int                  `json:"offset,omitempty"`
+	Limit    int                  `json:"limit,omitempty"`
+	Around   int                  `json:"around,omitempty"`
 }
 
 // response is one line from the server: a result or an error.
@@ -105,6 +112,13 @@ var sentinels = []struct {
 	{"bad-min-score", engine.ErrBadMinScore},
 	{"outside-root", engine.ErrOutsideRoot},
 	{"not-found", engine.ErrNotFound},
+	{"bad-role", engine.ErrBadRole},
+	{"bad-limit", engine.ErrBadLimit},
+	{"bad-max-hits", engine.ErrBadMaxHits},
+	{"bad-offset", engine.ErrBadOffset},
+	{"bad-context", engine.ErrBadContext},
+	{"no-session", engine.ErrNoSession},
+	{"no-message", engine.ErrNoMessage},
 	{"read-only", engine.ErrReadOnly},
 	{"not-ready", engine.ErrIndexNotReady},
 	{"incompatible", engine.ErrIndexIncompatible},
