@@ -1,16 +1,10 @@
 package transcript
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
-	"time"
 )
 
 // Claude Code writes ~/.claude/projects/<encoded cwd>/<sessionId>.jsonl, one
@@ -60,260 +54,54 @@ type claudeMsg struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// claudeTailMax bounds the remembered end of the active branch.
-const claudeTailMax = 64
-
-// claudeExtra is the Claude Code part of a cursor's state.
-type claudeExtra struct {
-	// Tail is the active branch from the last record back to (and including)
-	// the last delivered message: a later line may attach anywhere on it
-	// without abandoning anything delivered.
-	Tail []string `json:"tail,omitempty"`
-	// The reply (message.id) delivered last, which a later line may continue.
-	Group claudeGroup `json:"group"`
-}
-
-type claudeGroup struct {
-	MsgID   string    `json:"msgId,omitempty"`
-	ID      string    `json:"id,omitempty"`
-	TS      time.Time `json:"ts"`
-	Offsets []int64   `json:"offsets,omitempty"` // lines holding its text
-	Open    bool      `json:"open,omitempty"`
-}
-
 func readClaude(r *run) error {
-	from, err := r.begin()
-	if err != nil || from < 0 {
-		return err
-	}
-	var ex claudeExtra
-	if from > 0 && len(r.prev.Extra) > 0 {
-		if err := json.Unmarshal(r.prev.Extra, &ex); err != nil {
-			from = 0
-		}
-	}
-	if from > 0 {
-		ok, err := claudeRead(r, from, &ex, true)
-		if err != nil || ok {
-			return err
-		}
-		// The new lines leave the branch we delivered (a rewind): start over.
-		if err := r.restart(); err != nil {
-			return err
-		}
-		r.res.Malformed, r.res.TooLong, r.res.Ignored = 0, 0, 0
-	}
-	ex = claudeExtra{}
-	_, err = claudeRead(r, 0, &ex, false)
-	return err
+	return readTree(r, treeFormat{node: claudeNodeOf, entry: claudeEntry})
 }
 
-// claudeRead reads the lines from `from` in two passes: the first maps the
-// tree (uuids and parents only), the second delivers the messages on the
-// active branch. When resuming, it returns false, having delivered nothing,
-// if the branch does not continue the one delivered before.
-func claudeRead(r *run, from int64, ex *claudeExtra, resuming bool) (bool, error) {
-	parents := map[string]string{}
-	var leaf string
-	end, err := r.lines(from, func(line []byte, at int64) error {
-		var n claudeNode
-		if err := json.Unmarshal(line, &n); err != nil {
-			r.res.Malformed++
-			return nil
+func claudeNodeOf(r *run, line []byte) (string, string, bool) {
+	var n claudeNode
+	if err := json.Unmarshal(line, &n); err != nil {
+		r.res.Malformed++
+		return "", "", false
+	}
+	if n.UUID == "" {
+		switch n.Type {
+		case "summary", "file-history-snapshot", "queue-operation":
+		default:
+			r.res.Ignored++
 		}
-		if n.UUID == "" {
-			switch n.Type {
-			case "summary", "file-history-snapshot", "queue-operation":
-			default:
-				r.res.Ignored++
-			}
-			return nil
-		}
-		if n.IsSidechain && !isSubagentPath(r.path) {
-			return nil
-		}
-		parents[n.UUID] = n.parent()
-		leaf = n.UUID
-		return nil
-	})
-	if err != nil {
-		return false, err
+		return "", "", false
 	}
-	// The active branch within the region, and where it leaves the region.
-	branch := map[string]bool{}
-	exit := ""
-	for u := leaf; u != ""; {
-		if branch[u] {
-			break // a cycle: the file is damaged; keep what we have
-		}
-		p, ok := parents[u]
-		if !ok {
-			exit = u
-			break
-		}
-		branch[u] = true
-		u = p
+	if n.IsSidechain && !isSubagentPath(r.path) {
+		return "", "", false // a subagent's lines inside the main transcript
 	}
-	var oldTail []string
-	if resuming && leaf != "" {
-		i := slices.Index(ex.Tail, exit)
-		if i < 0 {
-			return false, nil
-		}
-		oldTail = ex.Tail[i:]
-	} else if resuming {
-		oldTail = ex.Tail
-	}
-
-	// Second pass: deliver. g is the reply being assembled; dirty means it
-	// holds text not yet delivered by this read.
-	g := ex.Group
-	var groupText []string
-	if resuming && g.Open && len(oldTail) > 0 && oldTail[0] == exit && leaf != "" {
-		// The open reply may continue: re-read the text already delivered for
-		// it, so that it is delivered whole again under the same id.
-		for _, off := range g.Offsets {
-			rec, err := claudeRecordAt(r.path, off, r.opt.MaxLineBytes)
-			if err != nil {
-				return false, nil // the file changed under us: start over
-			}
-			if t := claudeText(rec, r.opt); t != "" {
-				groupText = append(groupText, t)
-			}
-		}
-	} else if leaf != "" {
-		g = claudeGroup{}
-	}
-	dirty, inGroup := false, g.Open
-	lastDelivered := ""
-	flush := func() error {
-		if !dirty {
-			return nil
-		}
-		dirty = false
-		lastDelivered = g.ID
-		return r.emit(Message{ID: g.ID, Role: RoleAssistant, Timestamp: g.TS, Text: strings.Join(groupText, "\n\n")})
-	}
-	if len(branch) > 0 {
-		_, err = r.lines(from, func(line []byte, at int64) error {
-			var rec claudeRecord
-			if err := json.Unmarshal(line, &rec); err != nil || !branch[rec.UUID] {
-				return nil
-			}
-			s := &r.next.Session
-			if s.ID == "" {
-				s.ID = rec.SessionID
-			}
-			if s.Project == "" {
-				s.Project = rec.CWD
-			}
-			if rec.Message == nil || (rec.Type != "user" && rec.Type != "assistant") {
-				inGroup = false
-				return nil
-			}
-			t := claudeText(rec, r.opt)
-			msgID := rec.UUID
-			if rec.Message.ID != "" {
-				msgID = rec.Message.ID
-			}
-			if rec.Type == "assistant" && g.ID != "" && msgID == g.MsgID {
-				inGroup = true
-				if t != "" {
-					groupText = append(groupText, t)
-					g.Offsets = append(g.Offsets, at)
-					dirty = true
-				}
-				return nil
-			}
-			// A new reply or a user line closes the open reply.
-			if err := flush(); err != nil {
-				return err
-			}
-			g, groupText, inGroup = claudeGroup{}, nil, false
-			ts := parseTime(rec.Timestamp)
-			if rec.Type == "assistant" {
-				g = claudeGroup{MsgID: msgID, ID: rec.UUID, TS: ts}
-				inGroup = true
-				if t != "" {
-					groupText = append(groupText, t)
-					g.Offsets = append(g.Offsets, at)
-					dirty = true
-				}
-				return nil
-			}
-			if t == "" {
-				return nil
-			}
-			lastDelivered = rec.UUID
-			return r.emit(Message{ID: rec.UUID, Role: RoleUser, Timestamp: ts, Text: t})
-		})
-		if err != nil {
-			return true, err
-		}
-	}
-	if err := flush(); err != nil {
-		return true, err
-	}
-	if leaf != "" {
-		// The reply stays open only if the branch ends in it.
-		g.Open = inGroup && g.ID != ""
-	}
-	ex.Group = g
-
-	// Remember the branch from its end back to the last delivered message:
-	// a later line may attach anywhere on it without abandoning a message.
-	var tail []string
-	found := false
-	for u := leaf; u != "" && branch[u] && len(tail) < claudeTailMax; u = parents[u] {
-		tail = append(tail, u)
-		if u == lastDelivered {
-			found = true
-			break
-		}
-	}
-	if !found && (leaf == "" || !branch[lastDelivered]) {
-		for _, u := range oldTail {
-			if len(tail) >= claudeTailMax {
-				break
-			}
-			tail = append(tail, u)
-			if u == lastDelivered {
-				break
-			}
-		}
-	}
-	ex.Tail = tail
-	if r.next.Session.ID == "" {
-		r.next.Session.ID = strings.TrimSuffix(filepath.Base(r.path), ".jsonl")
-	}
-	raw, err := json.Marshal(ex)
-	if err != nil {
-		return true, err
-	}
-	r.next.Extra = raw
-	return true, r.settle(end)
+	return n.UUID, n.parent(), true
 }
 
-// claudeRecordAt reads the record on the line starting at off.
-func claudeRecordAt(path string, off int64, max int) (claudeRecord, error) {
+func claudeEntry(r *run, line []byte) treeEntry {
 	var rec claudeRecord
-	f, err := os.Open(path)
-	if err != nil {
-		return rec, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return rec, err
-	}
-	br := bufio.NewReader(io.LimitReader(f, int64(max)+1))
-	line, err := br.ReadBytes('\n')
-	if err != nil && err != io.EOF {
-		return rec, err
-	}
 	if err := json.Unmarshal(line, &rec); err != nil {
-		return rec, fmt.Errorf("line at %d: %w", off, err)
+		return treeEntry{}
 	}
-	return rec, nil
+	s := &r.next.Session
+	if s.ID == "" {
+		s.ID = rec.SessionID
+	}
+	if s.Project == "" {
+		s.Project = rec.CWD
+	}
+	e := treeEntry{ID: rec.UUID, TS: parseTime(rec.Timestamp)}
+	if rec.Message == nil || (rec.Type != "user" && rec.Type != "assistant") {
+		return e
+	}
+	e.Msg = true
+	e.Role = RoleUser
+	if rec.Type == "assistant" {
+		e.Role = RoleAssistant
+		e.Reply = rec.Message.ID
+	}
+	e.Text = claudeText(rec, r.opt)
+	return e
 }
 
 // claudeInjected matches user "messages" the harness writes itself: slash

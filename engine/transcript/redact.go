@@ -28,8 +28,8 @@ type extraRule struct {
 	re *regexp.Regexp
 	// group is the submatch to replace (0: the whole match).
 	group int
-	// keywords: the rule runs only on text holding one of them (lower case:
-	// matched against the lower-cased text; else matched as is). Regular
+	// keywords: the rule runs only on text holding one of them (a lower-case
+	// keyword matches in any case; others as they are). Regular
 	// expressions are the cost; this keeps prose without secrets cheap.
 	keywords []string
 	// after: the expression is tried only just after each occurrence of this
@@ -90,11 +90,9 @@ func Redact(text string) string {
 	if text == "" {
 		return text
 	}
-	lower := strings.ToLower(text)
 	for _, r := range extraRules {
-		if r.applies(text, lower) {
+		if r.applies(text) {
 			text = r.replace(text)
-			lower = strings.ToLower(text)
 		}
 	}
 	det, err := detector()
@@ -121,16 +119,47 @@ func Redact(text string) string {
 }
 
 // applies is the cheap test before the expression runs.
-func (r extraRule) applies(text, lower string) bool {
+func (r extraRule) applies(text string) bool {
 	if r.after != "" {
 		return strings.Contains(text, r.after)
 	}
 	for _, k := range r.keywords {
-		if k == strings.ToLower(k) && strings.Contains(lower, k) || strings.Contains(text, k) {
+		if k == strings.ToLower(k) && containsFold(text, k) || strings.Contains(text, k) {
 			return true
 		}
 	}
 	return false
+}
+
+// containsFold reports whether s holds the lower-case ASCII keyword k in any
+// case, without lower-casing (copying) s.
+func containsFold(s, k string) bool {
+	lo, up := k[0], k[0]
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	next := func(c byte, from int) int {
+		if j := strings.IndexByte(s[from:], c); j >= 0 {
+			return from + j
+		}
+		return len(s)
+	}
+	nl, nu := next(lo, 0), next(up, 0)
+	for {
+		i := min(nl, nu)
+		if i+len(k) > len(s) {
+			return false
+		}
+		if strings.EqualFold(s[i:i+len(k)], k) {
+			return true
+		}
+		if i == nl {
+			nl = next(lo, i+1)
+		}
+		if i == nu {
+			nu = next(up, i+1)
+		}
+	}
 }
 
 // spans lists the [start, end) of every part of text the rule replaces.

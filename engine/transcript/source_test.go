@@ -71,6 +71,9 @@ func TestDiscover(t *testing.T) {
 		{Source{Gemini, abs("gemini/tmp")}, Options{}, []string{abs(geminiFixture), abs(geminiJSONL),
 			abs("gemini/tmp/8e66b2c02b3d05a0fe0fd982b792b8a6eee6c191a654264a17ada4818eb3dcde/chats/session-2026-03-05T09-00-11112222.json")}, 0},
 		{Source{OpenClaw, abs("no-such-folder")}, Options{}, nil, 0},
+		{Source{OpenClaw, abs("openclaw")}, Options{}, []string{abs(openclawFixture)}, 0},
+		{Source{CodeArchitect, abs("codearchitect")}, Options{}, []string{abs(caFixture), abs("codearchitect/sessions/2026-03-09/garden-irrigation")}, 1},
+		{Source{JSONL, abs("jsonl")}, Options{}, []string{abs(jsonlFixture)}, 0},
 	} {
 		paths, skipped, err := tt.src.Discover(ctx, tt.opt)
 		if err != nil {

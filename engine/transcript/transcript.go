@@ -155,6 +155,12 @@ func Read(ctx context.Context, src Source, path string, prev Cursor, opt Options
 		read = readCodex
 	case Gemini:
 		read = readGemini
+	case OpenClaw:
+		read = readOpenClaw
+	case CodeArchitect:
+		read = readCodeArchitect
+	case JSONL:
+		read = readJSONL
 	default:
 		return Result{}, fmt.Errorf("transcript %s: unknown source kind %q", path, src.Kind)
 	}
@@ -257,12 +263,11 @@ func (r *run) emit(m Message) error {
 func (r *run) finish() (Result, error) {
 	r.next.V = stateVersion
 	s := &r.next.Session
-	s.Agent = r.src.Kind
+	if s.Agent == "" {
+		s.Agent = r.src.Kind // the generic JSONL source may name the agent
+	}
 	if s.Path == "" {
 		s.Path = r.path
-	}
-	if s.ID == "" {
-		s.ID = strings.TrimSuffix(filepath.Base(r.path), filepath.Ext(r.path))
 	}
 	s.Summary = Redact(s.Summary)
 	st, err := json.Marshal(r.next)
@@ -271,6 +276,10 @@ func (r *run) finish() (Result, error) {
 	}
 	r.cur.State = st
 	r.res.Session = *s
+	if s.ID == "" {
+		// Not kept in the cursor: a later line may still name the session.
+		r.res.Session.ID = strings.TrimSuffix(filepath.Base(r.path), filepath.Ext(r.path))
+	}
 	r.res.Cursor = r.cur
 	return r.res, nil
 }

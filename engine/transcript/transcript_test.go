@@ -99,11 +99,14 @@ func texts(ms []Message) []string {
 }
 
 const (
-	claudeFixture = "claude/projects/-home-dev-orchard/5d1c7a0e-3b52-4c1e-9a77-0f3e2b6d8c41.jsonl"
-	codexFixture  = "codex/sessions/2026/03/03/rollout-2026-03-03T08-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
-	geminiHash    = "108c7ce6249f9ed669ddf89d9fb2149111c01673d5df630aed6f95165f05667c"
-	geminiFixture = "gemini/tmp/" + geminiHash + "/chats/session-2026-03-04T12-00-7e2f0c1a.json"
-	geminiJSONL   = "gemini/tmp/" + geminiHash + "/chats/session-2026-03-06T10-00-9a8b7c6d.jsonl"
+	claudeFixture   = "claude/projects/-home-dev-orchard/5d1c7a0e-3b52-4c1e-9a77-0f3e2b6d8c41.jsonl"
+	codexFixture    = "codex/sessions/2026/03/03/rollout-2026-03-03T08-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
+	geminiHash      = "108c7ce6249f9ed669ddf89d9fb2149111c01673d5df630aed6f95165f05667c"
+	geminiFixture   = "gemini/tmp/" + geminiHash + "/chats/session-2026-03-04T12-00-7e2f0c1a.json"
+	geminiJSONL     = "gemini/tmp/" + geminiHash + "/chats/session-2026-03-06T10-00-9a8b7c6d.jsonl"
+	openclawFixture = "openclaw/agents/main/sessions/3f9d2c1b-8e7a-4b6c-9d5e-1a2b3c4d5e6f.jsonl"
+	caFixture       = "codearchitect/sessions/2026-03-08/retry-budget-for-billing"
+	jsonlFixture    = "jsonl/exports/kiln-session.jsonl"
 )
 
 // trapWords appear in the fixtures only inside what must not be indexed.
@@ -206,6 +209,49 @@ func TestReadFixtures(t *testing.T) {
 			session: Session{ID: "9a8b7c6d-1111-2222-3333-444455556666", Agent: Gemini, Project: "/home/dev/harbor",
 				ProjectHash: geminiHash, Summary: "Harbor tickets triage"},
 		},
+		{
+			name: "openclaw: active branch of the entry tree, no tools, thinking or injected messages",
+			kind: OpenClaw, path: openclawFixture,
+			want: []string{
+				"user: Remind me what the garden irrigation schedule is.",
+				"assistant: Drip lines run at 6 am on Mondays and Thursdays.",
+				"user: Move Thursday to Friday.\n[image]",
+				"assistant: Done: drip lines now run Mondays and Fridays.",
+			},
+			ids:       []string{"a0000003", "a0000006", "a0000009", "a0000012"},
+			session:   Session{ID: "3f9d2c1b-8e7a-4b6c-9d5e-1a2b3c4d5e6f", Agent: OpenClaw, Project: "/home/dev/.openclaw/workspace"},
+			malformed: 1, ignored: 1,
+		},
+		{
+			name: "codearchitect: messages from the JSON block of full.md, summary from summary.md",
+			kind: CodeArchitect, path: caFixture,
+			want: []string{
+				"user: What retry budget should the billing client use?",
+				"assistant: Three attempts with exponential backoff, capped at 20 seconds.\n\n- jitter on\n- cap 20 s",
+				"user: And for webhooks? My token is [REDACTED:github-pat]",
+			},
+			ids: []string{"m1", "m2", "m3"},
+			session: Session{ID: "2026-03-08/retry-budget-for-billing", Agent: CodeArchitect,
+				Summary: "Discussion about Retry budget for billing. What retry budget should the billing client use?"},
+		},
+		{
+			name: "codearchitect legacy full.md: **ROLE:** blocks, no summary",
+			kind: CodeArchitect, path: "codearchitect/sessions/2026-03-09/garden-irrigation",
+			want:    []string{"user: When do the drip lines run?", "assistant: Mondays and Fridays at 6 am."},
+			ids:     []string{"m1", "m2"},
+			session: Session{ID: "2026-03-09/garden-irrigation", Agent: CodeArchitect},
+		},
+		{
+			name: "generic jsonl: one session per file, agent and project from the lines",
+			kind: JSONL, path: jsonlFixture,
+			want: []string{
+				"user: How hot does the kiln get?",
+				"assistant: Cone 10, about 1300 C.",
+				"user: Thanks!",
+			},
+			session:   Session{ID: "exp-42", Agent: "cursor", Project: "/home/dev/kiln"},
+			malformed: 1, ignored: 2,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -289,6 +335,8 @@ func TestAppendEverySplit(t *testing.T) {
 		{Codex, codexFixture, nil},
 		// Any $rewindTo among appended records replays the file.
 		{Gemini, geminiJSONL, []int{2, 3, 4, 5, 6, 7}},
+		{OpenClaw, openclawFixture, []int{12}},
+		{JSONL, jsonlFixture, nil},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
@@ -347,7 +395,8 @@ func TestRewriteAndTruncate(t *testing.T) {
 	for _, tt := range []struct {
 		kind Kind
 		path string
-	}{{ClaudeCode, claudeFixture}, {Codex, codexFixture}, {Gemini, geminiFixture}, {Gemini, geminiJSONL}} {
+	}{{ClaudeCode, claudeFixture}, {Codex, codexFixture}, {Gemini, geminiFixture}, {Gemini, geminiJSONL},
+		{OpenClaw, openclawFixture}, {JSONL, jsonlFixture}} {
 		t.Run(string(tt.kind)+"/"+filepath.Ext(tt.path), func(t *testing.T) {
 			src := Source{Kind: tt.kind}
 			b, err := os.ReadFile(fixture(t, tt.path))
@@ -486,5 +535,61 @@ func TestLongLineSkipped(t *testing.T) {
 	res := read(t, Source{Kind: Codex}, path, Cursor{}, Options{MaxLineBytes: 1 << 20}, c)
 	if res.TooLong != 1 || len(c.got) != 4 {
 		t.Errorf("too long %d, %d messages; want 1 and 4", res.TooLong, len(c.got))
+	}
+}
+
+// TestCodeArchitectRewrite stores a conversation, then stores it again with a
+// message more, then with an earlier message changed, then changes only the
+// summary: growth delivers the new message, a change Resets, a summary change
+// delivers nothing but shows in the session.
+func TestCodeArchitectRewrite(t *testing.T) {
+	src := Source{Kind: CodeArchitect}
+	b, err := os.ReadFile(filepath.Join(fixture(t, caFixture), "full.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(fixture(t, caFixture), "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "2026-03-08", "topic")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two messages first: drop the third from the JSON block.
+	i := bytes.Index(b, []byte(",\n  {\n    \"role\": \"user\",\n    \"content\": \"And for webhooks?"))
+	j := bytes.Index(b, []byte("\n]\n```"))
+	if i < 0 || j < 0 {
+		t.Fatal("fixture layout changed")
+	}
+	two := append(slices.Clone(b[:i]), b[j:]...)
+	write("full.md", two)
+	write("summary.md", sum)
+	c := newCollector()
+	res := read(t, src, dir, Cursor{}, Options{}, c)
+	if len(c.got) != 2 {
+		t.Fatalf("%d messages, want 2", len(c.got))
+	}
+	write("full.md", b)
+	res = read(t, src, dir, res.Cursor, Options{}, c)
+	if res.Reset || len(c.got) != 3 || c.got[2].ID != "m3" {
+		t.Errorf("growth: reset %v, %d messages", res.Reset, len(c.got))
+	}
+	write("full.md", bytes.Replace(b, []byte("Three attempts"), []byte("Four attempts"), 1))
+	res = read(t, src, dir, res.Cursor, Options{}, c)
+	if !res.Reset || len(c.messages()) != 3 || !strings.HasPrefix(c.messages()[1].Text, "Four") {
+		t.Errorf("change: reset %v, messages %q", res.Reset, texts(c.messages()))
+	}
+	before := len(c.got)
+	write("summary.md", bytes.Replace(sum, []byte("Discussion about"), []byte("Talk about"), 1))
+	res = read(t, src, dir, res.Cursor, Options{}, c)
+	if res.Reset || len(c.got) != before || !strings.HasPrefix(res.Session.Summary, "Talk about") {
+		t.Errorf("summary change: reset %v, %d new messages, summary %q", res.Reset, len(c.got)-before, res.Session.Summary)
 	}
 }
