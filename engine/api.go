@@ -89,15 +89,18 @@ type Query struct {
 
 // Page is one page of results.
 type Page struct {
-	Query               string   `json:"query"`
-	Mode                Mode     `json:"mode"`
-	Page                int      `json:"page"`
-	PageSize            int      `json:"pageSize"`
-	TotalCount          int      `json:"totalCount"`
-	TextResultCount     int      `json:"textResultCount"`
-	SemanticResultCount int      `json:"semanticResultCount"`
-	Indexing            bool     `json:"indexing"`
-	Results             []Result `json:"results"`
+	Query               string `json:"query"`
+	Mode                Mode   `json:"mode"`
+	Page                int    `json:"page"`
+	PageSize            int    `json:"pageSize"`
+	TotalCount          int    `json:"totalCount"`
+	TextResultCount     int    `json:"textResultCount"`
+	SemanticResultCount int    `json:"semanticResultCount"`
+	Indexing            bool   `json:"indexing"`
+	// Hint explains an empty page when there is more to say than "no
+	// match": a semantic or hybrid query none of whose words the embedder knows.
+	Hint    string   `json:"hint,omitempty"`
+	Results []Result `json:"results"`
 }
 
 // Result is one memory in a page of results.

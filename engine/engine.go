@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,7 +51,8 @@ type Engine struct {
 	// completed (it is kept in the state store, so it outlives a crash):
 	// until one completes, the index holds only part of the folder.
 	unfinished string
-	needFull   string // why the next sync must rebuild, "" if it need not
+	unreadable []string // folders the last sync could not read (relative)
+	needFull   string   // why the next sync must rebuild, "" if it need not
 }
 
 // Layout of the index folder.
@@ -171,7 +173,9 @@ func (e *Engine) open(ctx context.Context) error {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
-		e.needFull = damageDetail(err)
+		if e.needFull == "" { // an older schema's reason says more
+			e.needFull = damageDetail(err)
+		}
 		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
 		ft, err = openFulltext(ftPath, true)
 	}
@@ -198,6 +202,9 @@ func (e *Engine) open(ctx context.Context) error {
 		e.lastSync = t
 	}
 	e.unfinished = e.st.meta(metaUnfinished)
+	if u := e.st.meta(metaUnreadable); u != "" {
+		e.unreadable = strings.Split(u, "\n")
+	}
 	if len(l.pending) > 0 && !e.cfg.ReadOnly {
 		if err := e.dropPending(ctx, l.pending); err != nil {
 			return err
@@ -335,6 +342,9 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	}
 	for p, why := range e.skips {
 		s.Skipped = append(s.Skipped, Skip{Path: p, Reason: why})
+	}
+	for _, f := range e.unreadable {
+		s.Skipped = append(s.Skipped, Skip{Path: f + "/", Reason: shutReason})
 	}
 	for p, r := range e.files {
 		for _, w := range r.Warnings {

@@ -7,14 +7,12 @@ import (
 	"math"
 	"math/bits"
 	"os"
-	"unicode"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
-	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
@@ -63,6 +61,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("define analyzer: %w", err)
 	}
+	if err := addBigramAnalyzer(im); err != nil {
+		return nil, err
+	}
 	im.DefaultAnalyzer = analyzerEN
 	text := func(analyzer string) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
@@ -85,7 +86,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt(fTitle, text(analyzerEN))
 	dm.AddFieldMappingsAt(fBody, text(analyzerEN))
 	dm.AddFieldMappingsAt(fTags, text(analyzerEN))
-	dm.AddFieldMappingsAt(fCJK, text(cjk.AnalyzerName))
+	dm.AddFieldMappingsAt(fCJK, text(analyzerBigram))
 	dm.AddFieldMappingsAt(fFolder, key())
 	dm.AddFieldMappingsAt(fTag, key())
 	im.DefaultMapping = dm
@@ -132,7 +133,7 @@ func openFulltext(path string, create bool) (*fulltext, error) {
 
 func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) {
 	m := idx.Mapping()
-	ft := &fulltext{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(cjk.AnalyzerName), damage: damage}
+	ft := &fulltext{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(analyzerBigram), damage: damage}
 	if ft.en == nil || ft.cjk == nil {
 		idx.Close()
 		return nil, fmt.Errorf("full-text index %s lacks mnemo's analyzers: %w", path, ErrIndexIncompatible)
@@ -141,27 +142,6 @@ func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) 
 }
 
 func (ft *fulltext) close() error { return ft.idx.Close() }
-
-// hasCJK reports whether s has Han, Hiragana, Katakana or Hangul letters.
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-			unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)) {
-			return true
-		}
-	}
-	return false
-}
-
-// allCJK reports whether every rune of s is a CJK letter.
-func allCJK(s string) bool {
-	for _, r := range s {
-		if !hasCJK(string(r)) {
-			return false
-		}
-	}
-	return s != ""
-}
 
 // fieldLens counts the tokens each scored field of d holds, which BM25's
 // length normalisation needs (Bleve keeps no such total).
@@ -188,7 +168,7 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 	for _, t := range ft.en.Analyze([]byte(text)) {
 		q.en[string(t.Term)]++
 	}
-	if hasCJK(text) {
+	if needsBigrams(text) {
 		q.cjk = map[string]int{}
 		for _, t := range ft.cjk.Analyze([]byte(text)) {
 			q.cjk[string(t.Term)]++
@@ -197,7 +177,7 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 		// field splits Han text into single characters, which match
 		// everywhere ("数" in 参数 for a query about 数据库).
 		for t := range q.en {
-			if allCJK(t) {
+			if allBigram(t) {
 				delete(q.en, t)
 			}
 		}

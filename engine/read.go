@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -42,7 +43,9 @@ func (e *Engine) Resolve(id string) (string, error) {
 	if isURI {
 		return "", fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
-	// A title: case-insensitive, exact.
+	// A title: case-insensitive, exact. Else a file name without its
+	// folder ("use-bbolt" for decisions/use-bbolt.md), which a memory with
+	// a title other than its file name is also known by.
 	e.mu.RLock()
 	var matches []string
 	for p, r := range e.files {
@@ -50,15 +53,23 @@ func (e *Engine) Resolve(id string) (string, error) {
 			matches = append(matches, p)
 		}
 	}
+	if len(matches) == 0 && !strings.Contains(id, "/") {
+		stem := strings.TrimSuffix(strings.ToLower(id), ".md")
+		for p := range e.files {
+			if strings.ToLower(strings.TrimSuffix(path.Base(p), path.Ext(p))) == stem {
+				matches = append(matches, p)
+			}
+		}
+	}
 	e.mu.RUnlock()
 	switch len(matches) {
 	case 0:
-		return "", fmt.Errorf("%q: no memory has this path or title: %w", id, ErrNotFound)
+		return "", fmt.Errorf("%q: no memory has this path, title or file name: %w", id, ErrNotFound)
 	case 1:
 		return matches[0], nil
 	default:
 		sort.Strings(matches)
-		return "", fmt.Errorf("%q is the title of %d memories (%s); use a path: %w", id, len(matches), strings.Join(matches, ", "), ErrNotFound)
+		return "", fmt.Errorf("%q names %d memories (%s); use a path: %w", id, len(matches), strings.Join(matches, ", "), ErrNotFound)
 	}
 }
 

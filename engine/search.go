@@ -218,7 +218,18 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	list := e.decayAndCut(plan, cands, &page)
 	page.Results = e.page(q, terms, list)
+	page.Hint = e.hint(q, page)
 	return page, nil
+}
+
+// hint explains an empty page whose query the embedder knows no word of:
+// its meaning could not be searched for, only its spelling.
+func (e *Engine) hint(q Query, p Page) string {
+	k, ok := e.emb.(interface{ Knows(string) bool })
+	if p.TotalCount > 0 || q.Mode == FullText || !ok || k.Knows(q.Text) {
+		return ""
+	}
+	return fmt.Sprintf("none of the query's words is known to the embedder %s, so its meaning could not be searched for; try other words, or --mode fulltext for exact words", e.emb.Name())
 }
 
 // searchPlan is what the stages after the candidates need to know of a query.

@@ -305,7 +305,7 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, r
 			ids[id] = seq
 			pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
 			pm.doc = &ftDoc{Body: m.Text}
-			if hasCJK(m.Text) {
+			if needsBigrams(m.Text) {
 				pm.doc.CJK = m.Text
 			}
 			pm.rec.Lens = s.ft.fieldLens(pm.doc)

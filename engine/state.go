@@ -22,12 +22,17 @@ import (
 // changes in a way an older or newer mnemo cannot read. An index of an older
 // version is rebuilt; one of a newer version is refused. 2: 100-word chunks.
 // 3: excerpt indexes (excerpts.go) beside the records. 4: the concept
-// graph's postings (graph.go).
-const schemaVersion = 4
+// graph's postings (graph.go). 5: Thai, Lao, Khmer and Myanmar text indexed
+// as bigrams in the cjk field (analysis.go).
+const schemaVersion = 5
 
 // metaUnfinished is the meta key a first or full sync sets when it starts
 // and clears when it completes: set at open, the last one was cut short.
 const metaUnfinished = "unfinished"
+
+// metaUnreadable lists, one a line, the folders the last full sync could
+// not read, so that status shows them after the sync's process has ended.
+const metaUnreadable = "unreadable"
 
 var (
 	bucketMeta    = []byte("meta")

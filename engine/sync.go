@@ -89,6 +89,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 		"dim":          itoa(e.dim),
 		"lastSync":     now.Format(time.RFC3339Nano),
 		metaUnfinished: "",
+		metaUnreadable: strings.Join(shut, "\n"),
 	}); err != nil {
 		return rep, fmt.Errorf("record sync: %w", err)
 	}
@@ -96,6 +97,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.lastSync = now
 	e.needFull = ""
 	e.unfinished = ""
+	e.unreadable = shut
 	e.mu.Unlock()
 	// Communities are recomputed after a sync that changed something
 	// (lazily after edits, and in a process that has not computed them).
@@ -309,11 +311,14 @@ func under(p string, folders []string) bool {
 	return false
 }
 
+// shutReason is why an unreadable folder is listed among the skipped paths.
+const shutReason = "folder unreadable (permission denied?); its memories are kept as last indexed"
+
 // reportShut lists unreadable folders among the skipped paths: their
 // memories stay indexed as they were until the folder can be read again.
 func reportShut(shut []string, rep *Report) {
 	for _, f := range shut {
-		rep.Skipped = append(rep.Skipped, Skip{Path: f + "/", Reason: "folder unreadable (permission denied?); its memories are kept as last indexed"})
+		rep.Skipped = append(rep.Skipped, Skip{Path: f + "/", Reason: shutReason})
 	}
 }
 
@@ -467,7 +472,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 		Folder: ancestors(j.path),
 		Tag:    doc.Tags,
 	}
-	if hasCJK(fd.Body) {
+	if needsBigrams(fd.Body) {
 		fd.CJK = fd.Body
 	}
 	texts := make([]string, 0, len(doc.Chunks)+1)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"mnemo/cmd/mnemo/remote"
@@ -52,6 +54,10 @@ func (a *app) openBackend(ctx context.Context, cfg engine.Config) (backend, erro
 			return nil, fmt.Errorf("%w; it takes no requests (only mnemo serve does), so wait for it to finish or stop it", err)
 		}
 	}
+	if err := sameMemory(ctx, c, cfg.MemoryDir); err != nil {
+		c.Close()
+		return nil, err
+	}
 	if flags := a.engineFlags(); len(flags) > 0 {
 		verb := "are"
 		if len(flags) == 1 {
@@ -61,6 +67,33 @@ func (a *app) openBackend(ctx context.Context, cfg engine.Config) (backend, erro
 			strings.Join(flags, ", "), verb)
 	}
 	return c, nil
+}
+
+// sameMemory refuses a server that holds the index for another memory
+// folder than the one this command was given (--memory, or ROOT/memory):
+// its answers would be about the wrong memories.
+func sameMemory(ctx context.Context, c *remote.Client, memoryDir string) error {
+	st, err := c.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("ask mnemo serve which memory folder it serves: %w", err)
+	}
+	if samePath(st.MemoryDir, memoryDir) {
+		return nil
+	}
+	return usagef("mnemo serve holds the index %s for the memory folder %s, not %s; stop it, or give this command another --index",
+		st.IndexDir, st.MemoryDir, memoryDir)
+}
+
+// samePath reports whether a and b name the same folder.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	aa, _ := filepath.Abs(a)
+	bb, _ := filepath.Abs(b)
+	return aa == bb
 }
 
 // engineFlags are the flags given that set how an engine ranks, which a

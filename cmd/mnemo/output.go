@@ -80,6 +80,9 @@ func writePage(w io.Writer, p engine.Page) error {
 		pages = (p.TotalCount + p.PageSize - 1) / p.PageSize
 	}
 	fmt.Fprintf(b, "%d %s (page %d of %d, mode %s)\n", p.TotalCount, noun, page, pages, p.Mode)
+	if p.Hint != "" {
+		fmt.Fprintln(b, "hint: "+p.Hint)
+	}
 	first := (page-1)*p.PageSize + 1
 	width := len(fmt.Sprint(first + len(p.Results) - 1))
 	for i, r := range p.Results {

@@ -142,7 +142,13 @@ Exit status: 0 success, 1 error, 2 usage error.`,
 		// instead of cobra's help page with exit 0.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("missing command (sync, search, read, status or graph); see mnemo --help")
+				var names []string
+				for _, c := range cmd.Commands() {
+					if c.IsAvailableCommand() && c.Name() != "help" {
+						names = append(names, c.Name())
+					}
+				}
+				return usagef("missing command (%s); see mnemo --help", strings.Join(names, ", "))
 			}
 			msg := fmt.Sprintf("unknown command %q", args[0])
 			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
