@@ -356,6 +356,9 @@ func TestAppendEverySplit(t *testing.T) {
 		resetWindow []int
 	}{
 		{ClaudeCode, claudeFixture, []int{16, 17}},
+		// Progress records hanging off a tool call: attaching beside them is
+		// no rewind.
+		{ClaudeCode, "claude-sidebranch.jsonl", nil},
 		{Codex, codexFixture, nil},
 		{Codex, codexRollback, []int{8, 9, 10, 11}},
 		// Any $rewindTo among appended records replays the file.
