@@ -26,6 +26,9 @@ type Engine struct {
 	dim  int    // vector dimension of the index
 	root string // absolute memory folder
 
+	indexRel string                      // the index folder relative to root, "" if outside it
+	ignore   atomic.Pointer[ignoreRules] // the rules the last scan loaded (ignore.go)
+
 	st  *store
 	ft  *fulltext
 	vec vectors.Store // chunk vectors of the memories
@@ -110,6 +113,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root}
+	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
+		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
+			e.indexRel = filepath.ToSlash(r)
+		}
+	}
 	if cfg.ReadOnly {
 		if _, err := os.Stat(filepath.Join(cfg.IndexDir, stateFile)); err != nil {
 			return nil, ErrIndexNotReady

@@ -151,7 +151,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 		fi, statErr := os.Stat(p)
 		isFile := statErr == nil && !fi.IsDir()
 		for _, src := range s.cfg.Sources {
-			if p != src.Root() && !under(p, []string{src.Root()}) {
+			if p != src.Root() && !inAnyFolder(p, []string{src.Root()}) {
 				continue
 			}
 			key := sourceKey(src.Kind(), src.Root())

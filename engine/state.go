@@ -496,12 +496,6 @@ func (s *store) excerpt(path string, q queryTerms) (excerpt, error) {
 	return x, err
 }
 
-func (s *store) recordRead(path string, t time.Time) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketReads).Put([]byte(path), []byte(t.UTC().Format(time.RFC3339Nano)))
-	})
-}
-
 func (s *store) size() int64 {
 	var n int64
 	s.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
@@ -509,15 +503,3 @@ func (s *store) size() int64 {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// moveRead moves a read time from one path to another (a renamed or moved
-// file), in one transaction.
-func (s *store) moveRead(from, to string, t time.Time) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketReads)
-		if err := b.Delete([]byte(from)); err != nil {
-			return err
-		}
-		return b.Put([]byte(to), []byte(t.UTC().Format(time.RFC3339Nano)))
-	})
-}

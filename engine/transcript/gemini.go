@@ -298,7 +298,7 @@ func readGeminiJSONL(r *run) error {
 		if err := r.restart(); err != nil {
 			return err
 		}
-		r.res.Malformed, r.res.TooLong, r.res.Ignored = 0, 0, 0
+		r.res.Malformed, r.res.Ignored, r.tooLong = 0, 0, nil
 	}
 	_, err = geminiReplay(r, 0)
 	return err

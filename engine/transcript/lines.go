@@ -139,7 +139,10 @@ func (r *run) lines(from int64, fn func(line []byte, at int64) error) (int64, er
 			if err != nil { // EOF inside the long line: a writer is still at it
 				return off, nil
 			}
-			r.res.TooLong++
+			if r.tooLong == nil {
+				r.tooLong = map[int64]bool{}
+			}
+			r.tooLong[off] = true // a set: formats read some lines twice
 			off += skipped
 			continue
 		}

@@ -67,7 +67,7 @@ func TestDiscover(t *testing.T) {
 		// Root given as the agent's home folder: the inner folder is found.
 		{Source{ClaudeCode, abs("claude")}, Options{}, []string{abs(claudeFixture)}, 1},
 		{Source{ClaudeCode, abs("claude/projects")}, Options{IncludeSubagents: true}, []string{abs(claudeFixture), sub}, 0},
-		{Source{Codex, abs("codex")}, Options{}, []string{abs(codexFixture)}, 0},
+		{Source{Codex, abs("codex")}, Options{}, []string{abs(codexFixture), abs(codexRollback)}, 0},
 		{Source{Gemini, abs("gemini/tmp")}, Options{}, []string{abs(geminiFixture), abs(geminiJSONL),
 			abs("gemini/tmp/8e66b2c02b3d05a0fe0fd982b792b8a6eee6c191a654264a17ada4818eb3dcde/chats/session-2026-03-05T09-00-11112222.json")}, 0},
 		{Source{OpenClaw, abs("no-such-folder")}, Options{}, nil, 0},

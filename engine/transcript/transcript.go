@@ -183,6 +183,8 @@ type run struct {
 	next state  // the state to hand back
 	cur  Cursor // the cursor to hand back (State is filled by finish)
 	res  Result
+	// tooLong holds the offsets of lines skipped for length (Result.TooLong).
+	tooLong map[int64]bool
 }
 
 // state is what a Cursor's State holds, for every format.
@@ -275,6 +277,7 @@ func (r *run) finish() (Result, error) {
 		return r.res, fmt.Errorf("transcript %s: cursor: %w", r.path, err)
 	}
 	r.cur.State = st
+	r.res.TooLong = len(r.tooLong)
 	r.res.Session = *s
 	if s.ID == "" {
 		// Not kept in the cursor: a later line may still name the session.

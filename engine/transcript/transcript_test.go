@@ -104,6 +104,7 @@ const (
 	geminiHash      = "108c7ce6249f9ed669ddf89d9fb2149111c01673d5df630aed6f95165f05667c"
 	geminiFixture   = "gemini/tmp/" + geminiHash + "/chats/session-2026-03-04T12-00-7e2f0c1a.json"
 	geminiJSONL     = "gemini/tmp/" + geminiHash + "/chats/session-2026-03-06T10-00-9a8b7c6d.jsonl"
+	codexRollback   = "codex/sessions/2026/03/11/rollout-2026-03-11T08-00-00-0199b2c3-d4e5-7f60-8a9b-1c2d3e4f5a6b.jsonl"
 	openclawFixture = "openclaw/agents/main/sessions/3f9d2c1b-8e7a-4b6c-9d5e-1a2b3c4d5e6f.jsonl"
 	caFixture       = "codearchitect/sessions/2026-03-08/retry-budget-for-billing"
 	jsonlFixture    = "jsonl/exports/kiln-session.jsonl"
@@ -175,6 +176,17 @@ func TestReadFixtures(t *testing.T) {
 			},
 			session:   Session{ID: "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", Agent: Codex, Project: "/home/dev/ledger"},
 			malformed: 1, ignored: 1,
+		},
+		{
+			name: "codex: a rolled-back turn is left out",
+			kind: Codex, path: codexRollback,
+			want: []string{
+				"user: Rename the export job.",
+				"assistant: Renamed it to ledger-export.",
+				"user: Keep the column, rename it to region.",
+				"assistant: Renamed the column to region.",
+			},
+			session: Session{ID: "0199b2c3-d4e5-7f60-8a9b-1c2d3e4f5a6b", Agent: Codex, Project: "/home/dev/ledger"},
 		},
 		{
 			name: "gemini json: user and gemini content only, project from .project_root",
@@ -333,6 +345,7 @@ func TestAppendEverySplit(t *testing.T) {
 	}{
 		{ClaudeCode, claudeFixture, []int{16, 17}},
 		{Codex, codexFixture, nil},
+		{Codex, codexRollback, []int{8, 9, 10, 11}},
 		// Any $rewindTo among appended records replays the file.
 		{Gemini, geminiJSONL, []int{2, 3, 4, 5, 6, 7}},
 		{OpenClaw, openclawFixture, []int{12}},

@@ -90,7 +90,7 @@ func readTree(r *run, f treeFormat) error {
 		if err := r.restart(); err != nil {
 			return err
 		}
-		r.res.Malformed, r.res.TooLong, r.res.Ignored = 0, 0, 0
+		r.res.Malformed, r.res.Ignored, r.tooLong = 0, 0, nil
 	}
 	ex = treeExtra{}
 	_, err = treeRead(r, f, 0, &ex, false)
