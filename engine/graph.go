@@ -422,7 +422,7 @@ func (e *Engine) relations(comm *graph.Communities, rs []graph.Relation) []Relat
 
 // preview is the start of a memory's body, on one line; "" if unreadable.
 func (e *Engine) preview(uri string) string {
-	m, err := e.memoryAt(strings.TrimPrefix(uri, uriScheme) + ".md")
+	m, err := e.memoryAt(relOfURI(uri))
 	if err != nil {
 		return ""
 	}
