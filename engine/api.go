@@ -55,6 +55,11 @@ type Config struct {
 
 	MaxFileBytes int64 // files larger than this are skipped; 0 means 10 MiB
 
+	// LouvainGamma is the resolution of the concept graph's communities
+	// (MAENIFOLD_LOUVAIN_GAMMA at the edge): 1, the default when 0, is
+	// classic modularity; higher gives more, smaller communities.
+	LouvainGamma float64
+
 	// ReadOnly opens an existing index without taking the writer lock:
 	// Sync, and writes of any kind, return ErrReadOnly.
 	ReadOnly bool
@@ -84,15 +89,18 @@ type Query struct {
 
 // Page is one page of results.
 type Page struct {
-	Query               string   `json:"query"`
-	Mode                Mode     `json:"mode"`
-	Page                int      `json:"page"`
-	PageSize            int      `json:"pageSize"`
-	TotalCount          int      `json:"totalCount"`
-	TextResultCount     int      `json:"textResultCount"`
-	SemanticResultCount int      `json:"semanticResultCount"`
-	Indexing            bool     `json:"indexing"`
-	Results             []Result `json:"results"`
+	Query               string `json:"query"`
+	Mode                Mode   `json:"mode"`
+	Page                int    `json:"page"`
+	PageSize            int    `json:"pageSize"`
+	TotalCount          int    `json:"totalCount"`
+	TextResultCount     int    `json:"textResultCount"`
+	SemanticResultCount int    `json:"semanticResultCount"`
+	Indexing            bool   `json:"indexing"`
+	// Hint explains an empty page when there is more to say than "no
+	// match": a semantic or hybrid query none of whose words the embedder knows.
+	Hint    string   `json:"hint,omitempty"`
+	Results []Result `json:"results"`
 }
 
 // Result is one memory in a page of results.
@@ -170,11 +178,22 @@ type Status struct {
 	LastError string `json:"lastError,omitempty"`
 	// EmbedderError says why a remote embedder cannot be reached; full-text
 	// search keeps working meanwhile.
-	EmbedderError string    `json:"embedderError,omitempty"`
-	Indexing      bool      `json:"indexing"`
-	ReadOnly      bool      `json:"readOnly"`
-	Skipped       []Skip    `json:"skipped"`
-	Warnings      []Warning `json:"warnings"`
+	EmbedderError string `json:"embedderError,omitempty"`
+	// Indexing is true while a sync runs, and from the moment a first or
+	// full sync starts until one completes, even across a crash.
+	Indexing bool `json:"indexing"`
+	// Unfinished says which first or full sync was cut short (its start
+	// time); "" once a sync completes. Searches meanwhile see part of the folder.
+	Unfinished string `json:"unfinished,omitempty"`
+	// Damaged says what is wrong with a damaged full-text index; the next
+	// sync rebuilds it, and until then full-text and hybrid searches fail
+	// with ErrIndexDamaged.
+	Damaged  string    `json:"damaged,omitempty"`
+	ReadOnly bool      `json:"readOnly"`
+	Skipped  []Skip    `json:"skipped"`
+	Warnings []Warning `json:"warnings"`
+	// Graph counts the concept graph: concepts, WikiLinks, communities.
+	Graph GraphStatus `json:"graph"`
 }
 
 // Errors a caller can test for with errors.Is. Each is wrapped with detail.

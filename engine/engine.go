@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,9 +26,18 @@ type Engine struct {
 	dim  int    // vector dimension of the index
 	root string // absolute memory folder
 
+	indexRel string                      // the index folder relative to root, "" if outside it
+	ignore   atomic.Pointer[ignoreRules] // the rules the last scan loaded (ignore.go)
+
 	st  *store
 	ft  *fulltext
 	vec vectors.Store // chunk vectors of the memories
+	gs  graphState    // the concept graph, guarded by mu (see graph.go)
+
+	// damage is what was found wrong with the full-text index, nil if
+	// nothing: set at open or by a query that failed in Bleve, cleared by
+	// the rebuild (reset).
+	damage atomic.Pointer[error]
 
 	syncMu   sync.Mutex  // one sync at a time
 	indexing atomic.Bool // a sync is running
@@ -40,7 +50,12 @@ type Engine struct {
 	totals    [len(textFields)]int64 // tokens per scored field over all files
 	lastSync  time.Time
 	lastError string // why the last sync failed, "" if it did not
-	needFull  string // why the next sync must rebuild, "" if it need not
+	// unfinished says when a first or full sync began that has not
+	// completed (it is kept in the state store, so it outlives a crash):
+	// until one completes, the index holds only part of the folder.
+	unfinished string
+	unreadable []string // folders the last sync could not read (relative)
+	needFull   string   // why the next sync must rebuild, "" if it need not
 }
 
 // Layout of the index folder.
@@ -98,6 +113,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root}
+	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
+		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
+			e.indexRel = filepath.ToSlash(r)
+		}
+	}
 	if cfg.ReadOnly {
 		if _, err := os.Stat(filepath.Join(cfg.IndexDir, stateFile)); err != nil {
 			return nil, ErrIndexNotReady
@@ -161,11 +181,17 @@ func (e *Engine) open(ctx context.Context) error {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
-		e.needFull = "full-text index was unreadable: " + err.Error()
+		if e.needFull == "" { // an older schema's reason says more
+			e.needFull = damageDetail(err)
+		}
+		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
 		ft, err = openFulltext(ftPath, true)
 	}
 	if err != nil {
 		return err
+	}
+	if ft.damage != nil {
+		e.noteDamage(ft.damage)
 	}
 	e.ft = ft
 	if e.vec, err = vectors.NewChromem(0); err != nil {
@@ -183,10 +209,17 @@ func (e *Engine) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, e.st.meta("lastSync")); err == nil {
 		e.lastSync = t
 	}
+	e.unfinished = e.st.meta(metaUnfinished)
+	if u := e.st.meta(metaUnreadable); u != "" {
+		e.unreadable = strings.Split(u, "\n")
+	}
 	if len(l.pending) > 0 && !e.cfg.ReadOnly {
 		if err := e.dropPending(ctx, l.pending); err != nil {
 			return err
 		}
+	}
+	if err := e.loadGraph(); err != nil {
+		return err
 	}
 	for _, r := range e.files {
 		e.addTotals(r, 1)
@@ -305,13 +338,21 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		FullTextSize: dirSize(filepath.Join(e.cfg.IndexDir, fulltextDir)),
 		StateSize:    e.st.size(),
 		LastSync:     e.lastSync,
-		Indexing:     e.indexing.Load(),
+		Indexing:     e.indexing.Load() || e.unfinished != "",
+		Unfinished:   e.unfinished,
 		ReadOnly:     e.cfg.ReadOnly,
 		Skipped:      []Skip{},
 		Warnings:     []Warning{},
+		Graph:        e.graphStatus(),
+	}
+	if err := e.damaged(); err != nil {
+		s.Damaged = err.Error()
 	}
 	for p, why := range e.skips {
 		s.Skipped = append(s.Skipped, Skip{Path: p, Reason: why})
+	}
+	for _, f := range e.unreadable {
+		s.Skipped = append(s.Skipped, Skip{Path: f + "/", Reason: shutReason})
 	}
 	for p, r := range e.files {
 		for _, w := range r.Warnings {
@@ -326,6 +367,12 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	sortSkips(s.Skipped)
 	sortWarnings(s.Warnings)
 	return s, nil
+}
+
+// building reports whether the index holds only part of the folder because
+// a first or full sync is running or was cut short. e.mu must be held.
+func (e *Engine) building() bool {
+	return e.unfinished != "" || (e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != ""))
 }
 
 func dirSize(dir string) int64 {

@@ -84,7 +84,7 @@ func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer) []byte {
 		k := string([]byte{nsEN}) + forms.of(t.Term)
 		terms[k] = append(terms[k], span{t.Start, t.End})
 	}
-	if cjk != nil && hasCJK(text) {
+	if cjk != nil && needsBigrams(text) {
 		for _, t := range cjk.Analyze([]byte(text)) {
 			k := string([]byte{nsCJK}) + string(t.Term)
 			terms[k] = append(terms[k], span{t.Start, t.End})

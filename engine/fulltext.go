@@ -2,18 +2,17 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"os"
-	"unicode"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
-	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
@@ -62,6 +61,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("define analyzer: %w", err)
 	}
+	if err := addBigramAnalyzer(im); err != nil {
+		return nil, err
+	}
 	im.DefaultAnalyzer = analyzerEN
 	text := func(analyzer string) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
@@ -84,7 +86,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt(fTitle, text(analyzerEN))
 	dm.AddFieldMappingsAt(fBody, text(analyzerEN))
 	dm.AddFieldMappingsAt(fTags, text(analyzerEN))
-	dm.AddFieldMappingsAt(fCJK, text(cjk.AnalyzerName))
+	dm.AddFieldMappingsAt(fCJK, text(analyzerBigram))
 	dm.AddFieldMappingsAt(fFolder, key())
 	dm.AddFieldMappingsAt(fTag, key())
 	im.DefaultMapping = dm
@@ -96,20 +98,23 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 // fulltext wraps the Bleve index and the analyzers our scorer needs.
 type fulltext struct {
 	idx bleve.Index
-	en  analysis.Analyzer
-	cjk analysis.Analyzer
+	// damage, if set, is what openChecked found wrong with an index opened
+	// read-only: its searches refuse to answer from what is left.
+	damage error
+	en     analysis.Analyzer
+	cjk    analysis.Analyzer
 }
 
 func openFulltext(path string, create bool) (*fulltext, error) {
 	var idx bleve.Index
 	var err error
 	if _, statErr := os.Stat(path); statErr == nil {
-		// A reader must neither take Bleve's exclusive lock nor write; a
-		// writer waits a bounded time for the lock instead of forever.
-		if create {
-			idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": "2s"})
-		} else {
-			idx, err = bleve.OpenUsing(path, map[string]any{"read_only": true})
+		var damage error
+		if idx, damage = openChecked(path, create); idx == nil {
+			return nil, damage
+		}
+		if damage != nil {
+			return newFulltext(path, idx, damage)
 		}
 	} else if create {
 		var m *mapping.IndexMappingImpl
@@ -123,8 +128,12 @@ func openFulltext(path string, create bool) (*fulltext, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open full-text index %s: %w", path, err)
 	}
+	return newFulltext(path, idx, nil)
+}
+
+func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) {
 	m := idx.Mapping()
-	ft := &fulltext{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(cjk.AnalyzerName)}
+	ft := &fulltext{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(analyzerBigram), damage: damage}
 	if ft.en == nil || ft.cjk == nil {
 		idx.Close()
 		return nil, fmt.Errorf("full-text index %s lacks mnemo's analyzers: %w", path, ErrIndexIncompatible)
@@ -133,27 +142,6 @@ func openFulltext(path string, create bool) (*fulltext, error) {
 }
 
 func (ft *fulltext) close() error { return ft.idx.Close() }
-
-// hasCJK reports whether s has Han, Hiragana, Katakana or Hangul letters.
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-			unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)) {
-			return true
-		}
-	}
-	return false
-}
-
-// allCJK reports whether every rune of s is a CJK letter.
-func allCJK(s string) bool {
-	for _, r := range s {
-		if !hasCJK(string(r)) {
-			return false
-		}
-	}
-	return s != ""
-}
 
 // fieldLens counts the tokens each scored field of d holds, which BM25's
 // length normalisation needs (Bleve keeps no such total).
@@ -180,7 +168,7 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 	for _, t := range ft.en.Analyze([]byte(text)) {
 		q.en[string(t.Term)]++
 	}
-	if hasCJK(text) {
+	if needsBigrams(text) {
 		q.cjk = map[string]int{}
 		for _, t := range ft.cjk.Analyze([]byte(text)) {
 			q.cjk[string(t.Term)]++
@@ -189,7 +177,7 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 		// field splits Han text into single characters, which match
 		// everywhere ("数" in 参数 for a query about 数据库).
 		for t := range q.en {
-			if allCJK(t) {
+			if allBigram(t) {
 				delete(q.en, t)
 			}
 		}
@@ -219,7 +207,22 @@ type textHit struct {
 // number of distinct terms, which costs several points of nDCG on every set
 // in ../shared/bench. Bleve still does analysis, postings and storage.
 // totals holds each field's total token count over all documents.
-func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) ([]textHit, error) {
+func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) (hits []textHit, err error) {
+	err = withFaults(func() (err error) {
+		defer guardBleve(&err)
+		hits, err = ft.score(ctx, q, p, totals)
+		return err
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrIndexDamaged) {
+		// Bleve failed without panicking: a damaged segment, or not.
+		if derr := withFaults(func() error { return checkFulltext(ft.idx) }); derr != nil {
+			return nil, fmt.Errorf("%w; the query failed with: %v", derr, err)
+		}
+	}
+	return hits, err
+}
+
+func (ft *fulltext) score(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) ([]textHit, error) {
 	r, err := ft.idx.Advanced()
 	if err != nil {
 		return nil, fmt.Errorf("full-text index: %w", err)

@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // uriScheme prefixes every memory's URI: memory:// + path without ".md".
@@ -49,31 +51,10 @@ func cleanRel(p string) (string, error) {
 }
 
 // resolveInside checks that rel, followed through any symlinks, still lies
-// inside root. A path that does not exist yet is checked through its deepest
-// existing ancestor.
+// inside root (see realRel).
 func resolveInside(root, rel string) error {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return fmt.Errorf("resolve memory folder: %w", err)
-	}
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	for {
-		real, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			if real != realRoot && !strings.HasPrefix(real, realRoot+string(filepath.Separator)) {
-				return fmt.Errorf("%q: %w", rel, ErrOutsideRoot)
-			}
-			return nil
-		}
-		if !os.IsNotExist(err) {
-			return fmt.Errorf("resolve %q: %w", rel, err)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return nil
-		}
-		p = parent
-	}
+	_, err := realRel(root, rel)
+	return err
 }
 
 // ancestors lists every folder that contains rel: "a/b/c.md" → ["a", "a/b"].
@@ -87,10 +68,32 @@ func ancestors(rel string) []string {
 	return out
 }
 
-// inFolder reports whether rel lies under folder ("" is the root).
+// inFolder reports whether rel is folder or lies under it ("" is the
+// root). Paths are relative and clean (see cleanRel); this is the one
+// "is this under that folder" check, done on names. Where the file system
+// decides (symlinks), see realRel and os.Root in vault.go.
 func inFolder(rel, folder string) bool {
-	return folder == "" || strings.HasPrefix(rel, folder+"/")
+	return folder == "" || rel == folder || strings.HasPrefix(rel, folder+"/")
 }
+
+// inAnyFolder reports whether rel lies under one of folders.
+func inAnyFolder(rel string, folders []string) bool {
+	for _, f := range folders {
+		if inFolder(rel, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// nfc is s in Unicode normalisation form C. Titles and the paths mnemo
+// creates are NFC, so "Café" typed precomposed or decomposed is one memory
+// in one file.
+func nfc(s string) string { return norm.NFC.String(s) }
+
+// sameTitle compares titles as Write and Resolve do: case-insensitively,
+// after NFC normalisation.
+func sameTitle(a, b string) bool { return strings.EqualFold(nfc(a), nfc(b)) }
 
 // realRel returns where rel really is, relative to the root, with every
 // symlink in it resolved (a part that does not exist yet is kept as

@@ -3,7 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
+	"mnemo/markdown"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,8 +13,11 @@ import (
 
 // Resolve turns a memory identifier — a memory:// URI, a path relative to
 // the memory folder (with or without .md), or a title — into the relative
-// path of an existing memory. Identifiers that leave the memory folder fail
-// with ErrOutsideRoot; unknown ones with ErrNotFound.
+// path of an existing memory file: its real path, if the identifier goes
+// through a symlinked folder inside the memory folder. Identifiers that
+// leave the memory folder fail with ErrOutsideRoot, ones that name a link,
+// FIFO, device or socket with ErrNotRegular, unknown ones with ErrNotFound.
+// Paths and titles match in either Unicode normal form (NFC or NFD).
 func (e *Engine) Resolve(id string) (string, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
@@ -29,37 +33,71 @@ func (e *Engine) Resolve(id string) (string, error) {
 		return "", err
 	}
 	if rel != "" && !tooLongForAPath(rel) { // a very long id can still be a title
-		if !strings.EqualFold(filepath.Ext(rel), ".md") {
-			rel += ".md"
-		}
-		if err := resolveInside(e.root, rel); err != nil {
-			return "", err
-		}
-		if fi, err := os.Stat(filepath.Join(e.root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
-			return rel, nil
+		found, err := e.resolvePath(rel)
+		if err != nil || found != "" {
+			return found, err
 		}
 	}
 	if isURI {
 		return "", fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
-	// A title: case-insensitive, exact.
+	// A title: case-insensitive, exact. Else a file name without its
+	// folder ("use-bbolt" for decisions/use-bbolt.md), which a memory with
+	// a title other than its file name is also known by.
 	e.mu.RLock()
 	var matches []string
 	for p, r := range e.files {
-		if strings.EqualFold(r.Title, id) {
+		if sameTitle(r.Title, id) {
 			matches = append(matches, p)
+		}
+	}
+	if len(matches) == 0 && !strings.Contains(id, "/") {
+		stem := strings.TrimSuffix(strings.ToLower(id), ".md")
+		for p := range e.files {
+			if strings.ToLower(strings.TrimSuffix(path.Base(p), path.Ext(p))) == stem {
+				matches = append(matches, p)
+			}
 		}
 	}
 	e.mu.RUnlock()
 	switch len(matches) {
 	case 0:
-		return "", fmt.Errorf("%q: no memory has this path or title: %w", id, ErrNotFound)
+		return "", fmt.Errorf("%q: no memory has this path, title or file name: %w", id, ErrNotFound)
 	case 1:
 		return matches[0], nil
 	default:
 		sort.Strings(matches)
-		return "", fmt.Errorf("%q is the title of %d memories (%s); use a path: %w", id, len(matches), strings.Join(matches, ", "), ErrNotFound)
+		return "", fmt.Errorf("%q names %d memories (%s); use a path: %w", id, len(matches), strings.Join(matches, ", "), ErrNotFound)
 	}
+}
+
+// resolvePath finds the memory file at rel (".md" added unless it has a
+// memory extension), as written or in NFC: its real relative path, or ""
+// when there is none.
+func (e *Engine) resolvePath(rel string) (string, error) {
+	if !isMemoryName(rel) {
+		rel += ".md"
+	}
+	r, err := e.openVault()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	for _, cand := range []string{rel, nfc(rel)} {
+		real, err := realRel(e.root, cand)
+		if err != nil {
+			return "", err
+		}
+		fi, err := r.Lstat(filepath.FromSlash(real))
+		if err != nil {
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			return "", e.notRegular(cand, fi.Mode())
+		}
+		return real, nil
+	}
+	return "", nil
 }
 
 // Read returns one memory and records the read: its recency clock restarts,
@@ -68,9 +106,6 @@ func (e *Engine) Read(ctx context.Context, id string) (Memory, error) {
 	rel, err := e.Resolve(id)
 	if err != nil {
 		return Memory{}, err
-	}
-	if fi, err := os.Stat(filepath.Join(e.root, filepath.FromSlash(rel))); err == nil && fi.Size() > e.cfg.MaxFileBytes {
-		return Memory{}, fmt.Errorf("read %s: %d bytes, over the %d-byte limit", rel, fi.Size(), e.cfg.MaxFileBytes)
 	}
 	m, err := e.memoryAt(rel)
 	if err != nil {
@@ -81,12 +116,9 @@ func (e *Engine) Read(ctx context.Context, id string) (Memory, error) {
 	if e.cfg.ReadOnly {
 		return m, nil
 	}
-	if err := e.st.recordRead(rel, now); err != nil {
-		return m, fmt.Errorf("record read of %s: %w", rel, err)
+	if err := e.recordRead(rel, now); err != nil {
+		return m, err
 	}
-	e.mu.Lock()
-	e.reads[rel] = now
-	e.mu.Unlock()
 	return m, nil
 }
 
@@ -109,4 +141,28 @@ func tooLongForAPath(rel string) bool {
 		}
 	}
 	return false
+}
+
+// memoryAt reads rel as Read does, without recording a read.
+func (e *Engine) memoryAt(rel string) (Memory, error) {
+	data, fi, err := e.readMemory(rel)
+	if err != nil {
+		return Memory{}, fmt.Errorf("read: %w", err)
+	}
+	doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
+	if err != nil {
+		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	m := Memory{
+		URI: URI(rel), Path: rel, Title: doc.Title, Content: doc.Body,
+		Created: doc.Created, Modified: doc.Modified, Tags: nonNil(doc.Tags), Links: nonNil(doc.Links),
+		Meta: doc.Meta, Checksum: contentHash(data),
+	}
+	if m.Modified.IsZero() {
+		m.Modified = fi.ModTime().UTC()
+	}
+	e.mu.RLock()
+	m.LastRead = e.reads[rel]
+	e.mu.RUnlock()
+	return m, nil
 }

@@ -585,8 +585,23 @@ func TestUnreadableFolder(t *testing.T) {
 	if got := v.find(engine.FullText, "ibex"); !slices.Equal(got, []string{"shut/inner.md"}) {
 		t.Errorf("ibex → %v while shut/ is unreadable, want it kept as last indexed", got)
 	}
+	// Status, in this process or a later one, says so too.
+	shutInStatus := func() bool {
+		for _, s := range v.status().Skipped {
+			if s.Path == "shut/" && strings.Contains(s.Reason, "unreadable") {
+				return true
+			}
+		}
+		return false
+	}
+	if v.reopen(); !shutInStatus() {
+		t.Errorf("status after the sync: skipped %+v, want shut/ listed as unreadable", v.status().Skipped)
+	}
 	os.Chmod(v.abs("shut"), 0o755)
 	v.sync()
+	if shutInStatus() {
+		t.Errorf("status once shut/ is readable again still lists it: %+v", v.status().Skipped)
+	}
 	if got := v.find(engine.FullText, "ibex"); !slices.Equal(got, []string{"shut/inner.md"}) {
 		t.Errorf("ibex → %v once shut/ is readable again, want [shut/inner.md]", got)
 	}

@@ -156,12 +156,15 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	page.Indexing = e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != "")
+	page.Indexing = e.building()
 	if e.lastSync.IsZero() && len(e.files) == 0 {
 		if page.Indexing {
 			return page, nil
 		}
 		return Page{}, ErrIndexNotReady
+	}
+	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
+		return Page{}, err
 	}
 	terms := e.ft.analyzeQuery(q.Text)
 	if terms.empty() {
@@ -196,6 +199,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	qe := <-emb // never leave the embedder running under a released lock
 	if err != nil {
+		e.noteDamage(err)
 		return Page{}, err
 	}
 	if qe.err != nil {
@@ -214,7 +218,18 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	list := e.decayAndCut(plan, cands, &page)
 	page.Results = e.page(q, terms, list)
+	page.Hint = e.hint(q, page)
 	return page, nil
+}
+
+// hint explains an empty page whose query the embedder knows no word of:
+// its meaning could not be searched for, only its spelling.
+func (e *Engine) hint(q Query, p Page) string {
+	k, ok := e.emb.(interface{ Knows(string) bool })
+	if p.TotalCount > 0 || q.Mode == FullText || !ok || k.Knows(q.Text) {
+		return ""
+	}
+	return fmt.Sprintf("none of the query's words is known to the embedder %s, so its meaning could not be searched for; try other words, or --mode fulltext for exact words", e.emb.Name())
 }
 
 // searchPlan is what the stages after the candidates need to know of a query.

@@ -21,8 +21,18 @@ import (
 // schemaVersion changes whenever the layout of the indexes or the state store
 // changes in a way an older or newer mnemo cannot read. An index of an older
 // version is rebuilt; one of a newer version is refused. 2: 100-word chunks.
-// 3: excerpt indexes (excerpts.go) beside the records.
-const schemaVersion = 3
+// 3: excerpt indexes (excerpts.go) beside the records. 4: the concept
+// graph's postings (graph.go). 5: Thai, Lao, Khmer and Myanmar text indexed
+// as bigrams in the cjk field (analysis.go).
+const schemaVersion = 5
+
+// metaUnfinished is the meta key a first or full sync sets when it starts
+// and clears when it completes: set at open, the last one was cut short.
+const metaUnfinished = "unfinished"
+
+// metaUnreadable lists, one a line, the folders the last full sync could
+// not read, so that status shows them after the sync's process has ended.
+const metaUnreadable = "unreadable"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -34,6 +44,7 @@ var (
 	// bucketExcerpts holds each indexed file's excerpt index, by path:
 	// what snippets are cut from without reading the file again.
 	bucketExcerpts = []byte("excerpts")
+	bucketGraph    = []byte("graph") // concept graph postings: see graph.go
 )
 
 // record is what the state store remembers of one indexed file.
@@ -107,7 +118,7 @@ func openStore(path string, readOnly bool) (*store, error) {
 					return err
 				}
 			}
-			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending, bucketExcerpts} {
+			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending, bucketExcerpts, bucketGraph} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -353,6 +364,8 @@ type change struct {
 	// keepVectors: only the record changed (same content, new mtime); its
 	// vectors and excerpt index stay as they are.
 	keepVectors bool
+	// graph, if set, replaces the file's concept postings.
+	graph *graphChange
 }
 
 // markPending records the paths a batch is about to write to the full-text
@@ -409,6 +422,9 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip []
 					}
 				}
 			}
+			if err := putGraph(tx, c.path, c.graph); err != nil {
+				return err
+			}
 			if err := pend.Delete([]byte(c.path)); err != nil {
 				return err
 			}
@@ -448,7 +464,7 @@ func deleteVectors(b *bolt.Bucket, path string) error {
 // resetIndexed forgets every file, vector, skip and pending mark; reads are kept.
 func (s *store) resetIndexed() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending, bucketExcerpts} {
+		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending, bucketExcerpts, bucketGraph} {
 			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
 				return err
 			}
@@ -480,12 +496,6 @@ func (s *store) excerpt(path string, q queryTerms) (excerpt, error) {
 	return x, err
 }
 
-func (s *store) recordRead(path string, t time.Time) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketReads).Put([]byte(path), []byte(t.UTC().Format(time.RFC3339Nano)))
-	})
-}
-
 func (s *store) size() int64 {
 	var n int64
 	s.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
@@ -493,15 +503,3 @@ func (s *store) size() int64 {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// moveRead moves a read time from one path to another (a renamed or moved
-// file), in one transaction.
-func (s *store) moveRead(from, to string, t time.Time) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketReads)
-		if err := b.Delete([]byte(from)); err != nil {
-			return err
-		}
-		return b.Put([]byte(to), []byte(t.UTC().Format(time.RFC3339Nano)))
-	})
-}

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"mnemo/engine/vectors"
+	"mnemo/graph"
 	"mnemo/markdown"
 )
 
@@ -27,6 +26,7 @@ const batchFiles = 1024
 type seen struct {
 	size    int64
 	mtimeNs int64
+	skip    string // why it is not indexed, for an entry that is not a regular file
 }
 
 // Sync brings both indexes in step with the memory folder: new files are
@@ -48,9 +48,20 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
+	if err := e.damaged(); why == "" && err != nil {
+		why = damageDetail(err)
+	}
 	if full || why != "" {
 		rep.Full, rep.Rebuilt = true, why
 		if err := e.reset(); err != nil {
+			return rep, err
+		}
+	}
+	e.mu.RLock()
+	first := e.lastSync.IsZero() || e.unfinished != ""
+	e.mu.RUnlock()
+	if rep.Full || first {
+		if err := e.markUnfinished(start); err != nil {
 			return rep, err
 		}
 	}
@@ -63,7 +74,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	t0 := time.Now()
 	before := e.readsWithin(nil)
 	reportShut(shut, &rep)
-	if err := e.reconcile(ctx, found, func(p string) bool { return !under(p, shut) }, &rep); err != nil {
+	if err := e.reconcile(ctx, found, func(p string) bool { return !inAnyFolder(p, shut) }, &rep); err != nil {
 		return rep, err
 	}
 	if err := e.followMoves(before, rep); err != nil {
@@ -72,19 +83,43 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	rep.Index = time.Since(t0)
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
-		"schema":   itoa(schemaVersion),
-		"embedder": e.emb.Name(),
-		"dim":      itoa(e.dim),
-		"lastSync": now.Format(time.RFC3339Nano),
+		"schema":       itoa(schemaVersion),
+		"embedder":     e.emb.Name(),
+		"dim":          itoa(e.dim),
+		"lastSync":     now.Format(time.RFC3339Nano),
+		metaUnfinished: "",
+		metaUnreadable: strings.Join(shut, "\n"),
 	}); err != nil {
 		return rep, fmt.Errorf("record sync: %w", err)
 	}
 	e.mu.Lock()
 	e.lastSync = now
 	e.needFull = ""
+	e.unfinished = ""
+	e.unreadable = shut
 	e.mu.Unlock()
+	// Communities are recomputed after a sync that changed something
+	// (lazily after edits, and in a process that has not computed them).
+	if len(rep.Added)+len(rep.Updated)+len(rep.Removed) > 0 && !e.gs.off {
+		if _, err := e.communities(ctx); err != nil {
+			return rep, err
+		}
+	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// markUnfinished records, before a first or full sync writes anything, that
+// the index is about to hold part of the folder; a completed Sync clears it.
+func (e *Engine) markUnfinished(start time.Time) error {
+	v := "sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
+	if err := e.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	e.mu.Lock()
+	e.unfinished = v
+	e.mu.Unlock()
+	return nil
 }
 
 // reconcile makes the indexes agree with found for every path inside the
@@ -96,8 +131,10 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 	e.mu.RLock()
 	for p, s := range found {
 		r := e.files[p]
-		_, wasSkipped := e.skips[p]
+		why, wasSkipped := e.skips[p]
 		switch {
+		case s.skip != "" && r == nil && why == s.skip:
+			rep.Unchanged++ // still not a regular file
 		case r == nil || wasSkipped:
 			jobs = append(jobs, syncJob{path: p, seen: s, old: r})
 		case r.Size != s.size || r.MtimeNs != s.mtimeNs:
@@ -190,7 +227,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 	e.mu.RLock()
 	why := e.needFull
 	e.mu.RUnlock()
-	if why != "" {
+	if why != "" || e.damaged() != nil {
 		return e.Sync(ctx, true) // a path-wise update cannot repair a stale index
 	}
 	e.syncMu.Lock()
@@ -222,17 +259,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 		}
 		shut = append(shut, s...)
 	}
-	within := func(p string) bool {
-		if under(p, shut) {
-			return false
-		}
-		for _, r := range roots {
-			if r == "" || p == r || strings.HasPrefix(p, r+"/") {
-				return true
-			}
-		}
-		return false
-	}
+	within := func(p string) bool { return !inAnyFolder(p, shut) && inAnyFolder(p, roots) }
 	reportShut(shut, &rep)
 	before := e.readsWithin(roots)
 	if err := e.reconcile(ctx, found, within, &rep); err != nil {
@@ -262,9 +289,11 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
+	e.damage.Store(nil)
 	if e.vec, err = vectors.NewChromem(0); err != nil {
 		return err
 	}
+	e.gs.g = graph.New()
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
@@ -274,106 +303,76 @@ func (e *Engine) reset() error {
 	return nil
 }
 
-// scan lists every markdown memory under the root: .md files, not in hidden
-// folders nor in the index folder; a symlink counts only if it stays inside.
-// It also returns the folders it could not read (relative paths): what
-// they held is unknown, not gone.
+// scan lists every memory file under the root (see walkVault for what is
+// left out). It also returns the folders it could not read (relative
+// paths): what they held is unknown, not gone.
 func (e *Engine) scan(ctx context.Context) (map[string]seen, []string, error) {
-	return e.walk(ctx, e.root)
+	return e.scanPath(ctx, "")
 }
 
-// under reports whether p lies in one of the folders.
-func under(p string, folders []string) bool {
-	for _, f := range folders {
-		if p == f || strings.HasPrefix(p, f+"/") {
-			return true
-		}
-	}
-	return false
-}
+// shutReason is why an unreadable folder is listed among the skipped paths.
+const shutReason = "folder unreadable (permission denied?); its memories are kept as last indexed"
 
 // reportShut lists unreadable folders among the skipped paths: their
 // memories stay indexed as they were until the folder can be read again.
 func reportShut(shut []string, rep *Report) {
 	for _, f := range shut {
-		rep.Skipped = append(rep.Skipped, Skip{Path: f + "/", Reason: "folder unreadable (permission denied?); its memories are kept as last indexed"})
+		rep.Skipped = append(rep.Skipped, Skip{Path: f + "/", Reason: shutReason})
 	}
 }
 
-// scanPath scans one file or folder below the root; a path that does not
-// exist, or that the scan would not index, yields nothing.
+// scanPath scans one file or folder below the root ("" is the root); a
+// path that does not exist, or that the scan would not index, yields nothing.
 func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, []string, error) {
-	for _, part := range strings.Split(rel, "/") {
-		if strings.HasPrefix(part, ".") {
-			return map[string]seen{}, nil, nil // hidden: never indexed
-		}
-	}
-	if resolveInside(e.root, rel) != nil {
-		return map[string]seen{}, nil, nil
-	}
-	if ia, err := filepath.Abs(e.cfg.IndexDir); err == nil {
-		full := filepath.Join(e.root, filepath.FromSlash(rel))
-		if full == ia || strings.HasPrefix(full, ia+string(filepath.Separator)) {
-			return map[string]seen{}, nil, nil // the index's own folder is never memory
-		}
-	}
-	full := filepath.Join(e.root, filepath.FromSlash(rel))
-	if _, err := os.Lstat(full); err != nil {
-		return map[string]seen{}, nil, nil
-	}
-	return e.walk(ctx, full)
-}
-
-// walk lists the markdown memories at or below start.
-func (e *Engine) walk(ctx context.Context, start string) (map[string]seen, []string, error) {
 	found := map[string]seen{}
-	var shut []string
-	indexAbs, _ := filepath.Abs(e.cfg.IndexDir)
-	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == start && os.IsNotExist(err) {
-				return filepath.SkipDir
-			}
-			if p == e.root {
-				return err // the memory folder itself: nothing can be known
-			}
-			if rel, rerr := filepath.Rel(e.root, p); rerr == nil && (d == nil || d.IsDir()) {
-				shut = append(shut, filepath.ToSlash(rel)) // unknown, not gone
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if p == indexAbs || (p != e.root && strings.HasPrefix(name, ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.EqualFold(filepath.Ext(name), ".md") || strings.HasPrefix(name, ".") {
-			return nil
-		}
-		rel, err := filepath.Rel(e.root, p)
-		if err != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		fi, err := os.Stat(p) // follows a symlink
-		if err != nil || !fi.Mode().IsRegular() {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 && resolveInside(e.root, rel) != nil {
-			return nil
-		}
-		found[rel] = seen{size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}
-		return nil
-	})
+	r, err := e.openVault()
 	if err != nil {
-		return nil, nil, fmt.Errorf("scan %s: %w", start, err)
+		return nil, nil, err
+	}
+	defer r.Close()
+	rules, err := e.loadIgnore(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rel != "" {
+		fi, ok := e.walkStart(r, rel)
+		if !ok || rules.skip(rel, fi.IsDir()) {
+			return found, nil, nil
+		}
+		if !fi.IsDir() && !fi.Mode().IsRegular() {
+			// fs.WalkDir would follow a link given as its start.
+			if isMemoryName(rel) {
+				found[rel] = seen{skip: notMemory(fi.Mode())}
+			}
+			return found, nil, nil
+		}
+	}
+	var shut []string
+	err = walkVault(ctx, r, rules, rel, func(p string, d fs.DirEntry) error {
+		if d.IsDir() || !isMemoryName(d.Name()) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			found[p] = seen{skip: notMemory(d.Type())}
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil // gone since the listing
+		}
+		found[p] = seen{size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}
+		return nil
+	}, func(p string) { shut = append(shut, p) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("scan %s: %w", e.abs(rel), err)
 	}
 	return found, shut, nil
+}
+
+// notMemory is the skip reason for an entry with a memory file's name that
+// is not a regular file.
+func notMemory(m fs.FileMode) string {
+	return kindOf(m) + ", not a regular file: left alone (never opened or followed)"
 }
 
 type syncJob struct {
@@ -392,6 +391,7 @@ type outcome struct {
 	doc     *ftDoc
 	vecs    [][]float32
 	excerpt []byte
+	links   []graph.Mention // the concepts the file links to
 	err     error
 }
 
@@ -425,17 +425,20 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 // dimension (0 while a remote embedder has not answered yet).
 func (e *Engine) processOne(ctx context.Context, j syncJob, dim int) outcome {
 	o := outcome{path: j.path}
+	if j.skip != "" {
+		o.skip = j.skip
+		return o
+	}
 	if j.size > e.cfg.MaxFileBytes {
 		o.skip = fmt.Sprintf("file is %d bytes, over the %d-byte limit", j.size, e.cfg.MaxFileBytes)
 		return o
 	}
-	data, err := os.ReadFile(filepath.Join(e.root, filepath.FromSlash(j.path)))
+	data, _, err := e.readMemory(j.path)
 	if err != nil {
 		o.skip = "unreadable: " + err.Error()
 		return o
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
+	hash := contentHash(data)
 	if j.old != nil && j.old.Hash == hash {
 		r := *j.old
 		r.Size, r.MtimeNs = j.size, j.mtimeNs
@@ -454,7 +457,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int) outcome {
 		Folder: ancestors(j.path),
 		Tag:    doc.Tags,
 	}
-	if hasCJK(fd.Body) {
+	if needsBigrams(fd.Body) {
 		fd.CJK = fd.Body
 	}
 	texts := make([]string, 0, len(doc.Chunks)+1)
@@ -479,7 +482,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int) outcome {
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	o.doc, o.vecs, o.excerpt = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk)
+	o.doc, o.vecs, o.excerpt, o.links = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk), graphMentions(doc)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -555,6 +558,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		default:
 			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
 		}
+		changes[len(changes)-1].graph = e.graphChangeFor(o)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -612,6 +616,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	for _, p := range unskip {
 		delete(e.skips, p)
 	}
+	e.applyGraph(changes)
 	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}

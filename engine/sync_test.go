@@ -374,18 +374,26 @@ func TestMalformedFrontmatterWarns(t *testing.T) {
 	}
 }
 
+// TestScanIgnores: hidden entries, the index folder, files without a memory
+// extension and dependency folders (node_modules, vendor, at any depth) are
+// not indexed; .md and .markdown files in any case are. (node_modules/**
+// was indexed and .markdown ignored before the ignore rules.)
 func TestScanIgnores(t *testing.T) {
 	root := t.TempDir()
 	mem := filepath.Join(root, "mem")
 	files := map[string]string{
-		"visible.md":             "ocelot visible",
-		".obsidian/workspace.md": "ocelot hidden folder",
-		"sub/.hidden/x.md":       "ocelot nested hidden",
-		".dotfile.md":            "ocelot dot file",
-		"notes.txt":              "ocelot text file",
-		"readme.markdown":        "ocelot other extension",
-		"UPPER.MD":               "ocelot upper case extension",
-		"idx/stray.md":           "ocelot inside the index folder",
+		"visible.md":                      "ocelot visible",
+		".obsidian/workspace.md":          "ocelot hidden folder",
+		"sub/.hidden/x.md":                "ocelot nested hidden",
+		".dotfile.md":                     "ocelot dot file",
+		"notes.txt":                       "ocelot text file",
+		"readme.markdown":                 "ocelot other extension",
+		"UPPER.MD":                        "ocelot upper case extension",
+		"idx/stray.md":                    "ocelot inside the index folder",
+		"node_modules/pkg/README.md":      "ocelot dependency readme",
+		"app/node_modules/x/CHANGELOG.md": "ocelot nested dependency",
+		"vendor/lib/doc.md":               "ocelot vendored",
+		"notes/vendor.md":                 "ocelot a file named vendor is not a folder",
 	}
 	for p, c := range files {
 		full := filepath.Join(mem, filepath.FromSlash(p))
@@ -403,7 +411,7 @@ func TestScanIgnores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"UPPER.MD", "visible.md"}
+	want := []string{"UPPER.MD", "notes/vendor.md", "readme.markdown", "visible.md"}
 	if !slices.Equal(sorted(rep.Added), want) {
 		t.Errorf("Added = %v, want %v", rep.Added, want)
 	}
@@ -415,7 +423,7 @@ func TestScanIgnores(t *testing.T) {
 		t.Errorf("ocelot → %v, want %v", got, want)
 	}
 	// SyncPaths on an ignored path indexes nothing either.
-	rep, err = e.SyncPaths(context.Background(), []string{".obsidian/workspace.md", "idx/stray.md", "notes.txt"})
+	rep, err = e.SyncPaths(context.Background(), []string{".obsidian/workspace.md", "idx/stray.md", "notes.txt", "node_modules/pkg/README.md", "app/node_modules"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -80,19 +79,15 @@ func (e *Engine) Watch(ctx context.Context, opts WatchOptions) error {
 	if opts.addWatch == nil {
 		opts.addWatch = (*fsnotify.Watcher).Add
 	}
-	indexAbs, err := filepath.Abs(e.cfg.IndexDir)
-	if err != nil {
-		return fmt.Errorf("index folder: %w", err)
-	}
 	w := &watcher{
 		e:       e,
 		opts:    opts,
-		index:   indexAbs,
 		dirs:    map[string]bool{},
 		pending: map[string]*due{},
 		orphans: map[string]orphan{},
 		rescan:  "start-up",
 	}
+	var err error
 	w.fw, err = fsnotify.NewBufferedWatcher(4096)
 	if err != nil {
 		w.fallback(fmt.Sprintf("cannot watch files (%v)", err))
@@ -103,13 +98,35 @@ func (e *Engine) Watch(ctx context.Context, opts WatchOptions) error {
 	return w.loop(ctx)
 }
 
+// watchedEngine is what the watcher asks of the engine, and all it may
+// touch: the two syncs, which paths and folders the scan covers, and the
+// read times that must follow a moved file.
+type watchedEngine interface {
+	Sync(ctx context.Context, full bool) (Report, error)
+	SyncPaths(ctx context.Context, paths []string) (Report, error)
+	// watchRel turns an absolute event path into a memory path; ok is
+	// false for paths the scan leaves out.
+	watchRel(abs string) (rel string, ok bool)
+	// isIgnoreFile reports the vault's .mnemoignore: a change to it
+	// changes what is indexed.
+	isIgnoreFile(abs string) bool
+	// watchFolders calls add for each folder at or below rel that the
+	// scan walks, until add returns fs.SkipAll.
+	watchFolders(rel string, add func(rel, abs string) error)
+	abs(rel string) string
+
+	readsWithin(roots []string) map[string]readMark
+	indexedHash(rel string) (string, bool)
+	hasRead(rel string) bool
+	moveRead(from, to string, t time.Time) error
+}
+
 // watcher is the state of one Watch call; only its loop goroutine touches
 // it, except orphans, which belong to the one batch running at a time.
 type watcher struct {
-	e     *Engine
-	opts  WatchOptions
-	fw    *fsnotify.Watcher // nil when watching is impossible
-	index string            // absolute index folder, never watched
+	e    watchedEngine
+	opts WatchOptions
+	fw   *fsnotify.Watcher // nil when watching is impossible
 
 	dirs    map[string]bool // watched folders, relative to the root ("" is the root)
 	pending map[string]*due // paths waiting to be re-synced
@@ -344,7 +361,11 @@ func reportLine(r Report) string {
 // event turns one fsnotify event into work: a new folder is watched and
 // scanned, a removed or renamed folder and any .md path is scheduled.
 func (w *watcher) event(ev fsnotify.Event) {
-	rel, ok := w.rel(ev.Name)
+	if w.e.isIgnoreFile(ev.Name) {
+		w.needRescan(ignoreFile + " changed")
+		return
+	}
+	rel, ok := w.e.watchRel(ev.Name)
 	if !ok {
 		return
 	}
@@ -360,34 +381,9 @@ func (w *watcher) event(ev fsnotify.Event) {
 		w.schedule(rel) // its memories leave the index
 		return
 	}
-	if strings.EqualFold(filepath.Ext(rel), ".md") {
+	if isMemoryName(rel) {
 		w.schedule(rel)
 	}
-}
-
-// rel turns an absolute event path into a memory path; ok is false for
-// paths the index ignores (outside the root, hidden, in the index folder).
-func (w *watcher) rel(abs string) (string, bool) {
-	if abs == w.index || strings.HasPrefix(abs, w.index+string(filepath.Separator)) {
-		return "", false
-	}
-	r, err := filepath.Rel(w.e.root, abs)
-	if err != nil {
-		return "", false
-	}
-	r = filepath.ToSlash(r)
-	if r == "." {
-		return "", true
-	}
-	if r == ".." || strings.HasPrefix(r, "../") {
-		return "", false
-	}
-	for _, part := range strings.Split(r, "/") {
-		if strings.HasPrefix(part, ".") {
-			return "", false
-		}
-	}
-	return r, true
 }
 
 func (w *watcher) schedule(rel string) {
@@ -405,22 +401,14 @@ func (w *watcher) schedule(rel string) {
 
 // addTree watches rel and every folder below it that a sync would scan.
 func (w *watcher) addTree(rel string) {
-	start := filepath.Join(w.e.root, filepath.FromSlash(rel))
-	filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil // vanished or unreadable: the sync will say so
-		}
-		r, ok := w.rel(p)
-		if !ok {
-			return filepath.SkipDir
-		}
+	w.e.watchFolders(rel, func(r, abs string) error {
 		if w.dirs[r] {
 			return nil
 		}
-		if err := w.opts.addWatch(w.fw, p); err != nil {
+		if err := w.opts.addWatch(w.fw, abs); err != nil {
 			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) {
 				w.fallback(limitMessage(err, len(w.dirs)))
-				return filepath.SkipAll
+				return fs.SkipAll
 			}
 			return nil
 		}
@@ -434,8 +422,8 @@ func (w *watcher) addTree(rel string) {
 // old names, so they are removed here and the new name is watched afresh.
 func (w *watcher) unwatch(rel string) {
 	for d := range w.dirs {
-		if d == rel || rel == "" || strings.HasPrefix(d, rel+"/") {
-			w.fw.Remove(filepath.Join(w.e.root, filepath.FromSlash(d)))
+		if inFolder(d, rel) {
+			w.fw.Remove(w.e.abs(d))
 			delete(w.dirs, d)
 		}
 	}
@@ -466,84 +454,6 @@ func limitMessage(err error, watched int) string {
 		"raise the limit with ulimit -n", watched, err, every)
 }
 
-// readMark is a read time with the content it was recorded for.
-type readMark struct {
-	hash string
-	read time.Time
-}
-
-// readsWithin snapshots the read times of indexed files at or below the
-// given paths (nil: everywhere), with their content hashes.
-func (e *Engine) readsWithin(roots []string) map[string]readMark {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	out := map[string]readMark{}
-	for p, t := range e.reads {
-		r := e.files[p]
-		if r == nil || (roots != nil && !underAny(p, roots)) {
-			continue
-		}
-		out[p] = readMark{hash: r.Hash, read: t}
-	}
-	return out
-}
-
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if r == "" || p == r || strings.HasPrefix(p, r+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// followMoves moves the read time of each file rep removed to a file with
-// the same content: one that rep added, else an indexed one without a read
-// time (the two halves of a move synced apart). A removed file without such
-// a twin keeps its read time under its old path. Sync and SyncPaths call it
-// with what readsWithin saw before the batch.
-func (e *Engine) followMoves(before map[string]readMark, rep Report) error {
-	if len(before) == 0 || len(rep.Removed) == 0 {
-		return nil
-	}
-	type move struct {
-		from, to string
-		read     time.Time
-	}
-	var moves []move
-	e.mu.RLock()
-	added := map[string]string{} // hash → added path
-	for _, p := range rep.Added {
-		if r := e.files[p]; r != nil {
-			if _, taken := added[r.Hash]; !taken {
-				added[r.Hash] = p
-			}
-		}
-	}
-	removed := append([]string(nil), rep.Removed...)
-	sort.Strings(removed)
-	for _, p := range removed {
-		m, ok := before[p]
-		if !ok {
-			continue
-		}
-		to, ok := added[m.hash]
-		if ok {
-			delete(added, m.hash)
-		} else if to = e.unreadWithHash(m.hash); to == "" {
-			continue
-		}
-		moves = append(moves, move{p, to, m.read})
-	}
-	e.mu.RUnlock()
-	for _, m := range moves {
-		if err := e.moveRead(m.from, m.to, m.read); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // adoptOrphans covers a move whose halves land in different batches with
 // the new path last: a removed file's read time that the engine could not
 // place waits orphanTTL for a file with the same content to be added.
@@ -554,68 +464,30 @@ func (w *watcher) adoptOrphans(before map[string]readMark, rep Report) error {
 			delete(w.orphans, h)
 		}
 	}
-	e := w.e
 	type move struct {
 		from, to string
 		read     time.Time
 	}
 	var moves []move
-	e.mu.RLock()
 	for _, p := range rep.Added {
-		r := e.files[p]
-		if r == nil {
+		hash, ok := w.e.indexedHash(p)
+		if !ok {
 			continue
 		}
-		if o, ok := w.orphans[r.Hash]; ok {
+		if o, ok := w.orphans[hash]; ok {
 			moves = append(moves, move{o.path, p, o.read})
-			delete(w.orphans, r.Hash)
+			delete(w.orphans, hash)
 		}
 	}
 	for _, p := range rep.Removed {
-		m, ok := before[p]
-		if _, still := e.reads[p]; ok && still {
+		if m, ok := before[p]; ok && w.e.hasRead(p) {
 			w.orphans[m.hash] = orphan{path: p, read: m.read, expires: now.Add(orphanTTL)}
 		}
 	}
-	e.mu.RUnlock()
 	for _, m := range moves {
-		if err := e.moveRead(m.from, m.to, m.read); err != nil {
+		if err := w.e.moveRead(m.from, m.to, m.read); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// unreadWithHash finds an indexed file with this content and no read time.
-// The caller holds e.mu for reading.
-func (e *Engine) unreadWithHash(hash string) string {
-	best := ""
-	for p, r := range e.files {
-		if r.Hash != hash {
-			continue
-		}
-		if _, read := e.reads[p]; read {
-			continue
-		}
-		if best == "" || p < best {
-			best = p
-		}
-	}
-	return best
-}
-
-// moveRead gives to the read time of from (keeping to's own if later) and
-// forgets from's, durably and in memory.
-func (e *Engine) moveRead(from, to string, t time.Time) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if cur, ok := e.reads[to]; ok && cur.After(t) {
-		t = cur
-	}
-	if err := e.st.moveRead(from, to, t); err != nil {
-		return fmt.Errorf("move read time of %s to %s: %w", from, to, err)
-	}
-	delete(e.reads, from)
-	e.reads[to] = t
 	return nil
 }

@@ -3,26 +3,18 @@ package engine
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"mnemo/markdown"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	bolt "go.etcd.io/bbolt"
-	"gopkg.in/yaml.v3"
-
-	"mnemo/decay"
-	"mnemo/markdown"
 )
 
 // Errors of the write operations, in addition to those in api.go.
@@ -88,45 +80,6 @@ type EditRequest struct {
 	Checksum string
 }
 
-// Listing is one folder of the memory folder, as List returns it.
-type Listing struct {
-	Folder  string        `json:"folder"` // relative; "" is the memory folder itself
-	Folders []FolderEntry `json:"folders"`
-	Files   []FileEntry   `json:"files"`
-}
-
-// FolderEntry is a subfolder in a Listing.
-type FolderEntry struct {
-	Path     string `json:"path"`
-	Memories int    `json:"memories"` // indexed memories at any depth below it
-}
-
-// FileEntry is a memory file in a Listing.
-type FileEntry struct {
-	URI      string    `json:"uri"`
-	Path     string    `json:"path"`
-	Title    string    `json:"title"`
-	Created  time.Time `json:"created,omitzero"`
-	Modified time.Time `json:"modified,omitzero"`
-	LastRead time.Time `json:"lastRead,omitzero"`
-	Size     int64     `json:"size"`
-	// DecayWeight is the recency weight now, 0–1 (decay.Config.Weight):
-	// 1 within the grace period, then fading with the half-life.
-	DecayWeight float64 `json:"decayWeight"`
-	Indexed     bool    `json:"indexed"` // false until a sync has seen it
-}
-
-// Activity is one recently touched memory, as Recent returns it.
-type Activity struct {
-	URI      string    `json:"uri"`
-	Path     string    `json:"path"`
-	Title    string    `json:"title"`
-	Event    string    `json:"event"` // "modified" or "read", whichever is later
-	At       time.Time `json:"at"`
-	Modified time.Time `json:"modified"`
-	LastRead time.Time `json:"lastRead,omitzero"`
-}
-
 // Write creates a memory from req and indexes it before returning, so the
 // next search finds it. The file is named after the title (see slug) in
 // req.Folder; a different memory that already has that file name pushes the
@@ -147,12 +100,12 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	folder, err := cleanRel(req.Folder)
+	folder, err := cleanRel(nfc(req.Folder))
 	if err != nil {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
 	if folder != "" {
-		if err := e.checkWritable(folder); err != nil {
+		if err := e.checkWritable(folder, true); err != nil {
 			return Memory{}, fmt.Errorf("folder: %w", err)
 		}
 	}
@@ -176,14 +129,13 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 		if !req.Overwrite {
 			return Memory{}, fmt.Errorf("%s has the title %q (set overwrite to replace it): %w", rel, title, ErrExists)
 		}
-		full := e.abs(rel)
-		if fi, err := os.Stat(full); err == nil {
-			perm = fi.Mode().Perm()
+		data, fi, err := e.readMemory(rel)
+		if err != nil {
+			return Memory{}, fmt.Errorf("overwrite: %w", err)
 		}
-		if data, err := os.ReadFile(full); err == nil {
-			if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && !doc.Created.IsZero() {
-				created = doc.Created
-			}
+		perm = fi.Mode().Perm()
+		if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && !doc.Created.IsZero() {
+			created = doc.Created
 		}
 	}
 	front, err := renderFront(title, created, now, tags)
@@ -194,7 +146,7 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err := e.checkSize(rel, data); err != nil {
 		return Memory{}, err
 	}
-	if err := e.writeFile(rel, data, perm, !existing); err != nil {
+	if err := e.writeMemory(rel, data, perm, !existing); err != nil {
 		return Memory{}, err
 	}
 	return e.indexed(ctx, rel)
@@ -202,19 +154,26 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 
 // target picks the file for a new memory titled title in folder: the path
 // of the memory that already has this title there (existing true), or the
-// first free name among slug.md, slug-2.md, ….
+// first free name among slug.md, slug-2.md, …. A name held by anything but
+// a regular file (a link, a FIFO, a device) is passed over without being
+// opened: it is not a memory, and not ours to replace.
 func (e *Engine) target(folder, title string) (rel string, existing bool, err error) {
 	e.mu.RLock()
 	for p, r := range e.files {
-		if path.Dir(p) == orDot(folder) && strings.EqualFold(r.Title, title) {
+		if path.Dir(p) == orDot(folder) && sameTitle(r.Title, title) {
 			if rel == "" || p < rel {
 				rel = p
 			}
 		}
 	}
 	e.mu.RUnlock()
+	r, err := e.openVault()
+	if err != nil {
+		return "", false, err
+	}
+	defer r.Close()
 	if rel != "" {
-		if _, err := os.Lstat(e.abs(rel)); err == nil {
+		if _, err := e.statMemory(r, rel); err == nil {
 			return rel, true, nil
 		}
 	}
@@ -225,18 +184,15 @@ func (e *Engine) target(folder, title string) (rel string, existing bool, err er
 			name = fmt.Sprintf("%s-%d.md", base, n)
 		}
 		rel = path.Join(folder, name)
-		data, err := os.ReadFile(e.abs(rel))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if _, lerr := os.Lstat(e.abs(rel)); lerr == nil {
-				continue // a dangling symlink: not ours to replace
-			}
+		if _, err := r.Lstat(filepath.FromSlash(rel)); errors.Is(err, fs.ErrNotExist) {
 			return rel, false, nil
-		case err != nil:
-			continue // a folder or an unreadable file by that name
+		}
+		data, _, err := e.readIn(r, rel)
+		if err != nil {
+			continue // not a regular file, unreadable or too large
 		}
 		// A file not indexed yet may still be the same memory.
-		if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && strings.EqualFold(doc.Title, title) {
+		if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && sameTitle(doc.Title, title) {
 			return rel, true, nil
 		}
 	}
@@ -270,20 +226,12 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 
 	writeMu.Lock()
 	defer writeMu.Unlock()
-	full := e.abs(rel)
-	fi, err := os.Stat(full)
+	data, fi, err := e.readMemory(rel)
 	if err != nil {
-		return Memory{}, fmt.Errorf("edit %s: %w", rel, err)
-	}
-	if fi.Size() > e.cfg.MaxFileBytes {
-		return Memory{}, fmt.Errorf("edit %s: %d bytes, over the %d-byte limit: %w", rel, fi.Size(), e.cfg.MaxFileBytes, ErrInvalid)
-	}
-	data, err := os.ReadFile(full)
-	if err != nil {
-		return Memory{}, fmt.Errorf("edit %s: %w", rel, err)
+		return Memory{}, fmt.Errorf("edit: %w", err)
 	}
 	if want := strings.ToLower(strings.TrimSpace(req.Checksum)); want != "" {
-		if got := checksum(data); got != want {
+		if got := contentHash(data); got != want {
 			return Memory{}, fmt.Errorf("%s: checksum %.12s… is not the file's %.12s…: %w", rel, want, got, ErrConflict)
 		}
 	}
@@ -310,7 +258,13 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 	if err := e.checkSize(rel, out); err != nil {
 		return Memory{}, err
 	}
-	if err := e.writeFile(rel, out, fi.Mode().Perm(), false); err != nil {
+	// Sync would skip a file it cannot parse (a NUL byte, invalid UTF-8):
+	// refuse the edit rather than write a memory that then drops out of
+	// the index.
+	if _, err := markdown.Parse(rel, out, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err != nil {
+		return Memory{}, fmt.Errorf("%s would not be indexable after this edit (%v); nothing changed: %w", rel, err, ErrInvalid)
+	}
+	if err := e.writeMemory(rel, out, fi.Mode().Perm(), false); err != nil {
 		return Memory{}, err
 	}
 	return e.indexed(ctx, rel)
@@ -328,7 +282,15 @@ func (e *Engine) Delete(ctx context.Context, id string) error {
 	}
 	writeMu.Lock()
 	defer writeMu.Unlock()
-	if err := os.Remove(e.abs(rel)); err != nil {
+	r, err := e.openVault()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := e.statMemory(r, rel); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	if err := r.Remove(filepath.FromSlash(rel)); err != nil {
 		return fmt.Errorf("delete %s: %w", rel, err)
 	}
 	if err := e.carryRead(rel, ""); err != nil {
@@ -353,7 +315,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	dst, err := cleanRel(newPath)
+	dst, err := cleanRel(nfc(newPath))
 	if err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
@@ -363,12 +325,12 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	trimmed := strings.TrimRight(strings.ReplaceAll(newPath, "\\", "/"), " ")
 	if strings.HasSuffix(trimmed, "/") {
 		dst = path.Join(dst, path.Base(rel))
-	} else if fi, err := os.Stat(e.abs(dst)); err == nil && fi.IsDir() {
+	} else if e.isFolder(dst) {
 		dst = path.Join(dst, path.Base(rel))
-	} else if !strings.EqualFold(path.Ext(dst), ".md") {
-		dst += ".md"
+	} else if !isMemoryName(dst) {
+		dst += path.Ext(rel)
 	}
-	if err := e.checkWritable(dst); err != nil {
+	if err := e.checkWritable(dst, false); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
 	dir, err := realRel(e.root, path.Dir(dst))
@@ -385,16 +347,25 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err := e.mkdirInside(path.Dir(dst)); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
-	src, to := e.abs(rel), e.abs(dst)
-	if ti, terr := os.Lstat(to); terr == nil {
+	r, err := e.openVault()
+	if err != nil {
+		return Memory{}, err
+	}
+	defer r.Close()
+	si, err := e.statMemory(r, rel)
+	if err != nil {
+		return Memory{}, fmt.Errorf("move: %w", err)
+	}
+	src, to := filepath.FromSlash(rel), filepath.FromSlash(dst)
+	if ti, terr := r.Lstat(to); terr == nil {
 		// Only the same file under another case (a case-insensitive file
 		// system) may be renamed onto itself.
-		if si, serr := os.Lstat(src); serr != nil || !os.SameFile(si, ti) {
+		if !os.SameFile(si, ti) {
 			return Memory{}, fmt.Errorf("%s: %w", dst, ErrExists)
 		}
-		err = os.Rename(src, to)
+		err = r.Rename(src, to)
 	} else {
-		err = renameNoClobber(src, to)
+		err = renameNoClobber(r, src, to)
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -409,125 +380,6 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 		return Memory{}, fmt.Errorf("moved %s to %s, but updating the index failed: %w", rel, dst, err)
 	}
 	return e.memoryAt(dst)
-}
-
-// List describes one folder: its memory files (title, dates, size, decay
-// weight) and its subfolders, both sorted by name. Hidden entries and the
-// index folder are left out, as sync leaves them out.
-func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
-	rel, err := cleanRel(folder)
-	if err != nil {
-		return Listing{}, fmt.Errorf("folder: %w", err)
-	}
-	if err := resolveInside(e.root, rel); err != nil {
-		return Listing{}, fmt.Errorf("folder: %w", err)
-	}
-	entries, err := os.ReadDir(e.abs(rel))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Listing{}, fmt.Errorf("folder %q: %w", rel, ErrNotFound)
-		}
-		return Listing{}, fmt.Errorf("folder %q: %w", rel, err)
-	}
-	l := Listing{Folder: rel, Folders: []FolderEntry{}, Files: []FileEntry{}}
-	indexAbs, _ := filepath.Abs(e.cfg.IndexDir)
-	now := time.Now()
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	for _, d := range entries {
-		if err := ctx.Err(); err != nil {
-			return Listing{}, err
-		}
-		name := d.Name()
-		if strings.HasPrefix(name, ".") {
-			continue
-		}
-		p := path.Join(rel, name)
-		if d.IsDir() {
-			if e.abs(p) == indexAbs {
-				continue
-			}
-			n := 0
-			for f := range e.files {
-				if strings.HasPrefix(f, p+"/") {
-					n++
-				}
-			}
-			l.Folders = append(l.Folders, FolderEntry{Path: p, Memories: n})
-			continue
-		}
-		if !strings.EqualFold(path.Ext(name), ".md") {
-			continue
-		}
-		fi, err := os.Stat(e.abs(p))
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		f := FileEntry{URI: URI(p), Path: p, Size: fi.Size(), LastRead: e.reads[p]}
-		var created, mtime time.Time
-		if r := e.files[p]; r != nil {
-			f.Title, f.Created, f.Modified, f.Indexed = r.Title, r.Created, r.Modified, true
-			created, mtime = r.Created, r.mtime()
-		} else {
-			f.Title = strings.TrimSuffix(name, path.Ext(name))
-			mtime = fi.ModTime().UTC()
-		}
-		if f.Modified.IsZero() {
-			f.Modified = mtime
-		}
-		f.DecayWeight = round(e.cfg.Decay.Weight(p, decay.Reference(f.LastRead, created, mtime), now))
-		l.Files = append(l.Files, f)
-	}
-	sort.Slice(l.Folders, func(i, j int) bool { return l.Folders[i].Path < l.Folders[j].Path })
-	sort.Slice(l.Files, func(i, j int) bool { return l.Files[i].Path < l.Files[j].Path })
-	return l, nil
-}
-
-// Recent lists the memories modified or read most recently, newest first:
-// at most limit of them (0 means 20), and only those touched within since
-// of now (0 means no bound). "Modified" is the frontmatter date if the file
-// has one, else the file's modification time.
-func (e *Engine) Recent(ctx context.Context, limit int, since time.Duration) ([]Activity, error) {
-	if limit < 0 {
-		return nil, fmt.Errorf("limit %d: must be 0 (default) or more: %w", limit, ErrInvalid)
-	}
-	if since < 0 {
-		return nil, fmt.Errorf("since %s: must not be negative: %w", since, ErrInvalid)
-	}
-	if limit == 0 {
-		limit = 20
-	}
-	var cutoff time.Time
-	if since > 0 {
-		cutoff = time.Now().Add(-since)
-	}
-	e.mu.RLock()
-	out := make([]Activity, 0, min(limit, len(e.files)))
-	for p, r := range e.files {
-		a := Activity{URI: URI(p), Path: p, Title: r.Title, Modified: r.Modified, LastRead: e.reads[p]}
-		if a.Modified.IsZero() {
-			a.Modified = r.mtime()
-		}
-		a.Event, a.At = "modified", a.Modified
-		if a.LastRead.After(a.At) {
-			a.Event, a.At = "read", a.LastRead
-		}
-		if !cutoff.IsZero() && a.At.Before(cutoff) {
-			continue
-		}
-		out = append(out, a)
-	}
-	e.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].At.Equal(out[j].At) {
-			return out[i].At.After(out[j].At)
-		}
-		return out[i].Path < out[j].Path
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, ctx.Err()
 }
 
 // slug turns a title into a file name (without ".md") that is safe on
@@ -576,9 +428,10 @@ func reservedName(s string) bool {
 	return len(s) == 4 && (strings.HasPrefix(s, "com") || strings.HasPrefix(s, "lpt")) && s[3] >= '1' && s[3] <= '9'
 }
 
-// cleanTitle checks a title and collapses its whitespace, as Parse does.
+// cleanTitle checks a title, collapses its whitespace as Parse does, and
+// normalises it to NFC (see nfc).
 func cleanTitle(t string) (string, error) {
-	t = strings.Join(strings.Fields(t), " ")
+	t = nfc(strings.Join(strings.Fields(t), " "))
 	switch {
 	case t == "":
 		return "", fmt.Errorf("title is required: %w", ErrInvalid)
@@ -641,9 +494,11 @@ func hasControl(s string) bool {
 }
 
 // checkWritable checks a cleaned relative path a write will create: every
-// part a plain, visible name, the whole inside the memory folder (through
-// symlinks) and outside the index folder.
-func (e *Engine) checkWritable(rel string) error {
+// part a plain, visible name; the whole inside the memory folder (through
+// symlinks), and not a path the scan leaves out (the index folder, a
+// dependency folder, what .mnemoignore ignores) — a memory written there
+// would never be found.
+func (e *Engine) checkWritable(rel string, isDir bool) error {
 	for _, part := range strings.Split(rel, "/") {
 		switch {
 		case strings.HasPrefix(part, "."):
@@ -654,108 +509,61 @@ func (e *Engine) checkWritable(rel string) error {
 			return fmt.Errorf("%.40q…: a name over %d bytes: %w", part, maxNameBytes, ErrInvalid)
 		}
 	}
-	if err := resolveInside(e.root, rel); err != nil {
+	real, err := realRel(e.root, rel)
+	if err != nil {
 		return err
 	}
-	if idx, err := filepath.Abs(e.cfg.IndexDir); err == nil {
-		if full := e.abs(rel); full == idx || strings.HasPrefix(full, idx+string(filepath.Separator)) {
-			return fmt.Errorf("%q is inside the index folder: %w", rel, ErrOutsideRoot)
-		}
+	if e.indexRel != "" && (inFolder(rel, e.indexRel) || inFolder(real, e.indexRel)) {
+		return fmt.Errorf("%q is inside the index folder: %w", rel, ErrOutsideRoot)
+	}
+	r, err := e.openVault()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rules, err := e.loadIgnore(r)
+	if err != nil {
+		return err
+	}
+	if rules.skip(rel, isDir) || rules.skip(real, isDir) {
+		return fmt.Errorf("%q is ignored (a dependency folder, or a rule in %s): a memory there would never be indexed: %w", rel, ignoreFile, ErrInvalid)
 	}
 	return nil
 }
 
-// mkdirInside creates folder (relative) and checks again, now that it
-// exists, that it did not land outside the memory folder.
+// mkdirInside creates folder (relative) inside the memory folder: os.Root
+// follows no symlink out of it.
 func (e *Engine) mkdirInside(folder string) error {
 	if folder == "" || folder == "." {
 		return nil
 	}
-	if err := os.MkdirAll(e.abs(folder), 0o755); err != nil {
+	r, err := e.openVault()
+	if err != nil {
 		return err
 	}
-	return resolveInside(e.root, folder)
+	defer r.Close()
+	if err := r.MkdirAll(filepath.FromSlash(folder), 0o755); err != nil {
+		return e.vaultErr(folder, err)
+	}
+	return nil
 }
 
-func (e *Engine) abs(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }
+// isFolder reports whether rel names a folder inside the memory folder.
+func (e *Engine) isFolder(rel string) bool {
+	r, err := e.openVault()
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	fi, err := r.Stat(filepath.FromSlash(rel))
+	return err == nil && fi.IsDir()
+}
 
 func orDot(s string) string {
 	if s == "" {
 		return "."
 	}
 	return s
-}
-
-// writeFile writes data to rel atomically: a hidden temporary file in the
-// same folder (sync ignores hidden files), flushed, then renamed over rel.
-// With noClobber the rename fails with ErrExists if rel appeared meanwhile.
-func (e *Engine) writeFile(rel string, data []byte, perm fs.FileMode, noClobber bool) error {
-	full := e.abs(rel)
-	old := e.stamp(rel)
-	f, err := os.CreateTemp(filepath.Dir(full), ".mnemo-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, perm)
-	}
-	if err == nil {
-		if noClobber {
-			err = renameNoClobber(tmp, full)
-		} else {
-			err = os.Rename(tmp, full)
-		}
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s: %w", rel, ErrExists)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	// Sync notices a change by size and modification time. On a file
-	// system with coarse timestamps an edit of the same size could keep
-	// both, and go unnoticed: move the time on.
-	if fi, err := os.Stat(full); err == nil && old.size == fi.Size() && old.mtimeNs == fi.ModTime().UnixNano() {
-		t := time.Unix(0, old.mtimeNs).Add(time.Millisecond)
-		os.Chtimes(full, t, t)
-	}
-	return nil
-}
-
-// stamp is the size and modification time the index holds for rel.
-func (e *Engine) stamp(rel string) seen {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if r := e.files[rel]; r != nil {
-		return seen{size: r.Size, mtimeNs: r.MtimeNs}
-	}
-	return seen{size: -1}
-}
-
-// renameNoClobber renames src to dst unless dst exists (fs.ErrExist). A
-// hard link followed by removing src makes the check and the rename one
-// step; where links are not supported it falls back to check-then-rename.
-func renameNoClobber(src, dst string) error {
-	err := os.Link(src, dst)
-	if err == nil {
-		return os.Remove(src)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return fs.ErrExist
-	}
-	if _, err := os.Lstat(dst); err == nil {
-		return fs.ErrExist
-	}
-	return os.Rename(src, dst)
 }
 
 // indexed re-indexes rel and returns it as a Memory.
@@ -770,280 +578,4 @@ func (e *Engine) indexed(ctx context.Context, rel string) (Memory, error) {
 		}
 	}
 	return e.memoryAt(rel)
-}
-
-// memoryAt reads rel as Read does, without recording a read.
-func (e *Engine) memoryAt(rel string) (Memory, error) {
-	full := e.abs(rel)
-	fi, err := os.Stat(full)
-	if err != nil {
-		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	data, err := os.ReadFile(full)
-	if err != nil {
-		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
-	if err != nil {
-		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	m := Memory{
-		URI: URI(rel), Path: rel, Title: doc.Title, Content: doc.Body,
-		Created: doc.Created, Modified: doc.Modified, Tags: nonNil(doc.Tags), Links: nonNil(doc.Links),
-		Meta: doc.Meta, Checksum: checksum(data),
-	}
-	if m.Modified.IsZero() {
-		m.Modified = fi.ModTime().UTC()
-	}
-	e.mu.RLock()
-	m.LastRead = e.reads[rel]
-	e.mu.RUnlock()
-	return m, nil
-}
-
-func checksum(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
-// carryRead moves the read time of from to to, in the state store and in
-// memory; to "" forgets it. Nothing happens if from was never read.
-func (e *Engine) carryRead(from, to string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t, ok := e.reads[from]
-	if !ok {
-		return nil
-	}
-	err := e.st.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketReads)
-		if err := b.Delete([]byte(from)); err != nil {
-			return err
-		}
-		if to == "" {
-			return nil
-		}
-		return b.Put([]byte(to), []byte(t.UTC().Format(time.RFC3339Nano)))
-	})
-	if err != nil {
-		return err
-	}
-	delete(e.reads, from)
-	if to != "" {
-		e.reads[to] = t
-	}
-	return nil
-}
-
-// frontmatter is what Write puts at the top of a new memory, in this order.
-type frontmatter struct {
-	Title    string    `yaml:"title"`
-	Created  time.Time `yaml:"created"`
-	Modified time.Time `yaml:"modified"`
-	Tags     []string  `yaml:"tags,flow"`
-}
-
-func renderFront(title string, created, modified time.Time, tags []string) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString("---\n")
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(frontmatter{Title: title, Created: created.UTC(), Modified: modified.UTC(), Tags: tags}); err != nil {
-		return nil, fmt.Errorf("frontmatter: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("frontmatter: %w", err)
-	}
-	b.WriteString("---\n")
-	return b.Bytes(), nil
-}
-
-// touchModified sets the top-level "modified" key of a YAML frontmatter
-// block to t, changing only that line (or adding it at the end), so the
-// rest of the user's frontmatter keeps its exact formatting. A block that
-// is not a YAML mapping is returned unchanged.
-func touchModified(front []byte, t time.Time) []byte {
-	var m map[string]any
-	if err := yaml.Unmarshal(front, &m); err != nil {
-		return front
-	}
-	line := "modified: " + t.Format(time.RFC3339) + "\n"
-	lines := strings.SplitAfter(string(front), "\n")
-	var out strings.Builder
-	done := false
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		key, _, ok := strings.Cut(l, ":")
-		if done || !ok || strings.TrimRight(key, " \t") != "modified" {
-			out.WriteString(l)
-			continue
-		}
-		out.WriteString(line)
-		done = true
-		// Drop the old value's continuation lines (a block scalar).
-		for i+1 < len(lines) && (strings.HasPrefix(lines[i+1], " ") || strings.HasPrefix(lines[i+1], "\t")) {
-			i++
-		}
-	}
-	s := out.String()
-	if !done {
-		if s != "" && !strings.HasSuffix(s, "\n") {
-			s += "\n"
-		}
-		s += line
-	}
-	return []byte(s)
-}
-
-// applyEdit returns body with the edit applied.
-func applyEdit(body string, req EditRequest) (string, error) {
-	c := req.Content
-	switch req.Op {
-	case Append:
-		if strings.TrimSpace(c) == "" {
-			return "", fmt.Errorf("append: content is required: %w", ErrInvalid)
-		}
-		b := strings.TrimRight(body, "\r\n")
-		if strings.TrimSpace(b) == "" {
-			return withNewline(strings.Trim(c, "\r\n")), nil
-		}
-		return b + "\n\n" + withNewline(strings.Trim(c, "\r\n")), nil
-	case Prepend:
-		if strings.TrimSpace(c) == "" {
-			return "", fmt.Errorf("prepend: content is required: %w", ErrInvalid)
-		}
-		b := strings.TrimLeft(body, "\r\n")
-		if strings.TrimSpace(b) == "" {
-			return withNewline(strings.Trim(c, "\r\n")), nil
-		}
-		return strings.Trim(c, "\r\n") + "\n\n" + b, nil
-	case FindReplace:
-		if req.Find == "" {
-			return "", fmt.Errorf("find_replace: find is required: %w", ErrInvalid)
-		}
-		n := strings.Count(body, req.Find)
-		switch {
-		case n == 0:
-			return "", fmt.Errorf("find_replace: %.60q does not occur: %w", req.Find, ErrNoMatch)
-		case req.ExpectedCount > 0 && n != req.ExpectedCount:
-			return "", fmt.Errorf("find_replace: %.60q occurs %d times, expected %d; nothing changed: %w", req.Find, n, req.ExpectedCount, ErrNoMatch)
-		}
-		return strings.ReplaceAll(body, req.Find, c), nil
-	case ReplaceSection:
-		return replaceSection(body, req.Section, c)
-	}
-	return "", fmt.Errorf("operation %q: %w", req.Op, ErrInvalid)
-}
-
-// replaceSection replaces what lies under the heading named section, up
-// to the next heading of the same or a higher level, with content. ATX
-// headings ("## Text") are recognised outside fenced code blocks.
-func replaceSection(body, section, content string) (string, error) {
-	want := strings.TrimSpace(section)
-	wantLevel := 0
-	if lvl, text, ok := parseHeading(want); ok {
-		wantLevel, want = lvl, text
-	}
-	want = strings.Join(strings.Fields(want), " ")
-	if want == "" {
-		return "", fmt.Errorf("replace_section: section is required: %w", ErrInvalid)
-	}
-	type heading struct{ level, start, end int } // line start, line end (after '\n')
-	var hs []heading
-	var found []int
-	fence := ""
-	for pos := 0; pos < len(body); {
-		end := len(body)
-		if i := strings.IndexByte(body[pos:], '\n'); i >= 0 {
-			end = pos + i + 1
-		}
-		line := strings.TrimRight(body[pos:end], "\r\n")
-		if f := fenceOf(line); f != "" {
-			switch {
-			case fence == "":
-				fence = f
-			case strings.HasPrefix(f, fence) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), fence[:1])) == "":
-				fence = ""
-			}
-		} else if fence == "" {
-			if lvl, text, ok := parseHeading(line); ok {
-				hs = append(hs, heading{lvl, pos, end})
-				if (wantLevel == 0 || wantLevel == lvl) && strings.EqualFold(strings.Join(strings.Fields(text), " "), want) {
-					found = append(found, len(hs)-1)
-				}
-			}
-		}
-		pos = end
-	}
-	switch len(found) {
-	case 0:
-		return "", fmt.Errorf("replace_section: no heading %.60q: %w", section, ErrNoMatch)
-	case 1:
-	default:
-		return "", fmt.Errorf("replace_section: %d headings %.60q; make the section unique: %w", len(found), section, ErrNoMatch)
-	}
-	h := hs[found[0]]
-	stop := len(body)
-	for _, n := range hs[found[0]+1:] {
-		if n.level <= h.level {
-			stop = n.start
-			break
-		}
-	}
-	head := body[:h.end]
-	if !strings.HasSuffix(head, "\n") {
-		head += "\n"
-	}
-	var mid string
-	if c := strings.Trim(content, "\r\n"); c != "" {
-		mid = "\n" + c + "\n"
-	}
-	if stop < len(body) {
-		mid += "\n"
-	}
-	return head + mid + body[stop:], nil
-}
-
-// parseHeading parses an ATX heading line: up to three spaces, one to six
-// '#', then a space or the end of the line.
-func parseHeading(line string) (level int, text string, ok bool) {
-	s := strings.TrimLeft(line, " ")
-	if len(line)-len(s) > 3 {
-		return 0, "", false
-	}
-	for level < len(s) && s[level] == '#' {
-		level++
-	}
-	if level == 0 || level > 6 || (level < len(s) && s[level] != ' ' && s[level] != '\t') {
-		return 0, "", false
-	}
-	text = strings.TrimSpace(s[level:])
-	// A closing sequence of '#' is not part of the text.
-	if t := strings.TrimRight(text, "#"); t != text && (t == "" || strings.HasSuffix(t, " ") || strings.HasSuffix(t, "\t")) {
-		text = strings.TrimSpace(t)
-	}
-	return level, text, true
-}
-
-// fenceOf returns the fence ("```", "~~~~", …) a line opens or closes, or "".
-func fenceOf(line string) string {
-	s := strings.TrimLeft(line, " ")
-	if len(line)-len(s) > 3 || len(s) < 3 || (s[0] != '`' && s[0] != '~') {
-		return ""
-	}
-	n := 0
-	for n < len(s) && s[n] == s[0] {
-		n++
-	}
-	if n < 3 {
-		return ""
-	}
-	return s[:n]
-}
-
-func withNewline(s string) string {
-	if s == "" || strings.HasSuffix(s, "\n") {
-		return s
-	}
-	return s + "\n"
 }

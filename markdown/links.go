@@ -5,15 +5,23 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
-// NormalizeConcept turns a WikiLink target into the key that links and
-// files are matched on: trimmed, lowercased, with spaces, underscores and
-// slashes (and backslashes) turned into single dashes, and no dash at either
-// end. Letters outside ASCII are kept, so "Café Décisions" becomes
-// "café-décisions" and "東京 タワー" becomes "東京-タワー".
+// NormalizeConcept turns a WikiLink target into the key that links,
+// files and the concept graph are matched on: trimmed, in Unicode NFC (so a
+// precomposed "é" and "e" plus a combining accent are one letter),
+// lowercased, with spaces, underscores and slashes (and backslashes) turned
+// into single dashes, and no dash at either end. Letters outside ASCII are
+// kept, so "Café Décisions" becomes "café-décisions" and "東京 タワー"
+// becomes "東京-タワー". It is the one normalisation of concept names in
+// mnemo: the engine applies it to the names callers ask about too.
 func NormalizeConcept(s string) string {
 	s = strings.TrimSpace(s)
+	if !norm.NFC.IsNormalString(s) {
+		s = norm.NFC.String(s)
+	}
 	b := make([]byte, 0, len(s))
 	dash := false
 	for i := 0; i < len(s); {
@@ -37,7 +45,11 @@ func NormalizeConcept(s string) string {
 		dash = false
 		b = utf8.AppendRune(b, r)
 	}
-	return string(b)
+	out := string(b)
+	if !norm.NFC.IsNormalString(out) {
+		out = norm.NFC.String(out) // lowercasing can leave a sequence NFC composes
+	}
+	return out
 }
 
 // scanProse appends prose text (not code) to out, replacing each WikiLink

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -60,8 +61,19 @@ type Doc struct {
 	Text     string         // plain text of the body: markup removed, code kept, blocks separated by "\n"
 	Headings []string       // heading texts in document order
 	Links    []string       // normalised WikiLink concepts, unique, order of first appearance
+	Mentions []Mention      // one per entry of Links, in the same order: how often and under which headings
 	Chunks   []Chunk        // zero chunks when Text is empty
 	Warnings []string       // problems that did not stop the parse, one line each
+}
+
+// Mention is how one file links to one concept: Count WikiLinks in all,
+// under the headings in Sections (the innermost heading in force at each
+// link; a link before the first heading has none). The concept graph is
+// built from these.
+type Mention struct {
+	Concept  string
+	Count    int
+	Sections []string // unique, order of first appearance; nil if every link precedes the first heading
 }
 
 // Chunk is one window of a Doc's plain text, sized for embedding.
@@ -149,7 +161,10 @@ func (o Options) withDefaults() Options {
 type parser struct {
 	doc      *Doc
 	tagSeen  map[string]struct{}
-	linkSeen map[string]struct{}
+	linkSeen map[string]int // concept → index in Links and Mentions
+	// blockLinks are the concepts linked in the block being read; once
+	// the block is added they are counted under the heading in force.
+	blockLinks []string
 
 	// Filled by parseBody for chunk: the plain text's word units and
 	// where each heading's section starts.
@@ -181,19 +196,36 @@ func (p *parser) addTag(t string) {
 	p.doc.Tags = append(p.doc.Tags, t)
 }
 
-// addLink adds one normalised concept unless it is empty or already present.
+// addLink records one link to a normalised concept (empty ones are
+// ignored). It is counted, with its section, by placeLinks once its
+// block is added.
 func (p *parser) addLink(concept string) {
-	if concept == "" {
-		return
+	if concept != "" {
+		p.blockLinks = append(p.blockLinks, concept)
 	}
-	if _, ok := p.linkSeen[concept]; ok {
-		return
+}
+
+// placeLinks counts the links of the block just added under section, the
+// innermost heading in force ("" before the first heading).
+func (p *parser) placeLinks(section string) {
+	for _, concept := range p.blockLinks {
+		i, ok := p.linkSeen[concept]
+		if !ok {
+			if p.linkSeen == nil {
+				p.linkSeen = make(map[string]int)
+			}
+			i = len(p.doc.Links)
+			p.linkSeen[concept] = i
+			p.doc.Links = append(p.doc.Links, concept)
+			p.doc.Mentions = append(p.doc.Mentions, Mention{Concept: concept})
+		}
+		m := &p.doc.Mentions[i]
+		m.Count++
+		if section != "" && !slices.Contains(m.Sections, section) {
+			m.Sections = append(m.Sections, section)
+		}
 	}
-	if p.linkSeen == nil {
-		p.linkSeen = make(map[string]struct{})
-	}
-	p.linkSeen[concept] = struct{}{}
-	p.doc.Links = append(p.doc.Links, concept)
+	p.blockLinks = p.blockLinks[:0]
 }
 
 // titleFromName is the last-resort title: the file name without folder and

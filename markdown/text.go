@@ -91,6 +91,15 @@ func walk(root ast.Node, enter func(ast.Node) bool) {
 // Containers (document, lists, quotes, tables) are descended into; leaves
 // add their text.
 func (p *parser) block(b *bodyState, n ast.Node) bool {
+	defer func() {
+		if len(p.blockLinks) > 0 {
+			section := ""
+			if len(b.stack) > 0 {
+				section = b.stack[len(b.stack)-1].text
+			}
+			p.placeLinks(section)
+		}
+	}()
 	switch n := n.(type) {
 	case *ast.Heading:
 		p.addBlock(b, p.leafText(b, n), n.Level)

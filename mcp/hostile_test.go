@@ -17,7 +17,7 @@ import (
 func TestHostileInput(t *testing.T) {
 	outside := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(outside, "secret.md"), []byte("# Secret\n\nswordfish\n"), 0o644))
-	e := newEnv(t, true, nil, mcp.Options{})
+	e := newEnv(t, true, nil, mcp.Options{Sessions: newSessions(t)})
 	must(t, os.Symlink(outside, filepath.Join(e.dir, "escape")))
 	must(t, os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(e.dir, "leak.md")))
 	before, beforeOut := treeHash(t, e.dir), treeHash(t, outside)
@@ -122,6 +122,28 @@ func TestHostileInput(t *testing.T) {
 		{"recent bad span", "RecentActivity", map[string]any{"timespan": "forever"}},
 		{"recent negative span", "RecentActivity", map[string]any{"timespan": "-5h"}},
 		{"sync full string", "Sync", map[string]any{"full": "yes"}},
+		// Sessions.
+		{"sessions query missing", "SearchSessions", map[string]any{"project": "x"}},
+		{"sessions huge query", "SearchSessions", map[string]any{"query": huge}},
+		{"sessions stopwords only", "SearchSessions", map[string]any{"query": "the of and"}},
+		{"sessions limit 201", "SearchSessions", map[string]any{"query": "retry", "limit": 201}},
+		{"sessions maxHits 0", "SearchSessions", map[string]any{"query": "retry", "maxHits": 0}},
+		{"sessions maxHits 21", "SearchSessions", map[string]any{"query": "retry", "maxHits": 21}},
+		{"sessions bad mode", "SearchSessions", map[string]any{"query": "retry", "mode": "grep"}},
+		{"sessions bad role", "SearchSessions", map[string]any{"query": "retry", "role": "system"}},
+		{"sessions bad date", "SearchSessions", map[string]any{"query": "retry", "from_date": "last week"}},
+		{"sessions aliases disagree", "SearchSessions", map[string]any{"query": "retry", "sessionId": "a", "session_id": "b"}},
+		{"sessions huge project", "SearchSessions", map[string]any{"query": "retry", "project": huge}},
+		{"sessions unknown parameter", "SearchSessions", map[string]any{"query": "retry", "folder": "x"}},
+		{"get session missing id", "GetSession", map[string]any{}},
+		{"get session unknown", "GetSession", map[string]any{"sessionId": "../../etc/passwd"}},
+		{"get session negative offset", "GetSession", map[string]any{"sessionId": testSession, "offset": -1}},
+		{"get session limit 0", "GetSession", map[string]any{"sessionId": testSession, "limit": 0}},
+		{"get session huge id", "GetSession", map[string]any{"sessionId": huge}},
+		{"get message missing id", "GetMessage", map[string]any{"sessionId": testSession}},
+		{"get message unknown", "GetMessage", map[string]any{"sessionId": testSession, "messageId": "nope"}},
+		{"get message context 51", "GetMessage", map[string]any{"sessionId": testSession, "messageId": "m1", "context": 51}},
+		{"get message NUL", "GetMessage", map[string]any{"sessionId": testSession, "messageId": "m\x00"}},
 		{"status unknown parameter", "MemoryStatus", map[string]any{"verbose": true}},
 		{"config unknown parameter", "GetConfig", map[string]any{"all": 1}},
 	}

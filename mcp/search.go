@@ -46,6 +46,7 @@ type searchOut struct {
 	Indexing            bool           `json:"indexing" jsonschema:"the index is being built; results may be incomplete"`
 	Results             []searchResult `json:"results"`
 	Truncated           bool           `json:"truncated,omitempty" jsonschema:"results were cut to fit the response limit"`
+	Hint                string         `json:"hint,omitempty" jsonschema:"why an empty page is empty, when there is more to say than no match"`
 	Note                string         `json:"note,omitempty"`
 }
 
@@ -135,7 +136,7 @@ func (s *server) search(ctx context.Context, in *searchIn) (*searchOut, error) {
 	}
 	out := &searchOut{
 		Mode: modeNames[p.Mode], Query: p.Query, TotalCount: p.TotalCount, Page: p.Page, PageSize: p.PageSize,
-		TextResultCount: p.TextResultCount, SemanticResultCount: p.SemanticResultCount, Indexing: p.Indexing,
+		TextResultCount: p.TextResultCount, SemanticResultCount: p.SemanticResultCount, Indexing: p.Indexing, Hint: p.Hint,
 		Results: make([]searchResult, 0, len(p.Results)),
 	}
 	for _, r := range p.Results {
@@ -191,6 +192,9 @@ func searchText(o *searchOut) string {
 	}
 	if o.Indexing {
 		b.WriteString("\n(The index is still being built; results may be incomplete.)")
+	}
+	if o.Hint != "" {
+		b.WriteString("\nHint: " + o.Hint)
 	}
 	if o.Note != "" {
 		b.WriteString("\n(" + o.Note + ")")

@@ -2,10 +2,13 @@
 // Protocol, with the official Go SDK: over stdio (what Claude Code, Claude
 // Desktop and Codex start) or streamable HTTP on a loopback address.
 //
-// Eleven tools, each in the file that bears its name's subject:
+// Fifteen tools, each in the file that bears its name's subject:
 // SearchMemories (search.go), ReadMemory (read.go), WriteMemory,
 // EditMemory, DeleteMemory and MoveMemory (write.go), ListMemories and
-// RecentActivity (list.go), Sync, MemoryStatus and GetConfig (status.go).
+// RecentActivity (list.go), Sync, MemoryStatus and GetConfig (status.go),
+// and the concept graph's BuildContext, Visualize, FindSimilarConcepts and
+// ExtractConceptsFromFile (graph.go); and, with a sessions index
+// (Options.Sessions), SearchSessions, GetSession and GetMessage (sessions.go).
 //
 // Every tool declares an input and an output schema, returns its result as
 // structured content plus a short plain-text rendering, and answers a bad
@@ -67,6 +70,10 @@ type Options struct {
 	// effective value and source. One replaces the entry of the same name.
 	Settings []decay.Setting
 
+	// Sessions, if set, serves the agent-session tools SearchSessions,
+	// GetSession and GetMessage (sessions.go), and Sync syncs it too.
+	Sessions Sessions
+
 	// Logger receives the server's log; nil discards it. Over stdio it must
 	// not write to stdout.
 	Logger *slog.Logger
@@ -75,6 +82,7 @@ type Options struct {
 // server is what the tool handlers share.
 type server struct {
 	eng  *engine.Engine
+	sess Sessions // nil: no sessions index
 	opts Options
 }
 
@@ -84,7 +92,7 @@ func (s *server) logf(format string, args ...any) {
 	}
 }
 
-const instructions = `mnemo is a memory of markdown files. Search it with SearchMemories before answering questions about past work, decisions or people; open a result with ReadMemory (by its uri) before relying on it. Record what is worth keeping with WriteMemory; change a memory with EditMemory, passing the checksum ReadMemory returned so a concurrent change is not overwritten.`
+const instructions = `mnemo is a memory of markdown files. Search it with SearchMemories before answering questions about past work, decisions or people; open a result with ReadMemory (by its uri) before relying on it. Concepts linked as [[WikiLinks]] form a graph: BuildContext shows what surrounds one. Record what is worth keeping with WriteMemory; change a memory with EditMemory, passing the checksum ReadMemory returned so a concurrent change is not overwritten.`
 
 // NewServer returns an MCP server with mnemo's tools, serving eng.
 func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
@@ -106,7 +114,7 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
-	srv := &server{eng: eng, opts: opts}
+	srv := &server{eng: eng, sess: opts.Sessions, opts: opts}
 	add(s, srv, srv.searchTool())
 	add(s, srv, srv.readTool())
 	add(s, srv, srv.writeTool())
@@ -118,6 +126,15 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	add(s, srv, srv.syncTool())
 	add(s, srv, srv.statusTool())
 	add(s, srv, srv.configTool())
+	add(s, srv, srv.contextTool())
+	add(s, srv, srv.visualizeTool())
+	add(s, srv, srv.similarTool())
+	add(s, srv, srv.extractTool())
+	if srv.sess != nil {
+		add(s, srv, srv.searchSessionsTool())
+		add(s, srv, srv.getSessionTool())
+		add(s, srv, srv.getMessageTool())
+	}
 	return s
 }
 
@@ -127,7 +144,7 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 	if opts.HTTPAddr != "" {
 		return serveHTTP(ctx, eng, opts)
 	}
-	err := NewServer(eng, opts).Run(ctx, &sdk.StdioTransport{})
+	err := NewServer(eng, opts).Run(ctx, newStdioTransport(os.Stdin, os.Stdout))
 	if ctx.Err() != nil {
 		return nil // asked to stop
 	}

@@ -164,8 +164,9 @@ func treeHash(t testing.TB, dir string) string {
 }
 
 var allTools = []string{
-	"DeleteMemory", "EditMemory", "GetConfig", "ListMemories", "MemoryStatus", "MoveMemory",
-	"ReadMemory", "RecentActivity", "SearchMemories", "Sync", "WriteMemory",
+	"BuildContext", "DeleteMemory", "EditMemory", "ExtractConceptsFromFile", "FindSimilarConcepts", "GetConfig",
+	"ListMemories", "MemoryStatus", "MoveMemory", "ReadMemory", "RecentActivity", "SearchMemories", "Sync",
+	"Visualize", "WriteMemory",
 }
 
 func TestListToolsAndSchemas(t *testing.T) {

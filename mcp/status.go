@@ -35,9 +35,11 @@ type syncOut struct {
 	Warnings   []warning `json:"warnings" jsonschema:"problems in files indexed anyway"`
 	Chunks     int       `json:"chunks" jsonschema:"chunks embedded by this sync"`
 	DurationMs float64   `json:"durationMs"`
-	Truncated  bool      `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
-	Note       string    `json:"note,omitempty"`
-	counts     [5]int
+	// Sessions is what the sync did to the agent-sessions index, if there is one.
+	Sessions  *engine.SessionsReport `json:"sessions,omitempty"`
+	Truncated bool                   `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
+	Note      string                 `json:"note,omitempty"`
+	counts    [5]int
 }
 
 func (o *syncOut) units() int {
@@ -75,12 +77,26 @@ func (s *server) syncTool() tool[syncIn, syncOut] {
 				Skipped: skips(r.Skipped), Warnings: warnings(r.Warnings), Chunks: r.Chunks, DurationMs: ms(r.Total),
 			}
 			out.counts = [5]int{len(out.Added), len(out.Updated), len(out.Removed), len(out.Skipped), len(out.Warnings)}
+			if s.sess != nil {
+				sr, err := s.sess.Sync(ctx, in.Full)
+				if err != nil {
+					return nil, fmt.Errorf("memories synced; sessions: %w", err)
+				}
+				if len(sr.Skipped) > 20 {
+					sr.Skipped = sr.Skipped[:20] // the full list is in sessions status
+				}
+				out.Sessions = &sr
+			}
 			return out, nil
 		},
 		text: func(o *syncOut) string {
 			c := o.counts
 			t := fmt.Sprintf("Synced in %.0f ms%s: %d added, %d updated, %d removed, %d unchanged, %d skipped, %d warnings.",
 				o.DurationMs, map[bool]string{true: " (full rebuild)"}[o.Full], c[0], c[1], c[2], o.Unchanged, c[3], c[4])
+			if r := o.Sessions; r != nil {
+				t += fmt.Sprintf(" Sessions: %d added, %d updated, %d re-read, %d removed, %d unchanged, %d messages indexed.",
+					r.Added, r.Updated, r.Reset, r.Removed, r.Unchanged, r.Messages)
+			}
 			if o.Note != "" {
 				t += " (" + o.Note + ")"
 			}
@@ -101,8 +117,13 @@ type statusOut struct {
 	FullTextBytes int64     `json:"fullTextBytes"`
 	StateBytes    int64     `json:"stateBytes"`
 	LastSync      time.Time `json:"lastSync,omitzero"`
-	Indexing      bool      `json:"indexing" jsonschema:"a sync is running"`
+	Indexing      bool      `json:"indexing" jsonschema:"a sync is running, or a first or full sync was cut short: the index holds part of the folder"`
+	Unfinished    string    `json:"unfinished,omitempty" jsonschema:"the first or full sync that was cut short; a completed Sync clears it"`
+	Damaged       string    `json:"damaged,omitempty" jsonschema:"what is wrong with a damaged full-text index; the next Sync rebuilds it"`
 	ReadOnly      bool      `json:"readOnly"`
+	Concepts      int       `json:"concepts" jsonschema:"concepts in the graph: distinct [[WikiLink]] targets"`
+	Mentions      int       `json:"mentions" jsonschema:"WikiLinks over all memories"`
+	Communities   int       `json:"communities" jsonschema:"Louvain communities of concepts; -1 until computed"`
 	Skipped       []skipped `json:"skipped" jsonschema:"files not indexed, and why"`
 	Warnings      []warning `json:"warnings" jsonschema:"problems in files indexed anyway"`
 	Truncated     bool      `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
@@ -137,7 +158,8 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 			return &statusOut{
 				MemoryDir: st.MemoryDir, IndexDir: st.IndexDir, Memories: st.Files, Chunks: st.Chunks,
 				Embedder: st.Embedder, Dimensions: st.Dimensions, FullTextBytes: st.FullTextSize, StateBytes: st.StateSize,
-				LastSync: st.LastSync, Indexing: st.Indexing, ReadOnly: st.ReadOnly,
+				LastSync: st.LastSync, Indexing: st.Indexing, Unfinished: st.Unfinished, Damaged: st.Damaged, ReadOnly: st.ReadOnly,
+				Concepts: st.Graph.Concepts, Mentions: st.Graph.Mentions, Communities: st.Graph.Communities,
 				Skipped: skips(st.Skipped), Warnings: warnings(st.Warnings),
 			}, nil
 		},
@@ -146,9 +168,15 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 			if !o.LastSync.IsZero() {
 				last = o.LastSync.UTC().Format(time.RFC3339)
 			}
-			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); last sync %s; %d skipped, %d warnings.",
-				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, last, len(o.Skipped), len(o.Warnings))
-			if o.Indexing {
+			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); %d concepts, %d links, %d communities; last sync %s; %d skipped, %d warnings.",
+				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, o.Concepts, o.Mentions, o.Communities, last, len(o.Skipped), len(o.Warnings))
+			if o.Damaged != "" {
+				t += " Damaged: " + o.Damaged + "."
+			}
+			switch {
+			case o.Unfinished != "":
+				t += " Indexing: a " + o.Unfinished + "; the index holds part of the folder."
+			case o.Indexing:
 				t += " A sync is running."
 			}
 			if o.ReadOnly {

@@ -120,9 +120,11 @@ func (a *app) runBatch(ctx context.Context, path string, def searchFlags, noSync
 	}
 	return a.withEngine(ctx, noSync, nil, func(e backend) error {
 		if !noSync {
-			if _, err := e.Sync(ctx, false); err != nil {
+			rep, err := e.Sync(ctx, false)
+			if err != nil {
 				return fmt.Errorf("sync before search: %w", err)
 			}
+			a.noteRebuild(rep)
 		}
 		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 0, 1<<20), maxBatchLine)

@@ -58,7 +58,26 @@ func runBinary(t testing.TB, bin, stdin string, args ...string) (code int, stdou
 }
 
 func TestMain(m *testing.M) {
+	// serve and the sessions commands read agent transcripts under $HOME:
+	// no test may index the real ones. The go tool's caches stay where
+	// they were, so building the binary stays cheap.
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		if os.Getenv(k) == "" {
+			if out, err := exec.Command("go", "env", k).Output(); err == nil {
+				os.Setenv(k, strings.TrimSpace(string(out)))
+			}
+		}
+	}
+	home, err := os.MkdirTemp("", "mnemo-home-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
+	for _, v := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"} {
+		os.Unsetenv(v)
+	}
 	code := m.Run()
+	os.RemoveAll(home)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

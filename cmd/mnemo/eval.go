@@ -209,9 +209,11 @@ func (a *app) runEval(ctx context.Context, path string, f evalFlags) error {
 	var saved []batchResult
 	err = a.withEngine(ctx, f.noSync, nil, func(e backend) error {
 		if !f.noSync {
-			if _, err := e.Sync(ctx, false); err != nil {
+			rep, err := e.Sync(ctx, false)
+			if err != nil {
 				return fmt.Errorf("sync before eval: %w", err)
 			}
+			a.noteRebuild(rep)
 		}
 		for _, q := range qs {
 			sq := q.search

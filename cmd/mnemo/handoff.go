@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"mnemo/cmd/mnemo/remote"
@@ -17,6 +19,11 @@ type backend interface {
 	Read(ctx context.Context, id string) (engine.Memory, error)
 	Status(ctx context.Context) (engine.Status, error)
 	Sync(ctx context.Context, full bool) (engine.Report, error)
+	BuildContext(ctx context.Context, q engine.ContextQuery) (engine.ConceptContext, error)
+	Visualize(ctx context.Context, concept string, depth, maxNodes int) (engine.Diagram, error)
+	FindSimilarConcepts(ctx context.Context, concept string, maxResults int) (engine.Similar, error)
+	Concepts(ctx context.Context) ([]engine.ConceptInfo, error)
+	FileConcepts(ctx context.Context, id string) (engine.FileConcepts, error)
 	Close() error
 }
 
@@ -47,6 +54,10 @@ func (a *app) openBackend(ctx context.Context, cfg engine.Config) (backend, erro
 			return nil, fmt.Errorf("%w; it takes no requests (only mnemo serve does), so wait for it to finish or stop it", err)
 		}
 	}
+	if err := sameMemory(ctx, c, cfg.MemoryDir); err != nil {
+		c.Close()
+		return nil, err
+	}
 	if flags := a.engineFlags(); len(flags) > 0 {
 		verb := "are"
 		if len(flags) == 1 {
@@ -56,6 +67,33 @@ func (a *app) openBackend(ctx context.Context, cfg engine.Config) (backend, erro
 			strings.Join(flags, ", "), verb)
 	}
 	return c, nil
+}
+
+// sameMemory refuses a server that holds the index for another memory
+// folder than the one this command was given (--memory, or ROOT/memory):
+// its answers would be about the wrong memories.
+func sameMemory(ctx context.Context, c *remote.Client, memoryDir string) error {
+	st, err := c.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("ask mnemo serve which memory folder it serves: %w", err)
+	}
+	if samePath(st.MemoryDir, memoryDir) {
+		return nil
+	}
+	return usagef("mnemo serve holds the index %s for the memory folder %s, not %s; stop it, or give this command another --index",
+		st.IndexDir, st.MemoryDir, memoryDir)
+}
+
+// samePath reports whether a and b name the same folder.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	aa, _ := filepath.Abs(a)
+	bb, _ := filepath.Abs(b)
+	return aa == bb
 }
 
 // engineFlags are the flags given that set how an engine ranks, which a
@@ -83,7 +121,7 @@ func (a *app) engineFlags() []string {
 // called or ctx ends. stop returns once no request is running, so that e
 // can be closed. A socket that cannot be made is logged, not fatal: serve
 // still works, and other commands report the index in use.
-func startHandoff(ctx context.Context, e *engine.Engine, indexDir string, logf func(string)) (stop func()) {
+func startHandoff(ctx context.Context, e *engine.Engine, sess *engine.Sessions, indexDir string, logf func(string)) (stop func()) {
 	ln, err := remote.Listen(indexDir)
 	if err != nil {
 		logf("other commands cannot reach this server: " + err.Error())
@@ -94,7 +132,11 @@ func startHandoff(ctx context.Context, e *engine.Engine, indexDir string, logf f
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := remote.Serve(ctx, ln, e); err != nil {
+		var sb remote.SessionsBackend
+		if sess != nil {
+			sb = sess
+		}
+		if err := remote.ServeWith(ctx, ln, e, sb); err != nil {
 			logf("other commands can no longer reach this server: " + err.Error())
 		}
 	}()

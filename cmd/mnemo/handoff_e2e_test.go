@@ -86,6 +86,21 @@ func TestHandoff(t *testing.T) {
 		}
 	})
 
+	t.Run("another memory folder is refused", func(t *testing.T) {
+		other := t.TempDir()
+		code, out, errs := mnemo("", "--memory", other, "search", "bbolt")
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "not "+other) {
+			t.Errorf("--memory %s while serve holds the index for %s: exit %d, stdout %q, stderr %q; want exit 2 and one line refusing", other, memory, code, out, errs)
+		}
+	})
+
+	t.Run("read by file stem", func(t *testing.T) {
+		code, out, errs := mnemo("", "read", "use-bbolt") // decisions/use-bbolt.md, which has a title
+		if code != 0 || !strings.Contains(out, "bbolt") {
+			t.Errorf("read use-bbolt: exit %d, stdout %q, stderr %q", code, out, errs)
+		}
+	})
+
 	t.Run("read records recency", func(t *testing.T) {
 		if r := find(search("--no-sync", "restart shutdown"), "howto/restart.md"); r == nil || r.Decay >= 1 {
 			t.Fatalf("before the read: %+v, want decay < 1", r)

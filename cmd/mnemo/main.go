@@ -7,12 +7,18 @@ package main
 
 import (
 	"context"
+	"io"
+	"log"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
+	// Bleve's index code logs to the standard logger ("unable to load
+	// snapshot, … continuing") as it falls back from a damaged snapshot;
+	// the engine finds and reports that damage itself, in one line.
+	log.SetOutput(io.Discard)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

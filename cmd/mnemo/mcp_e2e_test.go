@@ -70,8 +70,8 @@ func TestMCPStdio(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	want := []string{"DeleteMemory", "EditMemory", "GetConfig", "ListMemories", "MemoryStatus", "MoveMemory",
-		"ReadMemory", "RecentActivity", "SearchMemories", "Sync", "WriteMemory"}
+	want := []string{"BuildContext", "DeleteMemory", "EditMemory", "ExtractConceptsFromFile", "FindSimilarConcepts", "GetConfig", "GetMessage", "GetSession",
+		"ListMemories", "MemoryStatus", "MoveMemory", "ReadMemory", "RecentActivity", "SearchMemories", "SearchSessions", "Sync", "Visualize", "WriteMemory"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v", names)
 	}
@@ -120,8 +120,28 @@ func TestMCPStdio(t *testing.T) {
 	for _, v := range cfg.Variables {
 		sources[v.Name] = v.Source
 	}
-	if sources[EnvRoot] != "flag --root" || sources[EnvDebounce] == "" || sources["MAENIFOLD_DECAY_FUNCTION"] == "" {
+	if sources[EnvRoot] != "flag --root" || sources[EnvDebounce] == "" || sources["MAENIFOLD_DECAY_FUNCTION"] == "" || sources[EnvLouvainGamma] == "" {
 		t.Errorf("GetConfig variables: %+v", cfg.Variables)
+	}
+
+	// The concept graph, through the same child.
+	var gc struct {
+		Concept         string
+		DirectRelations []struct {
+			Name              string
+			CoOccurrenceCount int
+			Files             []string
+		}
+	}
+	if res := call("BuildContext", map[string]any{"conceptName": "Recency Decay", "depth": 1, "maxEntities": 3}, &gc); res.IsError {
+		t.Fatalf("BuildContext: %v", res.Content)
+	}
+	if gc.Concept != "recency-decay" || len(gc.DirectRelations) != 3 || gc.DirectRelations[0].CoOccurrenceCount < gc.DirectRelations[2].CoOccurrenceCount {
+		t.Errorf("BuildContext: %+v", gc)
+	}
+	var d struct{ Mermaid string }
+	if res := call("Visualize", map[string]any{"conceptName": "bbolt"}, &d); res.IsError || !strings.HasPrefix(d.Mermaid, "graph LR\n") {
+		t.Errorf("Visualize: %v", res.Content)
 	}
 
 	// Round-trip latency of a search through the child's stdio.

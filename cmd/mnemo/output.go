@@ -80,6 +80,9 @@ func writePage(w io.Writer, p engine.Page) error {
 		pages = (p.TotalCount + p.PageSize - 1) / p.PageSize
 	}
 	fmt.Fprintf(b, "%d %s (page %d of %d, mode %s)\n", p.TotalCount, noun, page, pages, p.Mode)
+	if p.Hint != "" {
+		fmt.Fprintln(b, "hint: "+p.Hint)
+	}
 	first := (page-1)*p.PageSize + 1
 	width := len(fmt.Sprint(first + len(p.Results) - 1))
 	for i, r := range p.Results {
@@ -153,6 +156,11 @@ func writeStatus(w io.Writer, s engine.Status, now time.Time) error {
 	row("index", "%s", s.IndexDir)
 	row("files", "%d", s.Files)
 	row("chunks", "%d", s.Chunks)
+	comm := "not computed yet"
+	if s.Graph.Communities >= 0 {
+		comm = fmt.Sprintf("%d communities", s.Graph.Communities)
+	}
+	row("concepts", "%d (%d links, %s)", s.Graph.Concepts, s.Graph.Mentions, comm)
 	row("full-text", "%s", formatBytes(s.FullTextSize))
 	row("state", "%s", formatBytes(s.StateSize))
 	emb := s.Embedder
@@ -171,7 +179,13 @@ func writeStatus(w io.Writer, s engine.Status, now time.Time) error {
 	if s.LastError != "" {
 		row("last sync failed", "%s", s.LastError)
 	}
-	if s.Indexing {
+	if s.Damaged != "" {
+		row("damaged", "%s", s.Damaged)
+	}
+	switch {
+	case s.Unfinished != "":
+		row("indexing", "yes: a %s, so the index holds part of the folder; run mnemo sync", s.Unfinished)
+	case s.Indexing:
 		row("indexing", "yes, the index is still being built")
 	}
 	row("skipped", "%d", len(s.Skipped))

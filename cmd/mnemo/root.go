@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,9 @@ import (
 
 // EnvRoot names the folder that holds memory/ and index/ when --root is not given.
 const EnvRoot = "MAENIFOLD_ROOT"
+
+// EnvLouvainGamma is the resolution of the concept graph's communities.
+const EnvLouvainGamma = "MAENIFOLD_LOUVAIN_GAMMA"
 
 // globals are the flags every command shares.
 type globals struct {
@@ -51,7 +55,7 @@ func usagef(format string, args ...any) error {
 // the caller's mistake, so they exit 2 like a bad flag.
 var engineUsageErrors = []error{
 	engine.ErrEmptyQuery, engine.ErrNoTerms, engine.ErrBadPage, engine.ErrBadPageSize,
-	engine.ErrBadMode, engine.ErrBadSort, engine.ErrOutsideRoot,
+	engine.ErrBadMode, engine.ErrBadSort, engine.ErrOutsideRoot, engine.ErrBadGraphArg,
 }
 
 func isUsage(err error) bool {
@@ -122,7 +126,8 @@ folder directly. The embedder is --embedder or $` + embed.EnvEmbedder + `: built
 ($` + embed.EnvOpenAIBaseURL + `, key from $` + embed.EnvOpenAIKey + ` or
 $` + embed.EnvOpenAIKeyStd + `). Decay is configured by the ` + decay.EnvFunction + `,
 ` + decay.EnvHalfLife + `, ` + decay.EnvStrength + ` and MAENIFOLD_DECAY_GRACE_DAYS_*
-variables; the flags below override them.
+variables; the flags below override them. $` + EnvLouvainGamma + ` sets the resolution of
+the concept graph's communities (default 1).
 
 An index has one writer at a time. While mnemo serve runs, the other
 commands go through it (so its settings, not these flags, rank results).
@@ -137,7 +142,13 @@ Exit status: 0 success, 1 error, 2 usage error.`,
 		// instead of cobra's help page with exit 0.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("missing command (sync, search, read or status); see mnemo --help")
+				var names []string
+				for _, c := range cmd.Commands() {
+					if c.IsAvailableCommand() && c.Name() != "help" {
+						names = append(names, c.Name())
+					}
+				}
+				return usagef("missing command (%s); see mnemo --help", strings.Join(names, ", "))
 			}
 			msg := fmt.Sprintf("unknown command %q", args[0])
 			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
@@ -163,7 +174,7 @@ Exit status: 0 success, 1 error, 2 usage error.`,
 	f.StringVar(&a.g.fusion, "fusion", "", "how hybrid mode combines the two indexes: weighted or rrf (default weighted)")
 	f.StringVar(&a.g.embedder, "embedder", "", "builtin, ollama:<model> or openai:<model> (overrides $"+embed.EnvEmbedder+"; changing it re-embeds every memory)")
 
-	root.AddCommand(a.syncCmd(), a.searchCmd(), a.readCmd(), a.statusCmd(), a.serveCmd(), a.evalCmd())
+	root.AddCommand(a.syncCmd(), a.searchCmd(), a.readCmd(), a.statusCmd(), a.serveCmd(), a.evalCmd(), a.graphCmd(), a.sessionsCmd())
 	return root
 }
 
@@ -215,6 +226,14 @@ func buildConfig(g globals, lookup func(string) (string, bool)) (engine.Config, 
 		d.HalfLifeDays = g.halfLifeDays
 	}
 	cfg.Decay = d
+
+	if v, ok := lookup(EnvLouvainGamma); ok && strings.TrimSpace(v) != "" {
+		gamma, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(gamma) || math.IsInf(gamma, 0) || gamma <= 0 {
+			return engine.Config{}, usagef("$%s %q: want a positive number (1 is classic modularity; higher gives smaller communities)", EnvLouvainGamma, v)
+		}
+		cfg.LouvainGamma = gamma
+	}
 
 	switch f := engine.Fusion(strings.ToLower(g.fusion)); f {
 	case "":

@@ -124,6 +124,13 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, nil, "missing command"},
+		{"no command names serve", nil, nil, "serve"},
+		{"no command names eval", nil, nil, "eval"},
+		{"page 0", nil, []string{"search", "--page", "0", "x"}, "--page 0"},
+		{"page size 0", nil, []string{"search", "--page-size", "0", "x"}, "--page-size 0"},
+		{"page size 0 short", nil, []string{"search", "-n", "0", "x"}, "--page-size 0"},
+		{"page 0 with batch", nil, []string{"search", "--page", "0", "--batch", "-"}, "--page 0"},
+		{"page size too big", nil, []string{"search", "--page-size", "201", "--no-sync", "x"}, "pageSize"},
 		{"unknown command", nil, []string{"serach", "x"}, `did you mean "search"`},
 		{"unknown flag", nil, []string{"search", "--fuzzy", "x"}, "unknown flag: --fuzzy"},
 		{"bad flag value", nil, []string{"search", "--page", "two", "x"}, "--page"},

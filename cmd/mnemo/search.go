@@ -58,14 +58,23 @@ the end of that day).`,
 				if len(args) > 0 {
 					return usagef("--batch takes its queries from the file, not from arguments (got %q)", strings.Join(args, " "))
 				}
+				if err := explicitPages(cmd); err != nil {
+					return err
+				}
 				return a.runBatch(cmd.Context(), batch, f, noSync)
 			}
 			if len(args) == 0 {
 				return usagef("search needs a query (or --batch FILE); see mnemo search --help")
 			}
+			if err := explicitPages(cmd); err != nil {
+				return err
+			}
 			q, err := buildQuery(strings.Join(args, " "), f)
 			if err != nil {
 				return err
+			}
+			if _, err := q.Validate(); err != nil {
+				return err // a usage error, before any index is opened
 			}
 			return a.search(cmd.Context(), q, noSync)
 		},
@@ -75,7 +84,7 @@ the end of that day).`,
 	fl.IntVarP(&f.page, "page", "p", 0, "page number, from 1 (default 1)")
 	fl.IntVarP(&f.pageSize, "page-size", "n", 0, "results per page, 1 to 200 (default 10)")
 	fl.StringVar(&f.folder, "folder", "", "only memories under this folder of the memory folder")
-	fl.StringSliceVarP(&f.tags, "tag", "t", nil, "only memories with this tag (repeatable, or comma-separated)")
+	fl.StringSliceVarP(&f.tags, "tag", "t", nil, "only memories with every one of these tags: --tag a,b (or --tag a --tag b) means a AND b")
 	fl.StringVar(&f.from, "from", "", "only memories created at or after this date")
 	fl.StringVar(&f.to, "to", "", "only memories created at or before this date")
 	fl.Float64Var(&f.minScore, "min-score", 0, "drop results scoring below this (scores are 0 to 1)")
@@ -89,9 +98,11 @@ the end of that day).`,
 func (a *app) search(ctx context.Context, q engine.Query, noSync bool) error {
 	return a.withEngine(ctx, noSync, nil, func(e backend) error {
 		if !noSync {
-			if _, err := e.Sync(ctx, false); err != nil {
+			rep, err := e.Sync(ctx, false)
+			if err != nil {
 				return fmt.Errorf("sync before search: %w", err)
 			}
+			a.noteRebuild(rep)
 		}
 		p, err := e.Search(ctx, q)
 		if err != nil {
@@ -102,6 +113,26 @@ func (a *app) search(ctx context.Context, q engine.Query, noSync bool) error {
 		}
 		return writePage(a.stdout, p)
 	})
+}
+
+// explicitPages refuses --page 0 and --page-size 0: the engine reads 0 as
+// "the default", which a person who typed 0 did not mean.
+func explicitPages(cmd *cobra.Command) error {
+	for _, name := range []string{"page", "page-size"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "0" {
+			return usagef("--%s 0: pages and page sizes count from 1", name)
+		}
+	}
+	return nil
+}
+
+// noteRebuild says on stderr, in one line, that the sync a command ran
+// first had to rebuild the index (damaged, older, new embedder): the
+// command took longer than usual, and the index was not what it should be.
+func (a *app) noteRebuild(rep engine.Report) {
+	if rep.Rebuilt != "" {
+		fmt.Fprintf(a.stderr, "mnemo: rebuilt the index: %s\n", oneLine(rep.Rebuilt))
+	}
 }
 
 // buildQuery turns the search flags and the query text into an engine.Query.

@@ -23,6 +23,7 @@ import (
 const (
 	EnvDebounce = "MAENIFOLD_DEBOUNCE_MS" // watcher debounce in milliseconds, default 150
 	EnvAutoSync = "MAENIFOLD_AUTO_SYNC"   // "false" turns the watcher off
+	EnvSessions = "MAENIFOLD_SESSIONS"    // "false": serve does not index agent sessions
 )
 
 // serveFlags is how serve runs, from its flags and the environment.
@@ -37,6 +38,8 @@ func (a *app) serveCmd() *cobra.Command {
 	var debounceMs int
 	var noWatch bool
 	var httpAddr string
+	var noSessions bool
+	var sf0 sessionsFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Keep the index fresh: watch the memory folder until stopped",
@@ -55,6 +58,11 @@ the agent that started it, over stdin/stdout, unless stdin is a terminal or
 /dev/null; when that client hangs up, serve stops. With --http ADDR it serves
 them over streamable HTTP at http://ADDR/mcp instead; ADDR must be a loopback
 address such as 127.0.0.1:8765.
+
+It also keeps the agent-sessions index (see mnemo sessions --help) in step
+with the transcript roots, watched the same way, and serves SearchSessions,
+GetSession and GetMessage; --no-sessions (or $` + EnvSessions + `=false) turns
+that off, --source KIND=DIR (repeatable) replaces the default roots.
 
 While it runs, the other commands (search, read, status, eval, sync) from
 any terminal go through it, over the socket INDEX/serve.sock: they see its
@@ -77,15 +85,27 @@ index is refused ("index is in use by PID N").`,
 			if err != nil {
 				return err
 			}
+			withSessions, err := sessionsOn(noSessions, os.LookupEnv)
+			if err != nil {
+				return err
+			}
 			e, err := engine.Open(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			log := newLogger(a.stderr)
+			var sess *engine.Sessions
+			if withSessions {
+				if sess, err = openServeSessions(cmd.Context(), &sf0, cfg); err != nil {
+					e.Close()
+					return err
+				}
+				defer sess.Close()
+			}
 			log.print(fmt.Sprintf("serve pid=%d memory=%s index=%s watch=%t debounce=%s",
 				os.Getpid(), cfg.MemoryDir, cfg.IndexDir, sf.watch, debounceText(sf.debounce)))
-			stopHandoff := startHandoff(cmd.Context(), e, cfg.IndexDir, log.print)
-			err = serve(cmd.Context(), e, sf, log.print)
+			stopHandoff := startHandoff(cmd.Context(), e, sess, cfg.IndexDir, log.print)
+			err = serve(cmd.Context(), e, sess, sf, log.print)
 			stopHandoff()
 			if cerr := e.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("close index: %w", cerr)
@@ -99,6 +119,8 @@ index is refused ("index is in use by PID N").`,
 	}
 	cmd.Flags().IntVar(&debounceMs, "debounce-ms", 0, "milliseconds a file must be quiet before it is re-indexed (overrides $"+EnvDebounce+"; default 150)")
 	cmd.Flags().BoolVar(&noWatch, "no-watch", false, "sync once and do not watch (like $"+EnvAutoSync+"=false)")
+	cmd.Flags().BoolVar(&noSessions, "no-sessions", false, "do not index or serve agent sessions (like $"+EnvSessions+"=false)")
+	cmd.Flags().StringArrayVar(&sf0.sources, "source", nil, "KIND=DIR: a transcript root for the sessions index (repeatable; replaces the defaults)")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve MCP over streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
 	return cmd
 }
@@ -134,6 +156,39 @@ func serveOptions(flagMs *int, noWatch bool, lookup func(string) (string, bool))
 	return sf, nil
 }
 
+// sessionsOn says whether serve indexes agent sessions: yes, unless
+// --no-sessions or $MAENIFOLD_SESSIONS=false.
+func sessionsOn(noSessions bool, lookup func(string) (string, bool)) (bool, error) {
+	if noSessions {
+		return false, nil
+	}
+	if v, ok := lookup(EnvSessions); ok && strings.TrimSpace(v) != "" {
+		on, err := parseSwitch(v)
+		if err != nil {
+			return false, usagef("$%s=%q: want true or false", EnvSessions, v)
+		}
+		return on, nil
+	}
+	return true, nil
+}
+
+// openServeSessions opens the sessions index beside the memory index.
+func openServeSessions(ctx context.Context, sf *sessionsFlags, cfg engine.Config) (*engine.Sessions, error) {
+	home, err := os.UserHomeDir()
+	if err != nil && len(sf.sources) == 0 {
+		return nil, usagef("no home folder to find transcripts in (%v); give --source KIND=DIR or --no-sessions", err)
+	}
+	srcs, err := sessionSources(sf, home, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion})
+	if err != nil {
+		return nil, fmt.Errorf("sessions index: %w", err)
+	}
+	return s, nil
+}
+
 func parseSwitch(v string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "1", "t", "true", "yes", "on":
@@ -154,7 +209,7 @@ func debounceText(d time.Duration) string {
 // serve runs the watcher (or one sync) and the servers until ctx is done or
 // one of them fails; it returns once all have stopped, so the caller can
 // close the engine with nothing left writing to it.
-func serve(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(string)) error {
+func serve(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serveFlags, logf func(string)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !sf.watch {
@@ -166,6 +221,13 @@ func serve(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(strin
 			return err
 		}
 		logf(syncLine(r))
+		if sess != nil {
+			sr, err := sess.Sync(ctx, false)
+			if err != nil && ctx.Err() == nil {
+				return fmt.Errorf("sessions: %w", err)
+			}
+			logf(sessionsSyncSummary(sr))
+		}
 	}
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
@@ -184,8 +246,13 @@ func serve(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(strin
 			return e.Watch(ctx, engine.WatchOptions{Debounce: sf.debounce, Log: logf})
 		})
 	}
+	if sf.watch && sess != nil {
+		start("sessions watcher", func(ctx context.Context) error {
+			return sess.Watch(ctx, engine.SessionsWatchOptions{Debounce: sf.debounce, Log: logf})
+		})
+	}
 	start("servers", func(ctx context.Context) error {
-		err := runServers(ctx, e, sf, logf)
+		err := runServers(ctx, e, sess, sf, logf)
 		if err == nil {
 			cancel() // the MCP client hung up: serving is over
 		}
@@ -207,12 +274,15 @@ func serve(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(strin
 // done, or with nil when the stdio client hangs up; an error stops serve.
 // Stdin that is a terminal or /dev/null has no MCP client on it (a person
 // at a shell, a service manager): then it only waits.
-func runServers(ctx context.Context, e *engine.Engine, sf serveFlags, logf func(string)) error {
+func runServers(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serveFlags, logf func(string)) error {
 	opts := mcp.Options{
 		HTTPAddr:  sf.http,
 		Listening: func(url string) { logf("mcp listening on " + url) },
 		Settings:  serveSettings(sf, os.LookupEnv),
 		Logger:    slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if sess != nil {
+		opts.Sessions = sess
 	}
 	if sf.http == "" {
 		if fi, err := os.Stdin.Stat(); err != nil || fi.Mode()&os.ModeCharDevice != 0 {
@@ -251,6 +321,10 @@ func serveSettings(sf serveFlags, lookup func(string) (string, bool)) []decay.Se
 	if sf.debounce == 0 {
 		debounce = "150"
 	}
+	gamma, gammaSet := lookup(EnvLouvainGamma)
+	if strings.TrimSpace(gamma) == "" {
+		gamma, gammaSet = "1", false
+	}
 	envMs, _ := lookup(EnvDebounce)
 	envWatch, _ := lookup(EnvAutoSync)
 	out := []decay.Setting{
@@ -259,6 +333,8 @@ func serveSettings(sf serveFlags, lookup func(string) (string, bool)) []decay.Se
 			Help: "milliseconds a file must be quiet before serve re-indexes it"},
 		{Name: EnvAutoSync, Value: strconv.FormatBool(sf.watch), Source: from(EnvAutoSync, "--no-watch", !sf.watch && on(envWatch)),
 			Help: "whether serve watches the memory folder"},
+		{Name: EnvLouvainGamma, Value: strings.TrimSpace(gamma), Source: map[bool]string{true: "env", false: "default"}[gammaSet],
+			Help: "resolution of the concept graph's Louvain communities; higher gives more, smaller ones"},
 	}
 	if sf.g.decayFunction != "" {
 		out = append(out, decay.Setting{Name: decay.EnvFunction, Value: sf.g.decayFunction, Source: "flag --decay-function"})

@@ -155,6 +155,20 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	return out, nil
 }
 
+// Knows reports whether text has a word of the vocabulary. A text without
+// one is embedded from the spelling of its words alone, and so is close
+// only to texts that share those words: a query of such words that finds
+// nothing deserves to be told why.
+func (s *Static) Knows(text string) bool {
+	known := false
+	tokenize(text, func(tok []byte, _ bool) bool {
+		_, ok := s.index[string(tok)]
+		known = known || ok
+		return ok
+	})
+	return known
+}
+
 // addUnknown adds the stand-in vector of a word the table lacks and reports
 // whether it did. The vector is the sum of pseudo-random ±1 vectors, one per
 // character trigram of "<word>" (fastText's subword idea, without trained

@@ -87,6 +87,41 @@ func (c *Client) Sync(ctx context.Context, full bool) (engine.Report, error) {
 	return r, err
 }
 
+// BuildContext asks the server's concept graph what surrounds a concept.
+func (c *Client) BuildContext(ctx context.Context, q engine.ContextQuery) (engine.ConceptContext, error) {
+	var r engine.ConceptContext
+	err := c.call(ctx, request{Op: opGraphContext, Context: &q}, &r)
+	return r, err
+}
+
+// Visualize has the server draw a concept's neighbourhood in Mermaid.
+func (c *Client) Visualize(ctx context.Context, concept string, depth, maxNodes int) (engine.Diagram, error) {
+	var r engine.Diagram
+	err := c.call(ctx, request{Op: opGraphShow, Concept: concept, Depth: depth, Max: maxNodes}, &r)
+	return r, err
+}
+
+// FindSimilarConcepts ranks concepts by meaning on the server.
+func (c *Client) FindSimilarConcepts(ctx context.Context, concept string, maxResults int) (engine.Similar, error) {
+	var r engine.Similar
+	err := c.call(ctx, request{Op: opGraphSimilar, Concept: concept, Max: maxResults}, &r)
+	return r, err
+}
+
+// Concepts lists the server's concepts.
+func (c *Client) Concepts(ctx context.Context) ([]engine.ConceptInfo, error) {
+	var r []engine.ConceptInfo
+	err := c.call(ctx, request{Op: opGraphConcepts}, &r)
+	return r, err
+}
+
+// FileConcepts lists the concepts one memory links to, as the server indexed it.
+func (c *Client) FileConcepts(ctx context.Context, id string) (engine.FileConcepts, error) {
+	var r engine.FileConcepts
+	err := c.call(ctx, request{Op: opGraphFile, ID: id}, &r)
+	return r, err
+}
+
 // call sends req and decodes the result into out. When ctx ends first the
 // call fails with ctx's error and the connection, mid-answer, is dropped.
 func (c *Client) call(ctx context.Context, req request, out any) error {

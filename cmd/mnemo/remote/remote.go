@@ -16,7 +16,10 @@
 //	← {"error": "\"use-bbolt\": no memory has this path or title: memory not found", "kind": "not-found"}
 //
 // Ops are search (query: an engine.Query), read and resolve (id), status,
-// and sync (full). An error's kind names the engine sentinel it wraps, so
+// sync (full), and the concept graph's graph-context (context: an
+// engine.ContextQuery), graph-show (concept, depth, max), graph-similar
+// (concept, max), graph-concepts and graph-file (id); and, when the server
+// holds a sessions index, the sessions.* ops of sessions.go. An error's kind names the engine sentinel it wraps, so
 // the client's error still matches it with errors.Is. A request line may
 // be up to MaxRequest bytes.
 package remote
@@ -35,6 +38,11 @@ type Backend interface {
 	Resolve(id string) (string, error)
 	Status(ctx context.Context) (engine.Status, error)
 	Sync(ctx context.Context, full bool) (engine.Report, error)
+	BuildContext(ctx context.Context, q engine.ContextQuery) (engine.ConceptContext, error)
+	Visualize(ctx context.Context, concept string, depth, maxNodes int) (engine.Diagram, error)
+	FindSimilarConcepts(ctx context.Context, concept string, maxResults int) (engine.Similar, error)
+	Concepts(ctx context.Context) ([]engine.ConceptInfo, error)
+	FileConcepts(ctx context.Context, id string) (engine.FileConcepts, error)
 }
 
 // MaxRequest bounds one request line. Queries are short; the bound keeps a
@@ -48,6 +56,12 @@ const (
 	opResolve = "resolve"
 	opStatus  = "status"
 	opSync    = "sync"
+
+	opGraphContext  = "graph-context"
+	opGraphShow     = "graph-show"
+	opGraphSimilar  = "graph-similar"
+	opGraphConcepts = "graph-concepts"
+	opGraphFile     = "graph-file"
 )
 
 // request is one line from the client. Only the fields its op uses are set.
@@ -56,6 +70,17 @@ type request struct {
 	Query *engine.Query `json:"query,omitempty"`
 	ID    string        `json:"id,omitempty"`
 	Full  bool          `json:"full,omitempty"`
+
+	Context *engine.ContextQuery `json:"context,omitempty"`
+	Concept string               `json:"concept,omitempty"`
+	Depth   int                  `json:"depth,omitempty"`
+	Max     int                  `json:"max,omitempty"`
+	// The sessions ops' fields (sessions.go).
+	Sessions *engine.SessionQuery `json:"sessions,omitempty"`
+	Message  string               `json:"message,omitempty"`
+	Offset   int                  `json:"offset,omitempty"`
+	Limit    int                  `json:"limit,omitempty"`
+	Around   int                  `json:"around,omitempty"`
 }
 
 // response is one line from the server: a result or an error.
@@ -87,10 +112,19 @@ var sentinels = []struct {
 	{"bad-min-score", engine.ErrBadMinScore},
 	{"outside-root", engine.ErrOutsideRoot},
 	{"not-found", engine.ErrNotFound},
+	{"bad-role", engine.ErrBadRole},
+	{"bad-limit", engine.ErrBadLimit},
+	{"bad-max-hits", engine.ErrBadMaxHits},
+	{"bad-offset", engine.ErrBadOffset},
+	{"bad-context", engine.ErrBadContext},
+	{"no-session", engine.ErrNoSession},
+	{"no-message", engine.ErrNoMessage},
 	{"read-only", engine.ErrReadOnly},
 	{"not-ready", engine.ErrIndexNotReady},
 	{"incompatible", engine.ErrIndexIncompatible},
 	{"in-use", engine.ErrInUse},
+	{"unknown-concept", engine.ErrUnknownConcept},
+	{"bad-graph-arg", engine.ErrBadGraphArg},
 	{"canceled", context.Canceled},
 	{"deadline", context.DeadlineExceeded},
 }

@@ -428,8 +428,12 @@ func TestServeStopsWithContext(t *testing.T) {
 	}
 }
 
-// slow blocks every call until its context ends.
-type slow struct{ started chan struct{} }
+// slow blocks every search until its context ends. The graph ops come
+// from the nil embedded Backend: these tests never call them.
+type slow struct {
+	remote.Backend
+	started chan struct{}
+}
 
 func (s slow) Search(ctx context.Context, _ engine.Query) (engine.Page, error) {
 	close(s.started)

@@ -21,6 +21,11 @@ import (
 // one in order. A malformed or oversized request gets an error response;
 // only a failing listener makes Serve return an error.
 func Serve(ctx context.Context, ln net.Listener, b Backend) error {
+	return ServeWith(ctx, ln, b, nil)
+}
+
+// ServeWith is Serve with a sessions index beside the engine (nil: none).
+func ServeWith(ctx context.Context, ln net.Listener, b Backend, sess SessionsBackend) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -74,7 +79,7 @@ func Serve(ctx context.Context, ln net.Listener, b Backend) error {
 		mu.Unlock()
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, c, b)
+			serveConn(ctx, c, b, sess)
 			mu.Lock()
 			delete(conns, c)
 			mu.Unlock()
@@ -85,7 +90,7 @@ func Serve(ctx context.Context, ln net.Listener, b Backend) error {
 
 // serveConn answers the requests of one connection until the client hangs
 // up, a write fails, or a request is too long to read past.
-func serveConn(ctx context.Context, c net.Conn, b Backend) {
+func serveConn(ctx context.Context, c net.Conn, b Backend, sess SessionsBackend) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
 	enc := json.NewEncoder(w)
@@ -104,7 +109,7 @@ func serveConn(ctx context.Context, c net.Conn, b Backend) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		resp := handle(ctx, b, line)
+		resp := handle(ctx, b, sess, line)
 		if err := enc.Encode(resp); err != nil {
 			// A result that cannot be encoded (a NaN, say) is the server's
 			// fault, but still an answer the client must get.
@@ -117,7 +122,7 @@ func serveConn(ctx context.Context, c net.Conn, b Backend) {
 }
 
 // handle answers one request line.
-func handle(ctx context.Context, b Backend, line []byte) (resp response) {
+func handle(ctx context.Context, b Backend, sess SessionsBackend, line []byte) (resp response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = response{Error: fmt.Sprintf("internal error: %v", p), Kind: kindOther}
@@ -132,10 +137,13 @@ func handle(ctx context.Context, b Backend, line []byte) (resp response) {
 	if _, err := dec.Token(); err != io.EOF {
 		return response{Error: "bad request: unexpected data after the JSON object", Kind: kindBadRequest}
 	}
-	var (
-		res any
-		err error
-	)
+	res, ok, err := handleSessions(ctx, sess, req)
+	if ok {
+		if err != nil {
+			return response{Error: oneLine(err.Error()), Kind: kindOf(err)}
+		}
+		return response{Result: res}
+	}
 	switch req.Op {
 	case opSearch:
 		if req.Query == nil {
@@ -150,8 +158,21 @@ func handle(ctx context.Context, b Backend, line []byte) (resp response) {
 		res, err = b.Status(ctx)
 	case opSync:
 		res, err = b.Sync(ctx, req.Full)
+	case opGraphContext:
+		if req.Context == nil {
+			return response{Error: `bad request: graph-context needs "context"`, Kind: kindBadRequest}
+		}
+		res, err = b.BuildContext(ctx, *req.Context)
+	case opGraphShow:
+		res, err = b.Visualize(ctx, req.Concept, req.Depth, req.Max)
+	case opGraphSimilar:
+		res, err = b.FindSimilarConcepts(ctx, req.Concept, req.Max)
+	case opGraphConcepts:
+		res, err = b.Concepts(ctx)
+	case opGraphFile:
+		res, err = b.FileConcepts(ctx, req.ID)
 	default:
-		return response{Error: fmt.Sprintf("bad request: unknown op %q (want search, read, resolve, status or sync)", req.Op), Kind: kindBadRequest}
+		return response{Error: fmt.Sprintf("bad request: unknown op %q (want search, read, resolve, status, sync or graph-*)", req.Op), Kind: kindBadRequest}
 	}
 	if err != nil {
 		return response{Error: oneLine(err.Error()), Kind: kindOf(err)}

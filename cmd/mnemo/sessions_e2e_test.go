@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"mnemo/cmd/mnemo/remote"
+	"mnemo/engine"
+)
+
+// Secret samples, one per family the issue names. Each must be redacted
+// before anything is stored: none may appear in the index folder, a search
+// excerpt or sessions show.
+var secretSamples = []string{
+	"ghp_R7mK2xQ9vL4nW8pT3yB6cF1hJ5sD0gA2zE4u",            // GitHub personal access token
+	"AKIAQ3EGRWNYSJ7Y4KXT",                                // AWS access key id
+	"xoxb-2941750213-8837214650-kT4mW9qL2xR7vB3nP6yC1hF5", // Slack bot token
+	"sk_live_51HbQ2eK8mN4pR7tW1xY3zA6cD9fG0hJ2kL5",        // Stripe secret key
+	"S3cr3tPassw0rd",                                      // password inside a postgres:// URL
+}
+
+func claudeLine(kind, uuid, parent, session, text string, k int) string {
+	msg := map[string]any{"role": kind, "content": text}
+	if kind == "assistant" {
+		msg = map[string]any{"id": "msg_" + uuid, "role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}
+	}
+	rec := map[string]any{
+		"type": kind, "uuid": uuid, "sessionId": session, "cwd": "/home/dev/ledger",
+		"timestamp": time.Date(2026, 5, 1, 10, 0, k, 0, time.UTC).Format(time.RFC3339), "isSidechain": false, "message": msg,
+	}
+	if parent != "" {
+		rec["parentUuid"] = parent
+	} else {
+		rec["parentUuid"] = nil
+	}
+	b, _ := json.Marshal(rec)
+	return string(b) + "\n"
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionsCommands runs sessions sync, search, show and status on a
+// Claude Code transcript, then serve: a message appended while it runs is
+// searchable from this process, through the socket, within one second.
+func TestSessionsCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	bin := mnemoBinary(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(filepath.Join(root, "memory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	projects := filepath.Join(dir, "claude", "projects")
+	const session = "5f0c1d2e-3b4a-4c5d-8e9f-0a1b2c3d4e5f"
+	transcript := filepath.Join(projects, "-home-dev-ledger", session+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(transcript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, transcript,
+		claudeLine("user", "u1", "", session, "What retry budget should the ledger uploader use? My token is "+secretSamples[0]+" and AWS "+secretSamples[1], 0)+
+			claudeLine("assistant", "a1", "u1", session, "The retry budget is five attempts. Connect with postgres://admin:"+secretSamples[4]+"@db:5432/ledger and Slack "+secretSamples[2]+" "+secretSamples[3], 1))
+	source := "--source=claude-code=" + projects
+	mnemo := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runBinary(t, bin, "", append([]string{"--root", root}, args...)...)
+		if code != 0 {
+			t.Fatalf("mnemo %q: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	noSecret := func(what, s string) {
+		t.Helper()
+		for _, sec := range secretSamples {
+			if strings.Contains(s, sec) {
+				t.Errorf("%s holds the secret %q", what, sec)
+			}
+		}
+	}
+
+	out := mnemo("sessions", source, "sync")
+	if !strings.Contains(out, "1 added") || !strings.Contains(out, "2 messages indexed") {
+		t.Errorf("sync: %s", out)
+	}
+	var p engine.SessionPage
+	if err := json.Unmarshal([]byte(mnemo("sessions", source, "search", "--json", "--no-sync", "retry", "budget")), &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sessions) != 1 || p.Sessions[0].SessionID != session || len(p.Sessions[0].Hits) != 2 || p.Sessions[0].Project != "/home/dev/ledger" {
+		t.Fatalf("search: %+v", p)
+	}
+	for _, h := range p.Sessions[0].Hits {
+		noSecret("excerpt", h.Excerpt)
+	}
+	show := mnemo("sessions", source, "show", session, "--json")
+	noSecret("sessions show", show)
+	if !strings.Contains(show, "five attempts") {
+		t.Errorf("show lacks the message: %s", show)
+	}
+	for _, q := range []string{"ghp", "AKIAQ3EGRWNYSJ7Y4KXT", "S3cr3tPassw0rd"} {
+		if err := json.Unmarshal([]byte(mnemo("sessions", source, "search", "--json", "--no-sync", "--mode", "fulltext", q)), &p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Sessions) > 0 {
+			t.Errorf("search %q found %+v", q, p)
+		}
+	}
+	filepath.WalkDir(filepath.Join(root, "index"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			noSecret("index file "+p, string(b))
+		}
+		return nil
+	})
+	if st := mnemo("sessions", source, "status"); !strings.Contains(st, "1 sessions, 2 messages") {
+		t.Errorf("status: %s", st)
+	}
+
+	// Live: serve watches the root; an appended message is searchable
+	// from another process within a second.
+	s := startServer(t, bin, nil, "--root", root, "serve", source)
+	s.waitLog(`other commands reach this server on`)
+	s.waitLog(`start-up sessions sync`)
+	c, err := remote.DialSessions(filepath.Join(root, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	appendFile(t, transcript, claudeLine("user", "u2", "a1", session, "Also remember the kumquat quarantine rule.", 2))
+	written := time.Now()
+	deadline := written.Add(time.Second)
+	for {
+		p, err := c.Search(context.Background(), engine.SessionQuery{Text: "kumquat", Mode: engine.FullText})
+		if err == nil && len(p.Sessions) == 1 && len(p.Sessions[0].Hits) == 1 {
+			t.Logf("appended message searchable after %s", time.Since(written).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("appended message not searchable within 1 s (last: %+v, %v); log:\n%s", p, err, s.log())
+		}
+	}
+	// A new project folder and a new transcript in it.
+	other := filepath.Join(projects, "-home-dev-orchard", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.jsonl")
+	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, other, claudeLine("user", "o1", "", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", "Plant the quince trees in March.", 0))
+	deadline = time.Now().Add(time.Second)
+	for {
+		p, err := c.Search(context.Background(), engine.SessionQuery{Text: "quince", Mode: engine.FullText})
+		if err == nil && len(p.Sessions) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transcript in a new folder not searchable within 1 s (%+v, %v); log:\n%s", p, err, s.log())
+		}
+	}
+	// A deleted transcript's messages go.
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(time.Second)
+	for {
+		p, err := c.Search(context.Background(), engine.SessionQuery{Text: "quince kumquat", Mode: engine.FullText})
+		if err == nil && len(p.Sessions) == 1 && p.Sessions[0].SessionID == session {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deleted transcript still found after 1 s (%+v, %v); log:\n%s", p, err, s.log())
+		}
+	}
+	c.Close()
+	s.stop()
+}

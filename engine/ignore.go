@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// ignoreFile holds a vault's own ignore rules, in .gitignore syntax (globs,
+// "**", a trailing "/" for folders only, "!" to re-include, "#" comments),
+// matched against paths relative to the memory folder.
+const ignoreFile = ".mnemoignore"
+
+// defaultIgnore lists dependency folders: the markdown in them is other
+// people's (package READMEs and changelogs), never memories. They come
+// before the vault's own rules, so a line "!vendor/" in .mnemoignore brings
+// one back.
+var defaultIgnore = []string{
+	"node_modules/",
+	"bower_components/",
+	"jspm_packages/",
+	"vendor/",
+	"__pycache__/",
+	"site-packages/",
+}
+
+// ignoreRules decide which paths the scan, the watcher, List and the write
+// tools leave out. skip is the one function they all ask.
+type ignoreRules struct {
+	m        gitignore.Matcher
+	indexRel string // the index folder relative to the vault; "" if it lies outside
+}
+
+// skip reports whether rel (a clean relative path; isDir if it names a
+// folder) is left out: a hidden name anywhere on the path (the index
+// folder, editors' temporary files, .git), the index folder itself, or a
+// path the rules ignore — itself or any folder above it, since a file in an
+// ignored folder is never reached by the scan.
+func (ir *ignoreRules) skip(rel string, isDir bool) bool {
+	if rel == "" {
+		return false
+	}
+	parts := strings.Split(rel, "/")
+	for _, p := range parts {
+		if strings.HasPrefix(p, ".") {
+			return true
+		}
+	}
+	if ir.indexRel != "" && inFolder(rel, ir.indexRel) {
+		return true
+	}
+	for i := 1; i < len(parts); i++ {
+		if ir.m.Match(parts[:i], true) {
+			return true
+		}
+	}
+	return ir.m.Match(parts, isDir)
+}
+
+// parseIgnore builds the rules from defaultIgnore and the text of a
+// .mnemoignore file.
+func parseIgnore(text string, indexRel string) *ignoreRules {
+	var ps []gitignore.Pattern
+	for _, l := range defaultIgnore {
+		ps = append(ps, gitignore.ParsePattern(l, nil))
+	}
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimRight(l, " \t\r")
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(l, nil))
+	}
+	return &ignoreRules{m: gitignore.NewMatcher(ps), indexRel: indexRel}
+}
+
+// loadIgnore reads the vault's rules afresh (a missing .mnemoignore means
+// the defaults) and keeps them for the watcher. A .mnemoignore that is not a
+// regular file, or is too large, is an error rather than silently ignored:
+// indexing without the rules could pull in what the user excluded.
+func (e *Engine) loadIgnore(r *os.Root) (*ignoreRules, error) {
+	data, _, err := e.readIn(r, ignoreFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("ignore rules: %w", err)
+	}
+	ir := parseIgnore(string(data), e.indexRel)
+	e.ignore.Store(ir)
+	return ir, nil
+}
+
+// rules are the ignore rules last loaded, or the defaults before any load.
+func (e *Engine) rules() *ignoreRules {
+	if ir := e.ignore.Load(); ir != nil {
+		return ir
+	}
+	return parseIgnore("", e.indexRel)
+}

@@ -1,0 +1,453 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mnemo/engine/embed"
+	"mnemo/engine/vectors"
+)
+
+// The sessions index is a second corpus of the same engine: agent session
+// transcripts (Claude Code, Codex, Gemini CLI, …) read in place, one Bleve
+// document per message, scored by the same BM25 (fulltext.go), the same
+// vectors and the same fusion (fusion.go) as memories. It lives in
+// INDEX/sessions/ with its own state store, so the two corpora never wait
+// on each other's writer lock. The parsers behind SessionSource own what a
+// message is (active branch only, no tools, no thinking) and redact secrets
+// before the index ever sees the text.
+
+// sessionsDir is the sessions index, inside the index folder.
+const sessionsDir = "sessions"
+
+// SessionSource is one root folder of one transcript format: what the index
+// needs of a parser. Implementations must deliver only redacted text.
+type SessionSource interface {
+	// Kind names the format ("claude-code", "codex", …).
+	Kind() string
+	// Root is the folder the source reads.
+	Root() string
+	// Discover lists every transcript the source owns, and what it skipped and why.
+	Discover(ctx context.Context) (paths []string, skipped []Skip, err error)
+	// Owns reports whether path (a file or a folder, existing or not) belongs to the source.
+	Owns(path string) bool
+	// Read reads one transcript from cursor (nil: from the start) and returns
+	// the session and the cursor to resume from. If messages already read
+	// have changed (a rewrite, a rewind), it calls h.Reset once before any
+	// h.Message and then delivers the whole session again.
+	Read(ctx context.Context, path string, cursor []byte, h TranscriptHandler) (TranscriptRead, error)
+}
+
+// TranscriptHandler receives what Read finds.
+type TranscriptHandler struct {
+	Reset   func() error
+	Message func(TranscriptMessage) error
+}
+
+// TranscriptMessage is one user or assistant message, already redacted.
+type TranscriptMessage struct {
+	ID        string
+	Role      string // "user" or "assistant"
+	Timestamp time.Time
+	Text      string
+}
+
+// TranscriptRead is what one Read learnt about its transcript.
+type TranscriptRead struct {
+	Session   SessionInfo
+	Cursor    []byte
+	Malformed int // lines skipped as malformed
+	Ignored   int // records of unknown types
+}
+
+// SessionInfo describes one session (one transcript).
+type SessionInfo struct {
+	ID          string    `json:"sessionId"`
+	Agent       string    `json:"sourceAgent"`
+	Project     string    `json:"project"`
+	ProjectHash string    `json:"-"`
+	Path        string    `json:"path"`
+	Summary     string    `json:"summary,omitempty"`
+	Started     time.Time `json:"started,omitzero"`
+	Ended       time.Time `json:"ended,omitzero"`
+}
+
+// SessionsConfig says where the sessions index lives and what it reads.
+type SessionsConfig struct {
+	IndexDir string          // the index folder; the sessions index is IndexDir/sessions
+	Sources  []SessionSource // the transcript roots to index
+	Embedder embed.Embedder  // nil means the built-in static embedder
+	Fusion   Fusion          // default WeightedSum
+	Ranking  *Ranking        // nil means DefaultRanking()
+	ReadOnly bool            // search an existing index; Sync returns ErrReadOnly
+	// Progress, if set, is called during Sync with transcripts done and total.
+	Progress func(done, total int)
+}
+
+// Sessions is an open sessions index. It is safe for concurrent use.
+type Sessions struct {
+	cfg  SessionsConfig
+	dir  string
+	emb  embed.Embedder
+	rank Ranking
+	dim  int
+
+	st  *sessionStore
+	ft  *fulltext
+	vec vectors.Store // one item per message
+
+	syncMu   sync.Mutex
+	indexing atomic.Bool
+	closed   atomic.Bool
+
+	mu        sync.RWMutex // guards everything below
+	sessions  map[uint32]*session
+	byPath    map[string]*session
+	msgs      map[string]*message // by Bleve document id
+	nextSID   uint32
+	totals    [len(textFields)]int64
+	skips     map[string][]Skip // by source key
+	srcErrs   map[string]string // by source key: why Discover failed
+	lastSync  time.Time
+	lastError string
+	needFull  string
+}
+
+// session is one indexed transcript.
+type session struct {
+	sessionRec
+	seqs map[uint32]*message // live messages by sequence number
+}
+
+// message is one indexed message. rec.Path is its document id and
+// rec.Created its timestamp, so the vector store and the candidate ranking
+// of memory search take it as they are.
+type message struct {
+	rec  record
+	sid  uint32
+	seq  uint32
+	role string
+	id   string
+}
+
+func docID(sid, seq uint32) string {
+	return strconv.FormatUint(uint64(sid), 36) + "." + strconv.FormatUint(uint64(seq), 36)
+}
+
+// sourceKey names a source in the state store and in Status.
+func sourceKey(kind, root string) string { return kind + "=" + root }
+
+// OpenSessions opens (creating if needed) the sessions index in
+// cfg.IndexDir/sessions. A batch a crash interrupted is undone here; a
+// damaged or outdated index is rebuilt by the next Sync.
+func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
+	if cfg.IndexDir == "" {
+		return nil, errors.New("index folder is not set")
+	}
+	if cfg.Fusion == "" {
+		cfg.Fusion = WeightedSum
+	}
+	if cfg.Fusion != WeightedSum && cfg.Fusion != RRF {
+		return nil, fmt.Errorf("unknown fusion %q (want weighted or rrf)", cfg.Fusion)
+	}
+	emb := cfg.Embedder
+	if emb == nil {
+		var err error
+		if emb, err = embed.Builtin(); err != nil {
+			return nil, fmt.Errorf("built-in embedder: %w", err)
+		}
+	}
+	rk := DefaultRanking()
+	if cfg.Ranking != nil {
+		rk = *cfg.Ranking
+	}
+	if err := rk.validate(); err != nil {
+		return nil, err
+	}
+	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk}
+	statePath := filepath.Join(s.dir, stateFile)
+	if cfg.ReadOnly {
+		if _, err := os.Stat(statePath); err != nil {
+			return nil, fmt.Errorf("sessions %w", ErrIndexNotReady)
+		}
+	} else if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create sessions index folder: %w", err)
+	}
+	var err error
+	s.st, err = openSessionStore(statePath, cfg.ReadOnly)
+	if errors.Is(err, errCorruptState) && !cfg.ReadOnly {
+		aside := statePath + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000Z")
+		if rerr := os.Rename(statePath, aside); rerr != nil {
+			return nil, fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
+		}
+		why := err
+		if s.st, err = openSessionStore(statePath, false); err == nil {
+			s.needFull = fmt.Sprintf("%v; set aside as %s, rebuilding from the transcripts", why, filepath.Base(aside))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.open(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Sessions) open(ctx context.Context) error {
+	if !s.cfg.ReadOnly {
+		os.WriteFile(filepath.Join(s.dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}
+	meta := s.st.metaAll()
+	if err := checkSchema(s.dir, meta["schema"]); err != nil {
+		return err
+	}
+	if v, _ := strconv.Atoi(meta["schema"]); v != 0 && v < schemaVersion {
+		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, schemaVersion)
+	}
+	s.dim = s.emb.Dim()
+	if stored, _ := strconv.Atoi(meta["dim"]); s.dim == 0 && meta["embedder"] == s.emb.Name() {
+		s.dim = stored
+	}
+	if name := meta["embedder"]; name != "" && (name != s.emb.Name() || meta["dim"] != strconv.Itoa(s.dim)) {
+		if s.cfg.ReadOnly {
+			return fmt.Errorf("sessions index was embedded with %s (dim %s), not %s: %w", name, meta["dim"], s.emb.Name(), ErrIndexIncompatible)
+		}
+		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
+	}
+	ftPath := filepath.Join(s.dir, fulltextDir)
+	ft, err := openFulltext(ftPath, !s.cfg.ReadOnly)
+	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
+		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
+			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
+		}
+		s.needFull = "full-text index was unreadable: " + err.Error()
+		ft, err = openFulltext(ftPath, true)
+	}
+	if err != nil {
+		return err
+	}
+	s.ft = ft
+	if err := s.resetMemory(); err != nil {
+		return err
+	}
+	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
+		s.lastSync = t
+	}
+	if !s.cfg.ReadOnly {
+		if err := s.repairPending(); err != nil {
+			return err
+		}
+	}
+	if err := s.load(ctx); err != nil {
+		if s.cfg.ReadOnly {
+			return fmt.Errorf("read sessions state store: %w", err)
+		}
+		s.needFull = "state store was unreadable: " + err.Error()
+		if err := s.resetMemory(); err != nil {
+			return err
+		}
+	}
+	if s.needFull == "" {
+		if n, err := s.ft.idx.DocCount(); err == nil && int(n) != len(s.msgs) {
+			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, len(s.msgs))
+		}
+	}
+	return nil
+}
+
+func (s *Sessions) resetMemory() error {
+	s.sessions = map[uint32]*session{}
+	s.byPath = map[string]*session{}
+	s.msgs = map[string]*message{}
+	s.nextSID = 1
+	s.totals = [len(textFields)]int64{}
+	s.skips = map[string][]Skip{}
+	s.srcErrs = map[string]string{}
+	var err error
+	if s.vec, err = vectors.NewChromem(0); err != nil {
+		return fmt.Errorf("sessions vector store: %w", err)
+	}
+	return nil
+}
+
+// load fills the in-memory maps and the vector store from the state store.
+func (s *Sessions) load(ctx context.Context) error {
+	err := s.st.forEachSession(func(r sessionRec) error {
+		ss := &session{sessionRec: r, seqs: map[uint32]*message{}}
+		s.sessions[r.SID] = ss
+		s.byPath[r.Path] = ss
+		s.nextSID = max(s.nextSID, r.SID+1)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = s.st.forEachMessage(func(sid, seq uint32, m msgRec) error {
+		ss := s.sessions[sid]
+		if ss == nil {
+			return nil
+		}
+		s.addMessage(ss, seq, m)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if sk, err := s.st.loadSkips(); err == nil {
+		s.skips = sk
+	}
+	var items []vectors.Item
+	err = s.st.forEachVector(func(sid, seq uint32, v []float32) error {
+		if m := s.msgs[docID(sid, seq)]; m != nil {
+			items = append(items, s.vectorItem(m, v))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load session vectors: %w", err)
+	}
+	if err := s.vec.Put(ctx, items...); err != nil {
+		return fmt.Errorf("load session vectors: %w", err)
+	}
+	return nil
+}
+
+// vectorItem is what the vector store holds of a message: its vector,
+// labelled with what a query can require exactly (agent, session, role).
+func (s *Sessions) vectorItem(m *message, v []float32) vectors.Item {
+	it := vectors.Item{ID: m.rec.Path, Vectors: [][]float32{v}, Labels: []string{"role:" + m.role}}
+	if ss := s.sessions[m.sid]; ss != nil {
+		it.Labels = append(it.Labels, "agent:"+strings.ToLower(ss.Agent), "session:"+ss.ID)
+	}
+	return it
+}
+
+// addMessage puts one message into the in-memory maps (not the vectors).
+func (s *Sessions) addMessage(ss *session, seq uint32, m msgRec) *message {
+	id := docID(ss.SID, seq)
+	if old := s.msgs[id]; old != nil {
+		s.dropMessage(old)
+	}
+	msg := &message{rec: record{Path: id, Created: m.Time, Lens: m.Lens}, sid: ss.SID, seq: seq, role: m.Role, id: m.ID}
+	s.msgs[id] = msg
+	ss.seqs[seq] = msg
+	for i := range s.totals {
+		s.totals[i] += int64(m.Lens[i])
+	}
+	return msg
+}
+
+func (s *Sessions) dropMessage(m *message) {
+	for i := range s.totals {
+		s.totals[i] -= int64(m.rec.Lens[i])
+	}
+	s.vec.Delete(context.Background(), m.rec.Path) // in memory: cannot fail
+	delete(s.msgs, m.rec.Path)
+	if ss := s.sessions[m.sid]; ss != nil {
+		delete(ss.seqs, m.seq)
+	}
+}
+
+// Close flushes state and releases the index.
+func (s *Sessions) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	var errs []error
+	if s.ft != nil {
+		errs = append(errs, s.ft.close())
+	}
+	if s.st != nil {
+		if !s.cfg.ReadOnly {
+			os.Remove(filepath.Join(s.dir, pidFile))
+		}
+		errs = append(errs, s.st.close())
+	}
+	return errors.Join(errs...)
+}
+
+// SessionsStatus describes the sessions index, source by source.
+type SessionsStatus struct {
+	IndexDir  string          `json:"indexDir"`
+	Sessions  int             `json:"sessions"`
+	Messages  int             `json:"messages"`
+	Vectors   int             `json:"vectors"`
+	Embedder  string          `json:"embedder"`
+	LastSync  time.Time       `json:"lastSync,omitzero"`
+	LastError string          `json:"lastError,omitempty"`
+	Indexing  bool            `json:"indexing"`
+	ReadOnly  bool            `json:"readOnly"`
+	Sources   []SourceStatus  `json:"sources"`
+	FullText  int64           `json:"fullTextBytes"`
+	State     int64           `json:"stateBytes"`
+	Other     []SourceSummary `json:"otherSources,omitempty"` // indexed sessions of sources no longer configured
+}
+
+// SourceStatus is one configured source: its root, what it holds and what it skipped.
+type SourceStatus struct {
+	Kind      string `json:"kind"`
+	Root      string `json:"root"`
+	Exists    bool   `json:"exists"`
+	Sessions  int    `json:"sessions"`
+	Messages  int    `json:"messages"`
+	Malformed int    `json:"malformedLines"`
+	Error     string `json:"error,omitempty"`
+	Skipped   []Skip `json:"skipped"`
+}
+
+// SourceSummary counts the indexed sessions of one source key.
+type SourceSummary struct {
+	Source   string `json:"source"`
+	Sessions int    `json:"sessions"`
+}
+
+// Status describes the index and every configured source.
+func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := SessionsStatus{
+		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
+		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
+		Indexing: s.indexing.Load(), ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
+		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(),
+	}
+	known := map[string]bool{}
+	for _, src := range s.cfg.Sources {
+		key := sourceKey(src.Kind(), src.Root())
+		known[key] = true
+		ss := SourceStatus{Kind: src.Kind(), Root: src.Root(), Error: s.srcErrs[key], Skipped: append([]Skip{}, s.skips[key]...)}
+		if fi, err := os.Stat(src.Root()); err == nil && fi.IsDir() {
+			ss.Exists = true
+		}
+		for _, x := range s.sessions {
+			if x.Source == key {
+				ss.Sessions++
+				ss.Messages += len(x.seqs)
+				ss.Malformed += x.Malformed
+			}
+		}
+		st.Sources = append(st.Sources, ss)
+	}
+	other := map[string]int{}
+	for _, x := range s.sessions {
+		if !known[x.Source] {
+			other[x.Source]++
+		}
+	}
+	for k, n := range other {
+		st.Other = append(st.Other, SourceSummary{Source: k, Sessions: n})
+	}
+	sort.Slice(st.Other, func(i, j int) bool { return st.Other[i].Source < st.Other[j].Source })
+	return st, nil
+}

@@ -1,0 +1,678 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"mnemo/engine/vectors"
+)
+
+// Errors of the sessions API, for errors.Is.
+var (
+	ErrBadRole       = errors.New("unknown role (want user or assistant)")
+	ErrBadLimit      = errors.New("limit must be between 1 and 200")
+	ErrBadMaxHits    = errors.New("maxHits must be between 1 and 20")
+	ErrBadOffset     = errors.New("offset must be 0 or more")
+	ErrBadContext    = errors.New("context must be between 0 and 50")
+	ErrNoSession     = errors.New("session not found")
+	ErrNoMessage     = errors.New("message not found in the session")
+	ErrBadMessageArg = errors.New("messageId is required")
+)
+
+// Bounds of a sessions query.
+const (
+	maxSessionLimit   = 200
+	maxHitsPerSession = 20
+	maxShowMessages   = 1000
+	maxContext        = 50
+)
+
+// SessionQuery is one search of the sessions index. Zero values mean "no
+// constraint" or the default.
+type SessionQuery struct {
+	Text      string    `json:"query"`
+	Mode      Mode      `json:"mode,omitempty"`      // default Hybrid
+	Project   string    `json:"project,omitempty"`   // substring of the working folder, or a full path whose hash a Gemini session carries
+	SessionID string    `json:"sessionId,omitempty"` // only this session
+	Agent     string    `json:"sourceAgent,omitempty"`
+	Role      string    `json:"role,omitempty"` // user or assistant
+	From      time.Time `json:"from,omitzero"`  // bounds on the message's timestamp, inclusive
+	To        time.Time `json:"to,omitzero"`
+	Sort      Sort      `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
+	Limit     int       `json:"limit,omitempty"`
+	MaxHits   int       `json:"maxHits,omitempty"`
+}
+
+// Validate checks q and fills in its defaults.
+func (q SessionQuery) Validate() (SessionQuery, error) {
+	mq, err := Query{Text: q.Text, Mode: q.Mode, Sort: q.Sort, From: q.From, To: q.To}.Validate()
+	if err != nil {
+		return q, err
+	}
+	q.Text, q.Mode, q.Sort = mq.Text, mq.Mode, mq.Sort
+	switch r := strings.ToLower(strings.TrimSpace(q.Role)); r {
+	case "", "user", "assistant":
+		q.Role = r
+	default:
+		return q, fmt.Errorf("%q: %w", q.Role, ErrBadRole)
+	}
+	switch {
+	case q.Limit == 0:
+		q.Limit = 10
+	case q.Limit < 0 || q.Limit > maxSessionLimit:
+		return q, fmt.Errorf("limit %d: %w", q.Limit, ErrBadLimit)
+	}
+	switch {
+	case q.MaxHits == 0:
+		q.MaxHits = 3
+	case q.MaxHits < 0 || q.MaxHits > maxHitsPerSession:
+		return q, fmt.Errorf("maxHits %d: %w", q.MaxHits, ErrBadMaxHits)
+	}
+	q.Project = strings.TrimSpace(q.Project)
+	q.SessionID = strings.TrimSpace(q.SessionID)
+	q.Agent = strings.ToLower(strings.TrimSpace(q.Agent))
+	return q, nil
+}
+
+// SessionPage is the answer to a SessionQuery: sessions best first (a
+// session's score is its best hit's), each with its hits best first.
+type SessionPage struct {
+	Query         string          `json:"query"`
+	Mode          Mode            `json:"mode"`
+	Sort          Sort            `json:"sort"`
+	Indexing      bool            `json:"indexing"`
+	TotalSessions int             `json:"totalSessions"`
+	Sessions      []SessionResult `json:"sessions"`
+}
+
+// SessionResult is one session in a SessionPage.
+type SessionResult struct {
+	SessionID    string       `json:"sessionId"`
+	SourceAgent  string       `json:"sourceAgent"`
+	Project      string       `json:"project"`
+	Started      time.Time    `json:"started,omitzero"`
+	Ended        time.Time    `json:"ended,omitzero"`
+	MessageCount int          `json:"messageCount"`
+	Score        float64      `json:"score"`
+	Hits         []MessageHit `json:"hits"`
+}
+
+// MessageHit is one matching message of a session.
+type MessageHit struct {
+	MessageID  string    `json:"messageId"`
+	Role       string    `json:"role"`
+	Timestamp  time.Time `json:"timestamp,omitzero"`
+	Excerpt    string    `json:"excerpt"`
+	Score      float64   `json:"score"`
+	MatchCount int       `json:"matchCount"`
+}
+
+// sessionScope is the one place that decides whether a message is inside
+// a sessions query's filters.
+type sessionScope struct {
+	q        SessionQuery
+	projHash string // sha256 of q.Project, for Gemini's hashed project folders
+}
+
+func newSessionScope(q SessionQuery) sessionScope {
+	sc := sessionScope{q: q}
+	if q.Project != "" {
+		sum := sha256.Sum256([]byte(q.Project))
+		sc.projHash = hex.EncodeToString(sum[:])
+	}
+	return sc
+}
+
+func (sc sessionScope) filters() bool {
+	q := sc.q
+	return q.Project != "" || q.SessionID != "" || q.Agent != "" || q.Role != "" || !q.From.IsZero() || !q.To.IsZero()
+}
+
+func (sc sessionScope) session(ss *session) bool {
+	q := sc.q
+	if q.SessionID != "" && ss.ID != q.SessionID {
+		return false
+	}
+	if q.Agent != "" && !strings.EqualFold(ss.Agent, q.Agent) {
+		return false
+	}
+	if q.Project != "" && !strings.Contains(ss.Project, q.Project) && (ss.ProjectHash == "" || ss.ProjectHash != sc.projHash) {
+		return false
+	}
+	return true
+}
+
+func (sc sessionScope) message(m *message) bool {
+	q := sc.q
+	if q.Role != "" && m.role != q.Role {
+		return false
+	}
+	t := m.rec.Created
+	if !q.From.IsZero() && t.Before(q.From) {
+		return false
+	}
+	if !q.To.IsZero() && t.After(q.To) {
+		return false
+	}
+	return true
+}
+
+// Search answers q with the memory search's stages and scores: BM25
+// candidates (normalised by the best in scope), vector candidates (cosine
+// of the message, clipped at 0, joining on meaning alone above the
+// semantic floor), fusion (fusion.go), then grouping by session. Messages
+// carry no recency decay: a transcript is a record of what was said, and
+// "latest first" is sort recency or the date filters.
+func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, error) {
+	q, err := q.Validate()
+	if err != nil {
+		return SessionPage{}, err
+	}
+	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	page.Indexing = s.indexing.Load() && (s.lastSync.IsZero() || s.needFull != "")
+	if s.lastSync.IsZero() && len(s.msgs) == 0 {
+		if page.Indexing {
+			return page, nil
+		}
+		return SessionPage{}, fmt.Errorf("sessions %w", ErrIndexNotReady)
+	}
+	terms := s.ft.analyzeQuery(q.Text)
+	if terms.empty() {
+		return SessionPage{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
+	}
+	sc := newSessionScope(q)
+	p := sessionPlan{mode: q.Mode, fuser: newFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
+		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
+
+	type semantic struct {
+		qv    []float32
+		found vectors.Found
+		err   error
+	}
+	semDone := make(chan semantic, 1)
+	if q.Mode != FullText {
+		go func() {
+			qv, err := s.emb.Embed(ctx, []string{q.Text})
+			if err != nil {
+				semDone <- semantic{err: fmt.Errorf("embed query: %w", err)}
+				return
+			}
+			u := vectors.Normalize(qv[0])
+			if u == nil {
+				if q.Mode == Semantic {
+					err = fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, s.emb.Name(), ErrNoTerms)
+				}
+				semDone <- semantic{err: err}
+				return
+			}
+			found, err := s.semanticCandidates(ctx, u, sc, p.chunks)
+			semDone <- semantic{qv: u, found: found, err: err}
+		}()
+	} else {
+		semDone <- semantic{}
+	}
+	var text []candidate
+	if q.Mode != Semantic {
+		text, err = s.textCandidates(ctx, terms, sc)
+	}
+	sem := <-semDone // never leave the vector query reading under a released lock
+	if err != nil {
+		return SessionPage{}, err
+	}
+	if sem.err != nil {
+		return SessionPage{}, sem.err
+	}
+	var groups []*sessionGroup
+	for n := p.chunks; ; n *= 4 {
+		groups = s.group(p, s.fuse(p, sc, text, sem.qv, sem.found))
+		if sem.qv == nil || !p.wantsMore(groups, sem.found) {
+			break
+		}
+		if sem.found, err = s.semanticCandidates(ctx, sem.qv, sc, n*4); err != nil {
+			return SessionPage{}, err
+		}
+	}
+	page.TotalSessions = len(groups)
+	sortGroups(groups, q.Sort)
+	for _, g := range groups[:min(q.Limit, len(groups))] {
+		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
+	}
+	return page, nil
+}
+
+// maxScopedScan is how many in-scope messages semanticCandidates compares
+// one by one before it asks the vector store to search instead.
+const maxScopedScan = 50_000
+
+// semanticCandidates is stage two: the messages nearest qv. When the query
+// names sessions (a project, an agent, a session id) and they hold few
+// enough messages, each in-scope message is compared directly, a few dot
+// products each, and the answer is complete; otherwise the vector store
+// searches all messages with the exact-match part of the scope as labels.
+func (s *Sessions) semanticCandidates(ctx context.Context, qv []float32, sc sessionScope, n int) (vectors.Found, error) {
+	if sc.q.Project != "" || sc.q.SessionID != "" || sc.q.Agent != "" {
+		var in []*message
+		for _, ss := range s.sessions {
+			if !sc.session(ss) {
+				continue
+			}
+			for _, m := range ss.seqs {
+				if sc.message(m) {
+					in = append(in, m)
+				}
+			}
+			if len(in) > maxScopedScan {
+				in = nil
+				break
+			}
+		}
+		if in != nil || len(s.sessions) == 0 {
+			f := vectors.Found{Bound: -1, Complete: true}
+			for _, m := range in {
+				if err := ctx.Err(); err != nil {
+					return f, err
+				}
+				if h, ok := s.vec.Nearest(qv, m.rec.Path); ok {
+					f.Hits = append(f.Hits, h)
+				}
+			}
+			return f, nil
+		}
+	}
+	return s.vec.Query(ctx, qv, n, sc.labels())
+}
+
+// labels is the exact-match part of a scope, for the vector store.
+func (sc sessionScope) labels() []string {
+	var l []string
+	if sc.q.Agent != "" {
+		l = append(l, "agent:"+sc.q.Agent)
+	}
+	if sc.q.Role != "" {
+		l = append(l, "role:"+sc.q.Role)
+	}
+	if sc.q.SessionID != "" {
+		l = append(l, "session:"+sc.q.SessionID)
+	}
+	return l
+}
+
+// sessionPlan is what the stages after the candidates need of a query.
+type sessionPlan struct {
+	mode        Mode
+	fuser       fuser
+	floor       float64
+	limit, hits int
+	chunks      int // how many message vectors to ask the store for first
+}
+
+// inScope is the one check of a message against a query's filters.
+func (s *Sessions) inScope(sc sessionScope, m *message) bool {
+	if !sc.filters() {
+		return true
+	}
+	ss := s.sessions[m.sid]
+	return ss != nil && sc.session(ss) && sc.message(m)
+}
+
+// textCandidates is stage one: every message in scope that matches a query
+// term, with its BM25 score divided by the best one in scope.
+func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sessionScope) ([]candidate, error) {
+	hits, err := s.ft.scoreText(ctx, terms, s.rank.bm25(), s.totals)
+	if err != nil {
+		return nil, err
+	}
+	cands := make([]candidate, 0, len(hits))
+	var top float64
+	for _, h := range hits {
+		m := s.msgs[h.path]
+		if m == nil || !s.inScope(sc, m) {
+			continue
+		}
+		cands = append(cands, candidate{rec: &m.rec, text: h.score, matched: h.matched, textRank: 1})
+		top = math.Max(top, h.score)
+	}
+	for i := range cands {
+		cands[i].text /= top
+	}
+	return cands, nil
+}
+
+// fuse is stage two and three: text matches get their exact similarity,
+// messages found by meaning alone join above the floor, and every
+// candidate gets its fused score.
+func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []float32, found vectors.Found) []candidate {
+	cands := make([]candidate, len(text), len(text)+len(found.Hits))
+	copy(cands, text)
+	if qv != nil {
+		taken := make(map[string]bool, len(cands))
+		for i := range cands {
+			c := &cands[i]
+			taken[c.rec.Path] = true
+			if h, ok := s.vec.Nearest(qv, c.rec.Path); ok && h.Similarity > 0 {
+				c.sem, c.semRank = math.Min(float64(h.Similarity), 1), 1
+			}
+		}
+		for _, h := range found.Hits {
+			if float64(h.Similarity) < p.floor || taken[h.ID] {
+				continue
+			}
+			m := s.msgs[h.ID]
+			if m == nil || !s.inScope(sc, m) {
+				continue
+			}
+			cands = append(cands, candidate{rec: &m.rec, sem: math.Min(float64(h.Similarity), 1), semRank: 1})
+		}
+	}
+	if p.fuser.method == RRF && p.mode == Hybrid {
+		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r }, func(c *candidate) int { return c.textRank })
+		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r }, func(c *candidate) int { return c.semRank })
+	}
+	for i := range cands {
+		c := &cands[i]
+		switch p.mode {
+		case FullText:
+			c.fused = c.text
+		case Semantic:
+			c.fused = c.sem
+		default:
+			c.fused = p.fuser.fuse(c.text, c.sem, c.textRank, c.semRank)
+		}
+		c.score = c.fused
+	}
+	return cands
+}
+
+// sessionGroup is one session's hits, best first.
+type sessionGroup struct {
+	ss     *session
+	hits   []*candidate
+	best   float64
+	latest time.Time
+}
+
+// group is stage four: hits by session, each session scored by its best hit.
+func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
+	by := map[uint32]*sessionGroup{}
+	var out []*sessionGroup
+	for i := range cands {
+		c := &cands[i]
+		if c.score <= 0 {
+			continue
+		}
+		m := s.msgs[c.rec.Path]
+		g := by[m.sid]
+		if g == nil {
+			ss := s.sessions[m.sid]
+			if ss == nil {
+				continue
+			}
+			g = &sessionGroup{ss: ss}
+			by[m.sid] = g
+			out = append(out, g)
+		}
+		g.hits = append(g.hits, c)
+		g.best = math.Max(g.best, c.score)
+		if c.rec.Created.After(g.latest) {
+			g.latest = c.rec.Created
+		}
+	}
+	for _, g := range out {
+		sortCandidates(g.hits, ByRelevance)
+	}
+	return out
+}
+
+// wantsMore reports whether a message the vector store did not return could
+// still change which sessions make the page: its similarity is at most
+// found.Bound, so its fused score is at most what that bound fuses to, and
+// it matters if that reaches the limit-th session's best. (A missing
+// message could also add a weak hit inside a session already on the page;
+// finding those exactly means reading every message above the floor,
+// which cost 8× the query time on the sessions benchmark for no change in
+// its figures, so hits inside a session are the best among those found.)
+func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool {
+	if found.Complete || float64(found.Bound) < p.floor {
+		return false
+	}
+	if len(groups) < p.limit {
+		return true
+	}
+	bound := float64(found.Bound)
+	if p.mode == Hybrid {
+		seen := 0
+		for _, g := range groups {
+			for _, c := range g.hits {
+				if c.semRank > 0 {
+					seen++
+				}
+			}
+		}
+		bound = p.fuser.fuse(0, bound, 0, seen+1)
+	}
+	bests := make([]float64, len(groups))
+	for i, g := range groups {
+		bests[i] = g.best
+	}
+	return bound >= kthLargest(bests, p.limit)
+}
+
+// sortGroups orders sessions best first (ties: latest ended), or by their
+// latest hit for recency.
+func sortGroups(gs []*sessionGroup, by Sort) {
+	sort.Slice(gs, func(i, j int) bool {
+		a, b := gs[i], gs[j]
+		if by == ByRecency && !a.latest.Equal(b.latest) {
+			return a.latest.After(b.latest)
+		}
+		if a.best != b.best {
+			return a.best > b.best
+		}
+		if !a.ss.Ended.Equal(b.ss.Ended) {
+			return a.ss.Ended.After(b.ss.Ended)
+		}
+		return a.ss.SID < b.ss.SID
+	})
+}
+
+// result is stage five: one session of the page with its best hits and
+// their excerpts, read from the stored (redacted) text.
+func (s *Sessions) result(g *sessionGroup, maxHits int, terms queryTerms) SessionResult {
+	r := SessionResult{
+		SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
+		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs),
+		Score: round(g.best), Hits: []MessageHit{},
+	}
+	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
+		m := s.msgs[c.rec.Path]
+		excerpt, n := messageExcerpt(s.st.text(m.sid, m.seq), terms, s.ft)
+		r.Hits = append(r.Hits, MessageHit{
+			MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
+			Excerpt: excerpt, Score: round(c.score), MatchCount: n,
+		})
+	}
+	return r
+}
+
+// messageExcerpt is one bounded excerpt of a stored message: ±snippetRadius
+// around the window with the most matches, cut on word boundaries, matches
+// in bold, as memory snippets are; a message found by meaning alone gets
+// its start. It also returns how many matches the message holds.
+func messageExcerpt(text string, q queryTerms, ft *fulltext) (string, int) {
+	spans := matchSpans(text, q, ft.cjk)
+	if len(spans) == 0 {
+		return cut(text, 0, 2*snippetRadius, nil), 0
+	}
+	bestLo, bestN := 0, -1
+	for i, sp := range spans {
+		n := 0
+		for _, t := range spans[i:] {
+			if t.end > sp.start+2*snippetRadius {
+				break
+			}
+			n++
+		}
+		if n > bestN {
+			bestLo, bestN = i, n
+		}
+	}
+	first := spans[bestLo]
+	last := first
+	for _, t := range spans[bestLo:] {
+		if t.end > first.start+2*snippetRadius {
+			break
+		}
+		last = t
+	}
+	mid := (first.start + last.end) / 2
+	return cut(text, mid-snippetRadius, mid+snippetRadius, spans), len(spans)
+}
+
+// SessionMessage is one stored message, as GetSession and GetMessage show it.
+type SessionMessage struct {
+	MessageID string    `json:"messageId"`
+	Role      string    `json:"role"`
+	Timestamp time.Time `json:"timestamp,omitzero"`
+	Text      string    `json:"text"`
+}
+
+// SessionView is a session with a run of its messages in order.
+type SessionView struct {
+	SessionID    string           `json:"sessionId"`
+	SourceAgent  string           `json:"sourceAgent"`
+	Project      string           `json:"project"`
+	Path         string           `json:"path"`
+	Summary      string           `json:"summary,omitempty"`
+	Started      time.Time        `json:"started,omitzero"`
+	Ended        time.Time        `json:"ended,omitzero"`
+	MessageCount int              `json:"messageCount"`
+	Offset       int              `json:"offset"`
+	Messages     []SessionMessage `json:"messages"`
+	// Focus is the index in Messages of the message GetMessage asked for; -1 otherwise.
+	Focus int `json:"focus"`
+}
+
+// findSession resolves a session id (the format's id, else a transcript path).
+func (s *Sessions) findSession(id string) (*session, error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return nil, fmt.Errorf("sessionId is required: %w", ErrNoSession)
+	}
+	var found *session
+	for _, ss := range s.sessions {
+		if ss.ID == id || ss.Path == id {
+			if found == nil || ss.Ended.After(found.Ended) {
+				found = ss
+			}
+		}
+	}
+	if found == nil {
+		if s.lastSync.IsZero() && len(s.sessions) == 0 {
+			return nil, fmt.Errorf("sessions %w", ErrIndexNotReady)
+		}
+		return nil, fmt.Errorf("%q: %w", id, ErrNoSession)
+	}
+	return found, nil
+}
+
+// orderedSeqs lists a session's live sequence numbers in order.
+func (ss *session) orderedSeqs() []uint32 {
+	out := make([]uint32, 0, len(ss.seqs))
+	for seq := range ss.seqs {
+		out = append(out, seq)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// GetSession returns up to limit messages of a session from offset, in order
+// (limit 0 means 50, at most 1000).
+func (s *Sessions) GetSession(ctx context.Context, id string, offset, limit int) (SessionView, error) {
+	if offset < 0 {
+		return SessionView{}, fmt.Errorf("offset %d: %w", offset, ErrBadOffset)
+	}
+	switch {
+	case limit == 0:
+		limit = 50
+	case limit < 0 || limit > maxShowMessages:
+		return SessionView{}, fmt.Errorf("limit %d: want 1 to %d: %w", limit, maxShowMessages, ErrBadLimit)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ss, err := s.findSession(id)
+	if err != nil {
+		return SessionView{}, err
+	}
+	seqs := ss.orderedSeqs()
+	v := s.view(ss, offset)
+	if offset >= len(seqs) {
+		return v, nil
+	}
+	return s.fill(v, ss, seqs[offset:min(offset+limit, len(seqs))])
+}
+
+// GetMessage returns one message with n messages either side of it.
+func (s *Sessions) GetMessage(ctx context.Context, id, messageID string, n int) (SessionView, error) {
+	if strings.TrimSpace(messageID) == "" {
+		return SessionView{}, ErrBadMessageArg
+	}
+	if n < 0 || n > maxContext {
+		return SessionView{}, fmt.Errorf("context %d: %w", n, ErrBadContext)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ss, err := s.findSession(id)
+	if err != nil {
+		return SessionView{}, err
+	}
+	seqs := ss.orderedSeqs()
+	at := -1
+	for i, seq := range seqs {
+		if ss.seqs[seq].id == messageID {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return SessionView{}, fmt.Errorf("%q in session %q: %w", messageID, ss.ID, ErrNoMessage)
+	}
+	lo := max(at-n, 0)
+	v := s.view(ss, lo)
+	v, err = s.fill(v, ss, seqs[lo:min(at+n+1, len(seqs))])
+	v.Focus = at - lo
+	return v, err
+}
+
+func (s *Sessions) view(ss *session, offset int) SessionView {
+	return SessionView{
+		SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project, Path: ss.Path, Summary: ss.Summary,
+		Started: ss.Started, Ended: ss.Ended, MessageCount: len(ss.seqs), Offset: offset,
+		Messages: []SessionMessage{}, Focus: -1,
+	}
+}
+
+func (s *Sessions) fill(v SessionView, ss *session, seqs []uint32) (SessionView, error) {
+	if len(seqs) == 0 {
+		return v, nil
+	}
+	stored, err := s.st.messages(ss.SID, seqs[0], seqs[len(seqs)-1]+1)
+	if err != nil {
+		return v, fmt.Errorf("read messages of %q: %w", ss.ID, err)
+	}
+	for _, m := range stored {
+		if ss.seqs[m.seq] == nil {
+			continue
+		}
+		v.Messages = append(v.Messages, SessionMessage{MessageID: m.ID, Role: m.Role, Timestamp: m.Time, Text: m.Text})
+	}
+	return v, nil
+}

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+
+	"mnemo/engine/transcript"
+)
+
+// TranscriptSource makes one transcript root a SessionSource: the parsers
+// of package transcript (which redact every text) behind the seam the
+// sessions index reads through.
+func TranscriptSource(src transcript.Source, opt transcript.Options) SessionSource {
+	return transcriptSource{src: src, opt: opt}
+}
+
+type transcriptSource struct {
+	src transcript.Source
+	opt transcript.Options
+}
+
+func (t transcriptSource) Kind() string       { return string(t.src.Kind) }
+func (t transcriptSource) Root() string       { return t.src.Root }
+func (t transcriptSource) Owns(p string) bool { return t.src.Owns(p, t.opt) }
+
+func (t transcriptSource) Discover(ctx context.Context) ([]string, []Skip, error) {
+	paths, sk, err := t.src.Discover(ctx, t.opt)
+	skips := make([]Skip, 0, len(sk))
+	for _, s := range sk {
+		skips = append(skips, Skip{Path: s.Path, Reason: s.Reason})
+	}
+	return paths, skips, err
+}
+
+func (t transcriptSource) Read(ctx context.Context, path string, cursor []byte, h TranscriptHandler) (TranscriptRead, error) {
+	var prev transcript.Cursor
+	if len(cursor) > 0 {
+		if err := json.Unmarshal(cursor, &prev); err != nil {
+			prev = transcript.Cursor{} // unreadable: read from the start
+		}
+	}
+	res, err := transcript.Read(ctx, t.src, path, prev, t.opt, transcript.Handler{
+		Reset: h.Reset,
+		Message: func(m transcript.Message) error {
+			return h.Message(TranscriptMessage{ID: m.ID, Role: m.Role, Timestamp: m.Timestamp, Text: m.Text})
+		},
+	})
+	if err != nil {
+		return TranscriptRead{}, err
+	}
+	c, err := json.Marshal(res.Cursor)
+	if err != nil {
+		return TranscriptRead{}, err
+	}
+	s := res.Session
+	return TranscriptRead{
+		Session: SessionInfo{ID: s.ID, Agent: string(s.Agent), Project: s.Project, ProjectHash: s.ProjectHash,
+			Path: s.Path, Summary: s.Summary, Started: s.Started, Ended: s.Ended},
+		Cursor: c, Malformed: res.Malformed + res.TooLong, Ignored: res.Ignored,
+	}, nil
+}

@@ -1,0 +1,429 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The sessions state store: one bbolt file in INDEX/sessions, the same
+// discipline as the memory store (state.go): a batch's sessions are marked
+// pending before Bleve is written and unmarked in the transaction that
+// records them, so a crash in between is undone at the next open.
+var (
+	sbMeta     = []byte("meta")
+	sbSessions = []byte("sessions") // sid → sessionRec
+	sbMessages = []byte("messages") // sid|seq → msgRec (no text)
+	sbTexts    = []byte("texts")    // sid|seq → the redacted text
+	sbIDs      = []byte("ids")      // sid|message id → seq
+	sbVectors  = []byte("vectors")  // sid|seq → vector
+	sbPending  = []byte("pending")  // sid → highest seq a batch in flight may have written
+	sbSkips    = []byte("skips")    // source key → []Skip
+)
+
+var sessionBuckets = [][]byte{sbMeta, sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips}
+
+// sessionRec is what the store keeps of one transcript and its session.
+type sessionRec struct {
+	SID         uint32          `json:"n"`
+	Source      string          `json:"src"` // sourceKey of the source that owns it
+	ID          string          `json:"id"`
+	Agent       string          `json:"a"`
+	Project     string          `json:"p"`
+	ProjectHash string          `json:"ph,omitempty"`
+	Path        string          `json:"f"`
+	Summary     string          `json:"sum,omitempty"`
+	Started     time.Time       `json:"s"`
+	Ended       time.Time       `json:"e"`
+	NextSeq     uint32          `json:"q"`
+	Size        int64           `json:"z"`
+	MtimeNs     int64           `json:"m"`
+	Cursor      json.RawMessage `json:"c,omitempty"`
+	Malformed   int             `json:"x,omitempty"`
+}
+
+// msgRec is one message without its text.
+type msgRec struct {
+	ID   string                 `json:"i"`
+	Role string                 `json:"r"`
+	Time time.Time              `json:"t"`
+	Lens [len(textFields)]int32 `json:"l"`
+}
+
+type sessionStore struct{ db *bolt.DB }
+
+func openSessionStore(path string, readOnly bool) (*sessionStore, error) {
+	var db *bolt.DB
+	err := guardStore(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: readOnly})
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, errInUse(path)
+		}
+		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+			err = fmt.Errorf("%w: %v", errCorruptState, err)
+		}
+		return nil, fmt.Errorf("open sessions state store %s: %w", path, err)
+	}
+	if err := verifyStore(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sessions state store %s: %w", path, err)
+	}
+	if !readOnly {
+		err = db.Update(func(tx *bolt.Tx) error {
+			for _, b := range sessionBuckets {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("init sessions state store: %w", err)
+		}
+	}
+	return &sessionStore{db: db}, nil
+}
+
+func (s *sessionStore) close() error { return s.db.Close() }
+
+func (s *sessionStore) size() int64 {
+	var n int64
+	s.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
+	return n
+}
+
+func (s *sessionStore) metaAll() map[string]string {
+	out := map[string]string{}
+	s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(sbMeta); b != nil {
+			b.ForEach(func(k, v []byte) error { out[string(k)] = string(v); return nil })
+		}
+		return nil
+	})
+	return out
+}
+
+func (s *sessionStore) setMeta(kv map[string]string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbMeta)
+		for k, v := range kv {
+			if err := b.Put([]byte(k), []byte(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func sidKey(sid uint32) []byte {
+	k := make([]byte, 4)
+	binary.BigEndian.PutUint32(k, sid)
+	return k
+}
+
+func seqKey(sid, seq uint32) []byte {
+	k := make([]byte, 8)
+	binary.BigEndian.PutUint32(k, sid)
+	binary.BigEndian.PutUint32(k[4:], seq)
+	return k
+}
+
+func idKey(sid uint32, id string) []byte { return append(sidKey(sid), id...) }
+
+func (s *sessionStore) forEachSession(fn func(sessionRec) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbSessions)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var r sessionRec
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("session record %x: %w", k, err)
+			}
+			return fn(r)
+		})
+	})
+}
+
+func (s *sessionStore) forEachMessage(fn func(sid, seq uint32, m msgRec) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbMessages)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return nil
+			}
+			var m msgRec
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("message record %x: %w", k, err)
+			}
+			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), m)
+		})
+	})
+}
+
+func (s *sessionStore) forEachVector(fn func(sid, seq uint32, v []float32) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbVectors)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return nil
+			}
+			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), decodeVector(v))
+		})
+	})
+}
+
+func (s *sessionStore) loadSkips() (map[string][]Skip, error) {
+	out := map[string][]Skip{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbSkips)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var sk []Skip
+			if json.Unmarshal(v, &sk) == nil {
+				out[string(k)] = sk
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// storedMessage is one message as read back for display.
+type storedMessage struct {
+	seq uint32
+	msgRec
+	Text string
+}
+
+// messages reads the messages of sid with seq in [from, to), in order.
+func (s *sessionStore) messages(sid, from, to uint32) ([]storedMessage, error) {
+	var out []storedMessage
+	err := s.db.View(func(tx *bolt.Tx) error {
+		mb, tb := tx.Bucket(sbMessages), tx.Bucket(sbTexts)
+		if mb == nil || tb == nil {
+			return nil
+		}
+		c := mb.Cursor()
+		for k, v := c.Seek(seqKey(sid, from)); k != nil && len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
+			seq := binary.BigEndian.Uint32(k[4:])
+			if seq >= to {
+				break
+			}
+			var m msgRec
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("message record %x: %w", k, err)
+			}
+			out = append(out, storedMessage{seq: seq, msgRec: m, Text: string(tb.Get(k))})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// text reads the stored text of one message.
+func (s *sessionStore) text(sid, seq uint32) string {
+	var t string
+	s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(sbTexts); b != nil {
+			t = string(b.Get(seqKey(sid, seq)))
+		}
+		return nil
+	})
+	return t
+}
+
+// seqOf finds the sequence number of a message id within a session.
+func (s *sessionStore) seqOf(sid uint32, id string) (uint32, bool) {
+	var seq uint32
+	ok := false
+	s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(sbIDs); b != nil {
+			if v := b.Get(idKey(sid, id)); len(v) == 4 {
+				seq, ok = binary.BigEndian.Uint32(v), true
+			}
+		}
+		return nil
+	})
+	return seq, ok
+}
+
+func (s *sessionStore) markPending(p map[uint32]uint32) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbPending)
+		for sid, top := range p {
+			v := make([]byte, 4)
+			if old := b.Get(sidKey(sid)); len(old) == 4 {
+				top = max(top, binary.BigEndian.Uint32(old))
+			}
+			binary.BigEndian.PutUint32(v, top)
+			if err := b.Put(sidKey(sid), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *sessionStore) pending() (map[uint32]uint32, error) {
+	out := map[uint32]uint32{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbPending)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) == 4 && len(v) == 4 {
+				out[binary.BigEndian.Uint32(k)] = binary.BigEndian.Uint32(v)
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// dropSessionTx deletes everything of sid but its pending mark.
+func dropSessionTx(tx *bolt.Tx, sid uint32) error {
+	if err := tx.Bucket(sbSessions).Delete(sidKey(sid)); err != nil {
+		return err
+	}
+	prefix := sidKey(sid)
+	for _, name := range [][]byte{sbMessages, sbTexts, sbIDs, sbVectors} {
+		b := tx.Bucket(name)
+		c := b.Cursor()
+		var keys [][]byte
+		for k, _ := c.Seek(prefix); k != nil && len(k) >= 4 && string(k[:4]) == string(prefix); k, _ = c.Next() {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		for _, k := range keys {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sessionWrite is one session's part of a committed batch.
+type sessionWrite struct {
+	rec     *sessionRec // nil: the session is gone
+	reset   bool        // drop its messages before adding these
+	msgs    []pendingMsg
+	vectors [][]float32 // one per msgs entry; nil where there is none
+}
+
+// pendingMsg is a message waiting for its batch.
+type pendingMsg struct {
+	seq  uint32
+	rec  msgRec
+	text string
+	doc  *ftDoc
+}
+
+// commit writes a batch and clears its pending marks in one transaction.
+func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[string][]Skip) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		sb, mb, tb, ib, vb := tx.Bucket(sbSessions), tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbIDs), tx.Bucket(sbVectors)
+		for i, w := range writes {
+			sid := sids[i]
+			if w.rec == nil || w.reset {
+				if err := dropSessionTx(tx, sid); err != nil {
+					return err
+				}
+			}
+			if w.rec == nil {
+				continue
+			}
+			j, err := json.Marshal(w.rec)
+			if err != nil {
+				return err
+			}
+			if err := sb.Put(sidKey(sid), j); err != nil {
+				return err
+			}
+			for k, m := range w.msgs {
+				key := seqKey(sid, m.seq)
+				j, err := json.Marshal(m.rec)
+				if err != nil {
+					return err
+				}
+				seq := make([]byte, 4)
+				binary.BigEndian.PutUint32(seq, m.seq)
+				if err := errors.Join(mb.Put(key, j), tb.Put(key, []byte(m.text)), ib.Put(idKey(sid, m.rec.ID), seq)); err != nil {
+					return err
+				}
+				if v := w.vectors[k]; v != nil {
+					if err := vb.Put(key, encodeVector(v)); err != nil {
+						return err
+					}
+				} else if err := vb.Delete(key); err != nil {
+					return err
+				}
+			}
+		}
+		pb := tx.Bucket(sbPending)
+		for _, sid := range sids {
+			if err := pb.Delete(sidKey(sid)); err != nil {
+				return err
+			}
+		}
+		kb := tx.Bucket(sbSkips)
+		for k, sk := range skips {
+			j, err := json.Marshal(sk)
+			if err != nil {
+				return err
+			}
+			if err := kb.Put([]byte(k), j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// dropPending removes the sessions of interrupted batches from the store.
+func (s *sessionStore) dropPending(sids []uint32) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for _, sid := range sids {
+			if err := dropSessionTx(tx, sid); err != nil {
+				return err
+			}
+			if err := tx.Bucket(sbPending).Delete(sidKey(sid)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// resetAll forgets every session, message and vector.
+func (s *sessionStore) resetAll() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range sessionBuckets[1:] {
+			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+				return err
+			}
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

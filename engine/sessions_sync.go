@@ -1,0 +1,557 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"mnemo/engine/vectors"
+)
+
+// batchMessages is how many messages one sessions batch applies at once: one
+// Bleve batch and one state-store transaction.
+const batchMessages = 4096
+
+// embedBatch is how many texts go to the embedder in one call.
+const embedBatch = 256
+
+// SessionsReport says what a sessions Sync did.
+type SessionsReport struct {
+	Full      bool          `json:"full"`
+	Rebuilt   string        `json:"rebuilt,omitempty"`
+	Added     int           `json:"added"`   // sessions new to the index
+	Updated   int           `json:"updated"` // sessions with new or changed messages
+	Reset     int           `json:"reset"`   // sessions re-indexed whole (rewritten or rewound transcripts)
+	Removed   int           `json:"removed"` // sessions whose transcript is gone
+	Unchanged int           `json:"unchanged"`
+	Messages  int           `json:"messages"` // messages indexed by this sync
+	Malformed int           `json:"malformedLines"`
+	Skipped   []Skip        `json:"skipped"` // transcripts not indexed, and why
+	Total     time.Duration `json:"totalNs"`
+}
+
+// job is one transcript to read.
+type sessionJob struct {
+	src  SessionSource
+	key  string
+	path string
+}
+
+// Sync brings the index in step with every source: new transcripts are
+// read, grown ones read from their cursor, rewritten ones re-read whole,
+// and the sessions of deleted transcripts (or of sources no longer
+// configured) removed. With full, or when the index must be rebuilt,
+// everything is read from scratch.
+func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err error) {
+	if s.cfg.ReadOnly {
+		return SessionsReport{}, ErrReadOnly
+	}
+	defer func() { s.noteError(err) }()
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	s.indexing.Store(true)
+	defer s.indexing.Store(false)
+	start := time.Now()
+	rep = SessionsReport{Skipped: []Skip{}}
+	s.mu.RLock()
+	why := s.needFull
+	s.mu.RUnlock()
+	if full || why != "" {
+		rep.Full, rep.Rebuilt = true, why
+		if err := s.reset(); err != nil {
+			return rep, err
+		}
+	}
+	var jobs []sessionJob
+	found := map[string]bool{}
+	discovered := map[string]bool{} // sources whose listing is complete
+	skips := map[string][]Skip{}
+	srcErrs := map[string]string{}
+	for _, src := range s.cfg.Sources {
+		key := sourceKey(src.Kind(), src.Root())
+		paths, sk, err := src.Discover(ctx)
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		if err != nil {
+			srcErrs[key] = err.Error()
+			rep.Skipped = append(rep.Skipped, Skip{Path: src.Root(), Reason: "source " + src.Kind() + ": " + err.Error()})
+			continue
+		}
+		discovered[key] = true
+		skips[key] = append([]Skip{}, sk...)
+		rep.Skipped = append(rep.Skipped, sk...)
+		for _, p := range paths {
+			if !found[p] {
+				found[p] = true
+				jobs = append(jobs, sessionJob{src: src, key: key, path: p})
+			}
+		}
+	}
+	configured := map[string]bool{}
+	for _, src := range s.cfg.Sources {
+		configured[sourceKey(src.Kind(), src.Root())] = true
+	}
+	var gone []uint32
+	s.mu.Lock()
+	s.srcErrs = srcErrs
+	for k, v := range skips {
+		s.skips[k] = v
+	}
+	for _, ss := range s.sessions {
+		if !configured[ss.Source] || (discovered[ss.Source] && !found[ss.Path]) {
+			gone = append(gone, ss.SID)
+		}
+	}
+	s.mu.Unlock()
+	if err := s.run(ctx, jobs, gone, skips, &rep); err != nil {
+		return rep, err
+	}
+	now := time.Now().UTC()
+	if err := s.st.setMeta(map[string]string{
+		"schema": itoa(schemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
+	}); err != nil {
+		return rep, fmt.Errorf("record sessions sync: %w", err)
+	}
+	s.mu.Lock()
+	s.lastSync, s.needFull = now, ""
+	s.mu.Unlock()
+	rep.Total = time.Since(start)
+	return rep, nil
+}
+
+// SyncPaths brings the given transcript paths (files or folders, existing
+// or not) up to date and nothing else; the watcher calls it. A path no
+// source owns is ignored.
+func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsReport, err error) {
+	if s.cfg.ReadOnly {
+		return SessionsReport{}, ErrReadOnly
+	}
+	s.mu.RLock()
+	why := s.needFull
+	s.mu.RUnlock()
+	if why != "" {
+		return s.Sync(ctx, true)
+	}
+	defer func() { s.noteError(err) }()
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	start := time.Now()
+	rep = SessionsReport{Skipped: []Skip{}}
+	var jobs []sessionJob
+	var gone []uint32
+	seenJob := map[string]bool{}
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		fi, statErr := os.Stat(p)
+		isFile := statErr == nil && !fi.IsDir()
+		for _, src := range s.cfg.Sources {
+			if p != src.Root() && !inAnyFolder(p, []string{src.Root()}) {
+				continue
+			}
+			key := sourceKey(src.Kind(), src.Root())
+			if isFile && src.Owns(p) {
+				if !seenJob[p] {
+					seenJob[p] = true
+					jobs = append(jobs, sessionJob{src: src, key: key, path: p})
+				}
+				continue
+			}
+			// A folder appeared, something vanished, or a file changed that
+			// is part of a transcript folder (CodeArchitect's full.md): list
+			// the source and reconcile what lies under that folder.
+			dir := p
+			if isFile {
+				dir = filepath.Dir(p)
+			}
+			listed, _, err := src.Discover(ctx)
+			if err != nil {
+				continue
+			}
+			in := map[string]bool{}
+			for _, l := range listed {
+				if l == dir || strings.HasPrefix(l, dir+string(filepath.Separator)) {
+					in[l] = true
+					if !seenJob[l] {
+						seenJob[l] = true
+						jobs = append(jobs, sessionJob{src: src, key: key, path: l})
+					}
+				}
+			}
+			s.mu.RLock()
+			for _, ss := range s.sessions {
+				if ss.Source == key && !in[ss.Path] && (ss.Path == dir || strings.HasPrefix(ss.Path, dir+string(filepath.Separator))) {
+					gone = append(gone, ss.SID)
+				}
+			}
+			s.mu.RUnlock()
+		}
+	}
+	if err := s.run(ctx, jobs, gone, nil, &rep); err != nil {
+		return rep, err
+	}
+	rep.Total = time.Since(start)
+	return rep, nil
+}
+
+// run removes gone sessions and reads jobs, in batches.
+func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, skips map[string][]Skip, rep *SessionsReport) error {
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
+	total := len(jobs) + len(gone)
+	done := 0
+	progress := func() {
+		if s.cfg.Progress != nil && total > 0 {
+			s.cfg.Progress(done, total)
+		}
+	}
+	progress()
+	b := &sessionBatch{skips: skips}
+	for _, sid := range gone {
+		b.add(sid, sessionWrite{})
+		rep.Removed++
+	}
+	done += len(gone)
+	for _, j := range jobs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.readOne(ctx, b, j, rep); err != nil {
+			return err
+		}
+		done++
+		if b.size >= batchMessages {
+			if err := s.apply(ctx, b); err != nil {
+				return err
+			}
+			b = &sessionBatch{}
+			progress()
+		}
+	}
+	if err := s.apply(ctx, b); err != nil {
+		return err
+	}
+	progress()
+	return nil
+}
+
+// sessionBatch collects the writes of one batch, one per session.
+type sessionBatch struct {
+	sids   []uint32
+	writes []sessionWrite
+	size   int // messages
+	skips  map[string][]Skip
+}
+
+func (b *sessionBatch) add(sid uint32, w sessionWrite) {
+	b.sids = append(b.sids, sid)
+	b.writes = append(b.writes, w)
+	b.size += len(w.msgs)
+}
+
+// readOne reads one transcript from its cursor into b.
+func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, rep *SessionsReport) error {
+	fi, statErr := os.Stat(j.path)
+	s.mu.Lock()
+	ss := s.byPath[j.path]
+	var old sessionRec
+	isNew := ss == nil || ss.Source != j.key
+	if ss != nil && ss.Source != j.key {
+		b.add(ss.SID, sessionWrite{}) // another source owned this path before
+		ss = nil
+	}
+	if ss != nil {
+		old = ss.sessionRec
+	} else {
+		old = sessionRec{SID: s.nextSID, Source: j.key, Path: j.path}
+		s.nextSID++
+	}
+	s.mu.Unlock()
+	if statErr == nil && !fi.IsDir() && !isNew && fi.Size() == old.Size && fi.ModTime().UnixNano() == old.MtimeNs {
+		rep.Unchanged++
+		return nil
+	}
+	w := sessionWrite{}
+	next := old.NextSeq
+	ids := map[string]uint32{}
+	h := TranscriptHandler{
+		Reset: func() error {
+			w.reset, w.msgs, next, ids = true, nil, 0, map[string]uint32{}
+			return nil
+		},
+		Message: func(m TranscriptMessage) error {
+			id := m.ID
+			if id == "" {
+				id = "m" + strconv.FormatUint(uint64(next), 10)
+			}
+			seq, ok := ids[id]
+			if !ok && !w.reset && !isNew {
+				seq, ok = s.st.seqOf(old.SID, id)
+			}
+			if !ok {
+				seq = next
+				next++
+			}
+			ids[id] = seq
+			pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
+			pm.doc = &ftDoc{Body: m.Text}
+			if needsBigrams(m.Text) {
+				pm.doc.CJK = m.Text
+			}
+			pm.rec.Lens = s.ft.fieldLens(pm.doc)
+			w.msgs = append(w.msgs, pm)
+			return nil
+		},
+	}
+	var cursor []byte
+	if !isNew {
+		cursor = old.Cursor
+	}
+	res, err := j.src.Read(ctx, j.path, cursor, h)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		rep.Skipped = append(rep.Skipped, Skip{Path: j.path, Reason: "unreadable: " + err.Error()})
+		if b.skips != nil {
+			b.skips[j.key] = append(b.skips[j.key], Skip{Path: j.path, Reason: "unreadable: " + err.Error()})
+		}
+		if !isNew {
+			return nil // keep what was indexed
+		}
+		return nil
+	}
+	rec := old
+	rec.ID, rec.Agent, rec.Project, rec.ProjectHash = res.Session.ID, res.Session.Agent, res.Session.Project, res.Session.ProjectHash
+	if rec.Agent == "" {
+		rec.Agent = j.src.Kind()
+	}
+	if rec.ID == "" {
+		rec.ID = strings.TrimSuffix(filepath.Base(j.path), filepath.Ext(j.path))
+	}
+	rec.Summary = res.Session.Summary
+	rec.Cursor = res.Cursor
+	rec.Malformed = res.Malformed
+	if !isNew && !w.reset {
+		rec.Malformed += old.Malformed
+	}
+	if statErr == nil {
+		rec.Size, rec.MtimeNs = fi.Size(), fi.ModTime().UnixNano()
+	}
+	if w.reset {
+		rec.Started, rec.Ended = time.Time{}, time.Time{}
+	}
+	rec.Started, rec.Ended = earliest(rec.Started, res.Session.Started), latest(rec.Ended, res.Session.Ended)
+	for _, m := range w.msgs {
+		if !m.rec.Time.IsZero() {
+			rec.Started, rec.Ended = earliest(rec.Started, m.rec.Time), latest(rec.Ended, m.rec.Time)
+		}
+	}
+	rec.NextSeq = next
+	w.rec = &rec
+	b.add(rec.SID, w)
+	rep.Messages += len(w.msgs)
+	rep.Malformed += res.Malformed
+	switch {
+	case isNew:
+		rep.Added++
+	case w.reset:
+		rep.Reset++
+	case len(w.msgs) > 0:
+		rep.Updated++
+	default:
+		rep.Unchanged++
+	}
+	return nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b.UTC()
+	}
+	return a
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b.UTC()
+	}
+	return a
+}
+
+// apply writes one batch: embed, mark pending, Bleve, state store, memory.
+func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
+	if len(b.writes) == 0 && len(b.skips) == 0 {
+		return nil
+	}
+	for i := range b.writes {
+		w := &b.writes[i]
+		w.vectors = make([][]float32, len(w.msgs))
+		for lo := 0; lo < len(w.msgs); lo += embedBatch {
+			hi := min(lo+embedBatch, len(w.msgs))
+			texts := make([]string, 0, hi-lo)
+			for _, m := range w.msgs[lo:hi] {
+				texts = append(texts, m.text)
+			}
+			vs, err := s.emb.Embed(ctx, texts)
+			if err != nil {
+				return fmt.Errorf("embed messages of %s: %w", w.rec.Path, err)
+			}
+			for k, v := range vs {
+				if s.dim == 0 && len(v) > 0 {
+					s.mu.Lock()
+					s.dim = len(v) // a remote embedder that was offline at open has answered
+					s.mu.Unlock()
+				}
+				if len(v) != s.dim {
+					return fmt.Errorf("embed messages of %s: embedder %s returned %d dimensions, the index has %d (rebuild with sessions sync --full)", w.rec.Path, s.emb.Name(), len(v), s.dim)
+				}
+				if vectors.Normalize(v) != nil {
+					w.vectors[lo+k] = v
+				}
+			}
+		}
+	}
+	// Pending marks: everything a batch may write to Bleve, so a crash
+	// before the commit can be undone document by document.
+	pend := map[uint32]uint32{}
+	s.mu.RLock()
+	for i, sid := range b.sids {
+		top := b.writes[i].topSeq()
+		if ss := s.sessions[sid]; ss != nil {
+			top = max(top, ss.NextSeq)
+		}
+		pend[sid] = max(pend[sid], top)
+	}
+	s.mu.RUnlock()
+	if err := s.st.markPending(pend); err != nil {
+		return fmt.Errorf("sessions state store: %w", err)
+	}
+	fb := s.ft.idx.NewBatch()
+	s.mu.RLock()
+	for i, sid := range b.sids {
+		w := b.writes[i]
+		if ss := s.sessions[sid]; ss != nil && (w.rec == nil || w.reset) {
+			for seq := range ss.seqs {
+				fb.Delete(docID(sid, seq))
+			}
+		}
+	}
+	s.mu.RUnlock()
+	for i, sid := range b.sids {
+		for _, m := range b.writes[i].msgs {
+			if err := fb.Index(docID(sid, m.seq), m.doc); err != nil {
+				return fmt.Errorf("index message: %w", err)
+			}
+		}
+	}
+	if err := s.ft.idx.Batch(fb); err != nil {
+		return fmt.Errorf("sessions full-text batch: %w", err)
+	}
+	if err := s.st.commit(b.writes, b.sids, b.skips); err != nil {
+		return fmt.Errorf("sessions state store: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var items []vectors.Item
+	for i, sid := range b.sids {
+		w := b.writes[i]
+		ss := s.sessions[sid]
+		if ss != nil && (w.rec == nil || w.reset) {
+			for _, m := range ss.seqs {
+				s.dropMessage(m)
+			}
+		}
+		if w.rec == nil {
+			if ss != nil {
+				delete(s.sessions, sid)
+				if s.byPath[ss.Path] == ss {
+					delete(s.byPath, ss.Path)
+				}
+			}
+			continue
+		}
+		if ss == nil {
+			ss = &session{seqs: map[uint32]*message{}}
+			s.sessions[sid] = ss
+		}
+		ss.sessionRec = *w.rec
+		s.byPath[ss.Path] = ss
+		for k, pm := range w.msgs {
+			m := s.addMessage(ss, pm.seq, pm.rec)
+			if v := w.vectors[k]; v != nil {
+				items = append(items, s.vectorItem(m, v))
+			}
+		}
+	}
+	if err := s.vec.Put(ctx, items...); err != nil {
+		// The state store holds the vectors: the next open loads them.
+		return fmt.Errorf("sessions vector store: %w", err)
+	}
+	return nil
+}
+
+func (w sessionWrite) topSeq() uint32 {
+	var top uint32
+	for _, m := range w.msgs {
+		top = max(top, m.seq+1)
+	}
+	return top
+}
+
+// repairPending undoes batches a crash interrupted: their sessions leave
+// Bleve and the store, and the next sync reads them afresh.
+func (s *Sessions) repairPending() error {
+	p, err := s.st.pending()
+	if err != nil || len(p) == 0 {
+		return err
+	}
+	fb := s.ft.idx.NewBatch()
+	sids := make([]uint32, 0, len(p))
+	for sid, top := range p {
+		for seq := uint32(0); seq <= top; seq++ {
+			fb.Delete(docID(sid, seq))
+		}
+		sids = append(sids, sid)
+	}
+	if err := s.ft.idx.Batch(fb); err != nil {
+		return fmt.Errorf("repair interrupted sessions batch: %w", err)
+	}
+	return s.st.dropPending(sids)
+}
+
+// reset empties the sessions index.
+func (s *Sessions) reset() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ftPath := filepath.Join(s.dir, fulltextDir)
+	if s.ft != nil {
+		s.ft.close()
+	}
+	if err := os.RemoveAll(ftPath); err != nil {
+		return fmt.Errorf("remove sessions full-text index: %w", err)
+	}
+	ft, err := openFulltext(ftPath, true)
+	if err != nil {
+		return err
+	}
+	s.ft = ft
+	if err := s.st.resetAll(); err != nil {
+		return fmt.Errorf("reset sessions state store: %w", err)
+	}
+	return s.resetMemory()
+}
+
+func (s *Sessions) noteError(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	s.mu.Lock()
+	s.lastError = msg
+	s.mu.Unlock()
+}

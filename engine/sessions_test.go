@@ -1,0 +1,393 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// lineSource is a test-only transcript format: one JSON message per line,
+// {"id","role","text","ts"}, in files named *.jsonl under its root; the
+// cursor is the byte offset read so far. A file shorter than its cursor
+// was rewritten: Reset, then everything again.
+type lineSource struct{ root string }
+
+func (l lineSource) Kind() string { return "test" }
+func (l lineSource) Root() string { return l.root }
+func (l lineSource) Owns(p string) bool {
+	return strings.HasSuffix(p, ".jsonl") && strings.HasPrefix(p, l.root+string(filepath.Separator))
+}
+
+func (l lineSource) Discover(ctx context.Context) ([]string, []Skip, error) {
+	var out []string
+	var skips []Skip
+	err := filepath.WalkDir(l.root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			if l.Owns(p) {
+				out = append(out, p)
+			} else {
+				skips = append(skips, Skip{Path: p, Reason: "not a transcript"})
+			}
+		}
+		return nil
+	})
+	return out, skips, err
+}
+
+type lineMsg struct {
+	ID, Role, Text string
+	TS             time.Time
+}
+
+func (l lineSource) Read(ctx context.Context, path string, cursor []byte, h TranscriptHandler) (TranscriptRead, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return TranscriptRead{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return TranscriptRead{}, err
+	}
+	off, _ := strconv.ParseInt(string(cursor), 10, 64)
+	if fi.Size() < off {
+		if err := h.Reset(); err != nil {
+			return TranscriptRead{}, err
+		}
+		off = 0
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return TranscriptRead{}, err
+	}
+	res := TranscriptRead{Session: SessionInfo{ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Agent: "test", Project: filepath.Dir(path)}}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			off += int64(len(line))
+			var m lineMsg
+			if json.Unmarshal(line, &m) != nil {
+				res.Malformed++
+				continue
+			}
+			if err := h.Message(TranscriptMessage{ID: m.ID, Role: m.Role, Timestamp: m.TS, Text: m.Text}); err != nil {
+				return res, err
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	res.Cursor = []byte(strconv.FormatInt(off, 10))
+	return res, nil
+}
+
+func writeLines(t *testing.T, path string, msgs []lineMsg, appendTo bool) {
+	t.Helper()
+	flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		b, _ := json.Marshal(m)
+		f.Write(append(b, '\n'))
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var day = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+
+func msgAt(id, role, text string, k int) lineMsg {
+	return lineMsg{ID: id, Role: role, Text: text, TS: day.Add(time.Duration(k) * time.Minute)}
+}
+
+func openTestSessions(t *testing.T, idx string, srcs ...SessionSource) *Sessions {
+	t.Helper()
+	s, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func mustSync(t *testing.T, s *Sessions) SessionsReport {
+	t.Helper()
+	rep, err := s.Sync(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func search(t *testing.T, s *Sessions, q SessionQuery) SessionPage {
+	t.Helper()
+	p, err := s.Search(context.Background(), q)
+	if err != nil {
+		t.Fatalf("search %+v: %v", q, err)
+	}
+	return p
+}
+
+// hitIDs lists "session/message" of every hit, in page order.
+func hitIDs(p SessionPage) []string {
+	var out []string
+	for _, s := range p.Sessions {
+		for _, h := range s.Hits {
+			out = append(out, s.SessionID+"/"+h.MessageID)
+		}
+	}
+	return out
+}
+
+func sessionFixture(t *testing.T) (root string) {
+	root = filepath.Join(t.TempDir(), "transcripts")
+	writeLines(t, filepath.Join(root, "alpha", "s1.jsonl"), []lineMsg{
+		msgAt("a1", "user", "What retry budget should the uploader use?", 0),
+		msgAt("a2", "assistant", "We decided the retry budget is five attempts with exponential backoff.", 1),
+		msgAt("a3", "user", "And the timeout for each attempt?", 2),
+	}, false)
+	writeLines(t, filepath.Join(root, "beta", "s2.jsonl"), []lineMsg{
+		msgAt("b1", "user", "Let us pick a database for the ledger.", 10),
+		msgAt("b2", "assistant", "Postgres, because the ledger needs transactions.", 11),
+	}, false)
+	return root
+}
+
+func TestSessionsSearch(t *testing.T) {
+	root := sessionFixture(t)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	rep := mustSync(t, s)
+	if rep.Added != 2 || rep.Messages != 5 {
+		t.Fatalf("report %+v, want 2 sessions and 5 messages added", rep)
+	}
+	tests := []struct {
+		name string
+		q    SessionQuery
+		want []string // hit ids, in order
+	}{
+		{"fulltext", SessionQuery{Text: "retry budget", Mode: FullText}, []string{"s1/a1", "s1/a2"}},
+		{"hybrid finds the same first", SessionQuery{Text: "retry budget", MaxHits: 1}, []string{"s1/a1"}},
+		{"role filter", SessionQuery{Text: "retry budget", Mode: FullText, Role: "user"}, []string{"s1/a1"}},
+		{"project filter", SessionQuery{Text: "ledger", Mode: FullText, Project: "beta"}, []string{"s2/b2", "s2/b1"}},
+		{"project excludes", SessionQuery{Text: "ledger", Mode: FullText, Project: "alpha"}, nil},
+		{"session filter", SessionQuery{Text: "ledger retry", Mode: FullText, SessionID: "s1"}, []string{"s1/a1", "s1/a2"}},
+		{"date filter", SessionQuery{Text: "ledger retry", Mode: FullText, From: day.Add(5 * time.Minute)}, []string{"s2/b2", "s2/b1"}},
+		{"agent filter", SessionQuery{Text: "ledger", Mode: FullText, Agent: "codex"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := hitIDs(search(t, s, tt.q))
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("hits %v, want %v", got, tt.want)
+			}
+		})
+	}
+	p := search(t, s, SessionQuery{Text: "retry budget", Mode: FullText})
+	h := p.Sessions[0].Hits[0]
+	if !strings.Contains(h.Excerpt, "**retry** **budget**") || h.MatchCount != 2 || h.Score != 1 || p.Sessions[0].Score != 1 {
+		t.Errorf("best hit %+v, want score 1, 2 matches and bold terms", h)
+	}
+	if p.Sessions[0].MessageCount != 3 || p.Sessions[0].SourceAgent != "test" || !p.Sessions[0].Started.Equal(day) {
+		t.Errorf("session %+v", p.Sessions[0])
+	}
+}
+
+func TestSessionsSearchErrors(t *testing.T) {
+	s := openTestSessions(t, t.TempDir(), lineSource{sessionFixture(t)})
+	if _, err := s.Search(context.Background(), SessionQuery{Text: "retry"}); !errors.Is(err, ErrIndexNotReady) {
+		t.Errorf("search before sync: %v, want ErrIndexNotReady", err)
+	}
+	mustSync(t, s)
+	for _, tt := range []struct {
+		q    SessionQuery
+		want error
+	}{
+		{SessionQuery{Text: "  "}, ErrEmptyQuery},
+		{SessionQuery{Text: "the of and"}, ErrNoTerms},
+		{SessionQuery{Text: "x", Mode: "fuzzy"}, ErrBadMode},
+		{SessionQuery{Text: "x", Role: "system"}, ErrBadRole},
+		{SessionQuery{Text: "x", Limit: 201}, ErrBadLimit},
+		{SessionQuery{Text: "x", MaxHits: 21}, ErrBadMaxHits},
+		{SessionQuery{Text: "x", From: day, To: day.Add(-time.Hour)}, ErrBadRange},
+	} {
+		if _, err := s.Search(context.Background(), tt.q); !errors.Is(err, tt.want) {
+			t.Errorf("%+v: %v, want %v", tt.q, err, tt.want)
+		}
+	}
+}
+
+func TestSessionsShow(t *testing.T) {
+	s := openTestSessions(t, t.TempDir(), lineSource{sessionFixture(t)})
+	mustSync(t, s)
+	v, err := s.GetSession(context.Background(), "s1", 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.MessageCount != 3 || len(v.Messages) != 2 || v.Messages[0].MessageID != "a2" || v.Offset != 1 {
+		t.Errorf("GetSession(s1, 1, 5) = %+v", v)
+	}
+	v, err = s.GetMessage(context.Background(), "s1", "a2", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Messages) != 3 || v.Focus != 1 || v.Messages[1].Text != "We decided the retry budget is five attempts with exponential backoff." {
+		t.Errorf("GetMessage(s1, a2, 1) = %+v", v)
+	}
+	if _, err := s.GetSession(context.Background(), "nope", 0, 0); !errors.Is(err, ErrNoSession) {
+		t.Errorf("unknown session: %v", err)
+	}
+	if _, err := s.GetMessage(context.Background(), "s1", "zz", 0); !errors.Is(err, ErrNoMessage) {
+		t.Errorf("unknown message: %v", err)
+	}
+}
+
+// TestSessionsIncremental: appended lines are read from the cursor, a
+// rewritten transcript is re-read whole, a deleted one leaves the index,
+// and a reopened index holds what was committed.
+func TestSessionsIncremental(t *testing.T) {
+	root := sessionFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	p1 := filepath.Join(root, "alpha", "s1.jsonl")
+	writeLines(t, p1, []lineMsg{msgAt("a4", "assistant", "Thirty seconds per attempt, then give up on the kumquat.", 3)}, true)
+	rep := mustSync(t, s)
+	if rep.Updated != 1 || rep.Messages != 1 || rep.Unchanged != 1 {
+		t.Errorf("append: %+v, want one session updated with one message", rep)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "kumquat", Mode: FullText})); strings.Join(got, ",") != "s1/a4" {
+		t.Errorf("appended message: hits %v", got)
+	}
+	// Rewrite shorter: the whole session is read again, the old text goes.
+	writeLines(t, p1, []lineMsg{msgAt("r1", "user", "A quince instead.", 0)}, false)
+	rep = mustSync(t, s)
+	if rep.Reset != 1 {
+		t.Errorf("rewrite: %+v, want one reset", rep)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "kumquat retry", Mode: FullText})); len(got) != 0 {
+		t.Errorf("after rewrite, old text still found: %v", got)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "quince", Mode: FullText})); strings.Join(got, ",") != "s1/r1" {
+		t.Errorf("rewritten message: hits %v", got)
+	}
+	if err := os.Remove(filepath.Join(root, "beta", "s2.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	rep = mustSync(t, s)
+	if rep.Removed != 1 {
+		t.Errorf("delete: %+v, want one removed", rep)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "ledger quince", Mode: FullText})); strings.Join(got, ",") != "s1/r1" {
+		t.Errorf("after delete: hits %v", got)
+	}
+	s.Close()
+	s = openTestSessions(t, idx, lineSource{root})
+	if s.needFull != "" {
+		t.Fatalf("reopen wants a rebuild: %s", s.needFull)
+	}
+	st, _ := s.Status(context.Background())
+	if st.Sessions != 1 || st.Messages != 1 || st.Vectors != 1 {
+		t.Errorf("reopened status %+v, want 1 session, 1 message, 1 vector", st)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "quince"})); strings.Join(got, ",") != "s1/r1" {
+		t.Errorf("after reopen: hits %v", got)
+	}
+}
+
+// TestSessionsPendingRepair: a batch interrupted after Bleve was written but
+// before the state store committed is undone at open, and the next sync
+// indexes the session again, once.
+func TestSessionsPendingRepair(t *testing.T) {
+	root := sessionFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	// Simulate the crash: mark s1's session pending and index a stray document.
+	var sid uint32
+	for _, ss := range s.sessions {
+		if ss.ID == "s1" {
+			sid = ss.SID
+		}
+	}
+	if err := s.st.markPending(map[uint32]uint32{sid: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ft.idx.Index(docID(sid, 4), &ftDoc{Body: "ghost zebra"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTestSessions(t, idx, lineSource{root})
+	if n, _ := s.ft.idx.DocCount(); n != 2 {
+		t.Errorf("after repair Bleve holds %d documents, want s2's 2", n)
+	}
+	mustSync(t, s)
+	if got := hitIDs(search(t, s, SessionQuery{Text: "zebra retry", Mode: FullText})); strings.Join(got, ",") != "s1/a1,s1/a2" {
+		t.Errorf("after repair and sync: hits %v", got)
+	}
+}
+
+func TestSessionsSourceRemoved(t *testing.T) {
+	root := sessionFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	s.Close()
+	other := filepath.Join(t.TempDir(), "other")
+	writeLines(t, filepath.Join(other, "o.jsonl"), []lineMsg{msgAt("o1", "user", "papaya", 0)}, false)
+	s = openTestSessions(t, idx, lineSource{other})
+	rep := mustSync(t, s)
+	if rep.Removed != 2 || rep.Added != 1 {
+		t.Errorf("sources replaced: %+v, want 2 removed and 1 added", rep)
+	}
+	st, _ := s.Status(context.Background())
+	if len(st.Sources) != 1 || st.Sources[0].Sessions != 1 || st.Sessions != 1 {
+		t.Errorf("status %+v", st)
+	}
+}
+
+func TestSessionsSyncPaths(t *testing.T) {
+	root := sessionFixture(t)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	p := filepath.Join(root, "gamma", "new", "s3.jsonl")
+	writeLines(t, p, []lineMsg{msgAt("g1", "user", "durian season", 0)}, false)
+	if _, err := s.SyncPaths(context.Background(), []string{filepath.Join(root, "gamma")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "durian", Mode: FullText})); strings.Join(got, ",") != "s3/g1" {
+		t.Errorf("new folder: hits %v", got)
+	}
+	os.RemoveAll(filepath.Join(root, "gamma"))
+	if _, err := s.SyncPaths(context.Background(), []string{p}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(context.Background(), SessionQuery{Text: "durian", Mode: FullText}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "durian", Mode: FullText})); len(got) != 0 {
+		t.Errorf("deleted transcript still found: %v", got)
+	}
+	_ = fmt.Sprint
+}

@@ -1,0 +1,201 @@
+package transcript
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Claude Code writes ~/.claude/projects/<encoded cwd>/<sessionId>.jsonl, one
+// JSON record per line. Records with a uuid form a tree by parentUuid (a
+// compaction starts a new root that names its predecessor in
+// logicalParentUuid); a rewind adds a second child to an earlier message, so
+// the conversation is the path from the root to the last record. Assistant
+// replies are written one content block per line, the lines sharing
+// message.id; tool results ride on type "user" lines; "summary" and
+// "file-history-snapshot" lines are bookkeeping. Subagents write their own
+// transcripts under <sessionId>/subagents/agent-*.jsonl with isSidechain set.
+
+// claudeNode is the little of a record needed to find the active branch.
+type claudeNode struct {
+	Type              string  `json:"type"`
+	UUID              string  `json:"uuid"`
+	ParentUUID        *string `json:"parentUuid"`
+	LogicalParentUUID string  `json:"logicalParentUuid"`
+	IsSidechain       bool    `json:"isSidechain"`
+}
+
+// parent is the record's parent in the conversation, following a compaction
+// boundary back to what it summarised.
+func (n claudeNode) parent() string {
+	if n.ParentUUID != nil && *n.ParentUUID != "" {
+		return *n.ParentUUID
+	}
+	return n.LogicalParentUUID
+}
+
+type claudeRecord struct {
+	claudeNode
+	SessionID         string     `json:"sessionId"`
+	CWD               string     `json:"cwd"`
+	Timestamp         string     `json:"timestamp"`
+	IsMeta            bool       `json:"isMeta"`
+	IsCompactSummary  bool       `json:"isCompactSummary"`
+	IsAPIErrorMessage bool       `json:"isApiErrorMessage"`
+	VisibleOnly       bool       `json:"isVisibleInTranscriptOnly"`
+	Message           *claudeMsg `json:"message"`
+}
+
+type claudeMsg struct {
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+}
+
+func readClaude(r *run) error {
+	return readTree(r, treeFormat{node: claudeNodeOf, entry: claudeEntry})
+}
+
+func claudeNodeOf(r *run, line []byte) (string, string, bool) {
+	var n claudeNode
+	if err := json.Unmarshal(line, &n); err != nil {
+		r.res.Malformed++
+		return "", "", false
+	}
+	if n.UUID == "" {
+		switch n.Type {
+		case "summary", "file-history-snapshot", "queue-operation":
+		default:
+			r.res.Ignored++
+		}
+		return "", "", false
+	}
+	if n.IsSidechain && !isSubagentPath(r.path) {
+		return "", "", false // a subagent's lines inside the main transcript
+	}
+	return n.UUID, n.parent(), true
+}
+
+func claudeEntry(r *run, line []byte) treeEntry {
+	var rec claudeRecord
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return treeEntry{}
+	}
+	s := &r.next.Session
+	if s.ID == "" {
+		s.ID = rec.SessionID
+	}
+	if s.Project == "" {
+		s.Project = rec.CWD
+	}
+	e := treeEntry{ID: rec.UUID, TS: parseTime(rec.Timestamp)}
+	if rec.Message == nil || (rec.Type != "user" && rec.Type != "assistant") {
+		return e
+	}
+	e.Msg = true
+	e.Role = RoleUser
+	if rec.Type == "assistant" {
+		e.Role = RoleAssistant
+		e.Reply = rec.Message.ID
+	}
+	e.Text = claudeText(rec, r.opt)
+	return e
+}
+
+// claudeInjected matches user "messages" the harness writes itself: slash
+// command echoes, local command output, hook output and interruption notes.
+var claudeInjected = regexp.MustCompile(`^\s*(<command-name>|<command-message>|<command-args>|<local-command-stdout>|<local-command-stderr>|<bash-input>|<bash-stdout>|<bash-stderr>|<user-prompt-submit-hook>|Caveat: The messages below were generated|\[Request interrupted by user)`)
+
+// systemReminder is harness context the client splices into user turns.
+var systemReminder = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
+
+// claudeText is the prose of one record under opt ("" if none).
+func claudeText(rec claudeRecord, opt Options) string {
+	if rec.Message == nil || rec.IsMeta || rec.IsCompactSummary || rec.IsAPIErrorMessage || rec.VisibleOnly {
+		return ""
+	}
+	if rec.Type == "assistant" && rec.Message.Model == "<synthetic>" {
+		return ""
+	}
+	user := rec.Type == "user"
+	clean := func(s string) string {
+		if user {
+			s = systemReminder.ReplaceAllString(s, "")
+			if claudeInjected.MatchString(s) {
+				return ""
+			}
+		}
+		return strings.TrimSpace(s)
+	}
+	var s string
+	if err := json.Unmarshal(rec.Message.Content, &s); err == nil {
+		return clean(s)
+	}
+	var blocks []struct {
+		Type    string          `json:"type"`
+		Text    string          `json:"text"`
+		Name    string          `json:"name"`
+		Input   json.RawMessage `json:"input"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(rec.Message.Content, &blocks); err != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		var t string
+		switch b.Type {
+		case "text":
+			t = clean(b.Text)
+		case "image":
+			t = "[image]"
+		case "tool_use":
+			if opt.IncludeTools {
+				t = strings.TrimSpace("[tool " + b.Name + "] " + string(b.Input))
+			}
+		case "tool_result":
+			if opt.IncludeTools {
+				t = toolResultText(b.Content)
+			}
+		}
+		if t != "" {
+			parts = append(parts, t)
+		}
+	}
+	// An image alone is not prose worth a message.
+	if len(parts) == 1 && parts[0] == "[image]" {
+		return ""
+	}
+	return strings.Join(parts, "\n")
+}
+
+// toolResultText flattens a tool_result's content (a string or text blocks).
+func toolResultText(raw json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return strings.TrimSpace(s)
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" && strings.TrimSpace(b.Text) != "" {
+			parts = append(parts, strings.TrimSpace(b.Text))
+		} else if b.Type == "image" {
+			parts = append(parts, "[image]")
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// isSubagentPath reports whether path is a Claude Code subagent transcript.
+func isSubagentPath(path string) bool {
+	return filepath.Base(filepath.Dir(path)) == "subagents"
+}

@@ -1,0 +1,213 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// CodeArchitect (codearchitect-mcp's store_session) writes one folder per
+// stored conversation, ~/.codearchitect/sessions/<YYYY-MM-DD>/<topic>/, with
+// summary.md and full.md, each written once (src/store-session/
+// SessionStoreManager.ts and markdown-formatter.ts in tairqaldy/codearchitect-mcp).
+// full.md starts "# <topic> - Full Context" and "**Date:** <ISO time>", then
+// holds the conversation twice: "## Full Conversation (JSON)" with a ```json
+// array of {"role","content"} objects, and "## Human-Readable Format" with
+// "**USER:**" / "**ASSISTANT:**" blocks separated by "---". Older versions
+// wrote only "## Conversation" with such blocks (or plain text). Messages
+// carry no time of their own: each gets the file's Date, and an id from its
+// place ("m1", "m2", …). The session is the topic folder: its id is
+// "<date>/<topic>", its summary the "## Short Summary" of summary.md.
+//
+// What was assumed (the format has no spec beyond that code): roles are the
+// JSON ones (user, assistant; others are skipped); without a JSON block the
+// "**ROLE:**" markers are used; a full.md with neither is one user message.
+
+// caFullMax bounds how much of a full.md (or summary.md) is read.
+const caFullMax = 64 << 20
+
+func readCodeArchitect(r *run) error {
+	full := filepath.Join(r.path, "full.md")
+	fi, err := os.Stat(full)
+	if err != nil {
+		return fmt.Errorf("full.md: %w", err)
+	}
+	sumFi, _ := os.Stat(filepath.Join(r.path, "summary.md"))
+	r.fi = fi
+	var sumStamp string
+	if sumFi != nil {
+		sumStamp = fmt.Sprint(sumFi.Size(), sumFi.ModTime().UnixNano())
+	}
+	if r.unchanged() && string(r.prev.Extra) == strconvQuote(sumStamp) {
+		r.next = r.prev
+		return nil
+	}
+	rel := filepath.Base(filepath.Dir(r.path)) + "/" + filepath.Base(r.path)
+	msgs, date, err := codeArchitectMessages(full)
+	if err != nil {
+		return err
+	}
+	// Rewritten whole: deliver what follows the messages delivered before, if
+	// those are unchanged; else start over.
+	count, prefix := 0, ""
+	resuming := r.prev.V == stateVersion && r.prev.Count > 0
+	for i, m := range msgs {
+		prefix = prefixHash(prefix, m)
+		count = i + 1
+		if resuming && count == r.prev.Count && prefix != r.prev.Prefix {
+			resuming = false
+			break
+		}
+	}
+	if resuming && count < r.prev.Count {
+		resuming = false
+	}
+	start := 0
+	if resuming {
+		start = r.prev.Count
+		r.next.Messages = r.prev.Messages
+	} else if err := r.restart(); err != nil {
+		return err
+	}
+	for _, m := range msgs[start:] {
+		if m.Timestamp.IsZero() {
+			m.Timestamp = date
+		}
+		if err := r.emit(m); err != nil {
+			return err
+		}
+	}
+	s := &r.next.Session
+	s.ID = rel
+	s.Path = r.path
+	s.Project = ""
+	s.Started, s.Ended = date, date
+	s.Summary = codeArchitectSummary(filepath.Join(r.path, "summary.md"))
+	r.next.Count, r.next.Prefix = count, prefix
+	r.next.Extra = json.RawMessage(strconvQuote(sumStamp))
+	r.cur = Cursor{Size: fi.Size(), ModTime: fi.ModTime(), Offset: fi.Size()}
+	return nil
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+var caRole = regexp.MustCompile(`^\*\*([A-Za-z]+):\*\*\s*(.*)$`)
+
+// codeArchitectMessages reads full.md line by line: the JSON block if there
+// is one, else the **ROLE:** blocks.
+func codeArchitectMessages(path string) ([]Message, time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(io.LimitReader(f, caFullMax))
+	var (
+		date     time.Time
+		msgs     []Message
+		role     string
+		text     []string
+		inBody   bool
+		jsonSeen bool
+		plain    []string
+	)
+	add := func(role string, t string) {
+		t = strings.TrimSpace(t)
+		switch strings.ToLower(role) {
+		case "user", "human":
+			role = RoleUser
+		case "assistant", "ai", "cursor", "copilot", "model":
+			role = RoleAssistant
+		default:
+			return
+		}
+		if t != "" {
+			msgs = append(msgs, Message{ID: fmt.Sprintf("m%d", len(msgs)+1), Role: role, Text: t})
+		}
+	}
+	flush := func() {
+		if role != "" {
+			add(role, strings.TrimSuffix(strings.TrimSpace(strings.Join(text, "\n")), "---"))
+		}
+		role, text = "", nil
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, date, err
+		}
+		t := strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(t, "**Date:**") && date.IsZero():
+			date = parseTime(strings.TrimSpace(strings.TrimPrefix(t, "**Date:**")))
+		case strings.HasPrefix(t, "## Full Conversation (JSON)"):
+			jsonSeen = true
+		case jsonSeen && t == "```json":
+			// Decode the array in place; the decoder stops at its end.
+			dec := json.NewDecoder(br)
+			var arr []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			}
+			if derr := dec.Decode(&arr); derr == nil {
+				for _, m := range arr {
+					add(m.Role, blocksText(m.Content, Options{}))
+				}
+				return msgs, date, nil
+			}
+			return nil, date, fmt.Errorf("full.md: the JSON conversation does not parse")
+		case strings.HasPrefix(t, "## Conversation") || strings.HasPrefix(t, "## Human-Readable Format"):
+			inBody = true
+		case inBody && strings.HasPrefix(t, "*Generated by CodeArchitect"):
+			inBody = false
+		case inBody:
+			if m := caRole.FindStringSubmatch(t); m != nil {
+				flush()
+				role = m[1]
+				text = append(text, m[2])
+			} else if role != "" {
+				text = append(text, t)
+			} else {
+				plain = append(plain, t)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	flush()
+	if len(msgs) == 0 {
+		if p := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(strings.Join(plain, "\n")), "---")); p != "" {
+			add(RoleUser, p)
+		}
+	}
+	return msgs, date, nil
+}
+
+// codeArchitectSummary is summary.md's "## Short Summary" section (the whole
+// body when there is none), "" when there is no summary.md.
+func codeArchitectSummary(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > caFullMax {
+		return ""
+	}
+	if i := bytes.Index(b, []byte("## Short Summary")); i >= 0 {
+		rest := b[i+len("## Short Summary"):]
+		if j := bytes.Index(rest, []byte("\n---")); j >= 0 {
+			rest = rest[:j]
+		}
+		return strings.TrimSpace(string(rest))
+	}
+	return strings.TrimSpace(string(b))
+}

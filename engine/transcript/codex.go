@@ -1,0 +1,258 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Codex writes $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl,
+// append-only, one {"timestamp","type","payload"} record per line:
+// session_meta (id, cwd), turn_context, response_item (messages, reasoning,
+// function calls and their output), event_msg (UI events, among them a copy of
+// every user and assistant message) and compacted. The messages are indexed
+// from response_item only, so each is indexed once; developer messages and the
+// environment and instructions Codex injects as user messages are left out.
+// A rollback appends event_msg {"type":"thread_rolled_back","num_turns":n}:
+// the last n user turns are gone. Files from before mid-2025 have no envelope: a first {id, timestamp,
+// instructions} line, then bare response items.
+
+type codexLine struct {
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+	// The envelope-less form puts these on the line itself.
+	ID   string `json:"id"`
+	Role string `json:"role"`
+}
+
+type codexItem struct {
+	Type      string `json:"type"`
+	Role      string `json:"role"`
+	ID        string `json:"id"`
+	CWD       string `json:"cwd"`
+	Timestamp string `json:"timestamp"`
+	Content   []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"`
+	Output    json.RawMessage `json:"output"`
+}
+
+// codexInjected matches the context Codex sends as user messages.
+var codexInjected = regexp.MustCompile(`^\s*(<environment_context>|<user_instructions>|<permissions instructions>|<INSTRUCTIONS>|<user_shell_command>|<turn_aborted>|# AGENTS\.md instructions)`)
+
+func readCodex(r *run) error {
+	from, err := r.begin()
+	if err != nil || from < 0 {
+		return err
+	}
+	// A rollback (Esc-Esc, /undo) is appended as an event naming how many
+	// user turns it drops; the dropped messages must not be delivered, and if
+	// some were, the session starts over. Finding one costs a scan of the new
+	// lines for the word, not a parse; replaying them reads the whole file.
+	rolled := false
+	if _, err := r.lines(from, func(line []byte, _ int64) error {
+		rolled = rolled || bytes.Contains(line, []byte(`"thread_rolled_back"`))
+		return nil
+	}); err != nil {
+		return err
+	}
+	var dropped [][2]int64
+	if rolled {
+		if dropped, err = codexDropped(r); err != nil {
+			return err
+		}
+		for _, d := range dropped {
+			if d[0] < from { // a delivered turn was rolled back
+				if err := r.restart(); err != nil {
+					return err
+				}
+				from = 0
+				break
+			}
+		}
+	}
+	end, err := r.lines(from, func(line []byte, at int64) error {
+		kind, it, ts, ok := codexParse(line)
+		if !ok {
+			r.res.Malformed++
+			return nil
+		}
+		s := &r.next.Session
+		switch kind {
+		case "session_meta":
+			if s.ID == "" {
+				s.ID = it.ID
+			}
+			if s.Project == "" {
+				s.Project = it.CWD
+			}
+			return nil
+		case "turn_context":
+			if s.Project == "" {
+				s.Project = it.CWD
+			}
+			return nil
+		case "event_msg", "compacted":
+			return nil // copies of messages, UI events, compaction summaries
+		case "response_item":
+		default:
+			r.res.Ignored++
+			return nil
+		}
+		for _, d := range dropped {
+			if d[0] <= at && at < d[1] {
+				return nil // rolled back
+			}
+		}
+		if m, ok := codexMessage(it, ts, at, r.opt); ok {
+			return r.emit(m)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if r.next.Session.ID == "" {
+		r.next.Session.ID = codexIDFromName(r.path)
+	}
+	return r.settle(end)
+}
+
+// codexParse reads one line: its record kind (session_meta, response_item,
+// event_msg, …; the envelope-less form mapped onto these), the item, and its
+// time. ok is false for a line that does not parse.
+func codexParse(line []byte) (kind string, it codexItem, ts time.Time, ok bool) {
+	var l codexLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		return "", it, ts, false
+	}
+	payload, kind := l.Payload, l.Type
+	switch {
+	case len(payload) == 0 && (l.Type == "message" || l.Type == "reasoning" || strings.HasPrefix(l.Type, "function_call")):
+		payload, kind = line, "response_item" // envelope-less form
+	case len(payload) == 0 && l.Type == "" && l.ID != "":
+		payload, kind = line, "session_meta"
+	}
+	if len(payload) > 0 && payload[0] == '{' {
+		if err := json.Unmarshal(payload, &it); err != nil {
+			return "", it, ts, false
+		}
+	}
+	return kind, it, parseTime(l.Timestamp), true
+}
+
+// codexMessage is the message a response item holds under opt, if any.
+func codexMessage(it codexItem, ts time.Time, at int64, opt Options) (Message, bool) {
+	id := "L" + strconv.FormatInt(at, 10)
+	switch it.Type {
+	case "message":
+		if it.Role != RoleUser && it.Role != RoleAssistant {
+			return Message{}, false // developer and system prompts
+		}
+		var parts []string
+		for _, c := range it.Content {
+			switch c.Type {
+			case "input_text", "output_text", "text":
+				if it.Role == RoleUser && codexInjected.MatchString(c.Text) {
+					continue
+				}
+				if t := strings.TrimSpace(c.Text); t != "" {
+					parts = append(parts, t)
+				}
+			case "input_image":
+				parts = append(parts, "[image]")
+			}
+		}
+		if len(parts) == 0 || len(parts) == 1 && parts[0] == "[image]" {
+			return Message{}, false
+		}
+		return Message{ID: id, Role: it.Role, Timestamp: ts, Text: strings.Join(parts, "\n")}, true
+	case "function_call", "custom_tool_call", "local_shell_call":
+		if !opt.IncludeTools {
+			return Message{}, false
+		}
+		args := it.Arguments
+		if args == "" {
+			args = it.Input
+		}
+		return Message{ID: id, Role: RoleAssistant, Timestamp: ts, Text: strings.TrimSpace("[tool " + it.Name + "] " + args)}, true
+	case "function_call_output", "custom_tool_call_output":
+		if !opt.IncludeTools {
+			return Message{}, false
+		}
+		return Message{ID: id, Role: RoleUser, Timestamp: ts, Text: codexOutput(it.Output)}, true
+	}
+	return Message{}, false
+}
+
+// codexDropped replays the rollbacks of the whole file: a turn starts at a
+// user message of the user's own (not injected context); thread_rolled_back
+// {num_turns: n} drops the last n turns still standing, up to the event. It
+// returns the dropped byte ranges.
+func codexDropped(r *run) ([][2]int64, error) {
+	var turns []int64
+	var dropped [][2]int64
+	_, err := r.lines(0, func(line []byte, at int64) error {
+		kind, it, ts, ok := codexParse(line)
+		if !ok {
+			return nil
+		}
+		if kind == "event_msg" && bytes.Contains(line, []byte(`"thread_rolled_back"`)) {
+			var ev struct {
+				Payload struct {
+					Type     string `json:"type"`
+					NumTurns int    `json:"num_turns"`
+				} `json:"payload"`
+			}
+			if json.Unmarshal(line, &ev) == nil && ev.Payload.Type == "thread_rolled_back" && ev.Payload.NumTurns > 0 {
+				n := min(ev.Payload.NumTurns, len(turns))
+				if n > 0 {
+					dropped = append(dropped, [2]int64{turns[len(turns)-n], at})
+					turns = turns[:len(turns)-n]
+				}
+			}
+			return nil
+		}
+		if kind == "response_item" && it.Type == "message" && it.Role == RoleUser {
+			if m, ok := codexMessage(it, ts, at, Options{}); ok && m.Text != "" {
+				turns = append(turns, at)
+			}
+		}
+		return nil
+	})
+	return dropped, err
+}
+
+// codexOutput unwraps a function_call_output: a string, often itself JSON
+// holding {"output": ...}.
+func codexOutput(raw json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return strings.TrimSpace(string(raw))
+	}
+	var inner struct {
+		Output string `json:"output"`
+	}
+	if json.Unmarshal([]byte(s), &inner) == nil && inner.Output != "" {
+		return strings.TrimSpace(inner.Output)
+	}
+	return strings.TrimSpace(s)
+}
+
+// codexIDFromName takes the uuid at the end of rollout-<time>-<uuid>.jsonl.
+func codexIDFromName(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if len(base) >= 36 {
+		return base[len(base)-36:]
+	}
+	return base
+}

@@ -1,0 +1,434 @@
+package transcript
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Gemini CLI keeps ~/.gemini/tmp/<project>/chats/session-<time>-<id8>.json:
+// one JSON document {sessionId, projectHash, startTime, lastUpdated, messages}
+// rewritten whole on every turn. Messages have type "user" or "gemini" (also
+// info, error and warning notices), content as a string or a list of parts,
+// and "thoughts" and "toolCalls" beside the content. The project folder is
+// named by the SHA-256 of the project path (newer versions: a short slug), and
+// holds the path itself in .project_root.
+//
+// Newer versions append instead (session-*.jsonl, and subagents under
+// chats/<parentSessionId>/<id>.jsonl), as gemini-cli's
+// packages/core/src/services/chatRecordingService.ts (loadConversationRecord)
+// reads them: a metadata line {sessionId, projectHash, ...}; message records
+// (a later record with the same id replaces the earlier one); {"$rewindTo": id},
+// which drops that message and every later one (all of them if the id is
+// unknown); and {"$set": {...}} metadata patches, where a non-empty
+// $set.messages replaces the message list.
+
+type geminiMsg struct {
+	ID        string          `json:"id"`
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls []struct {
+		Name   string          `json:"name"`
+		Args   json.RawMessage `json:"args"`
+		Result json.RawMessage `json:"result"`
+	} `json:"toolCalls"`
+}
+
+// geminiMessage turns one record into a Message (empty Text: nothing to keep).
+func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) Message {
+	out := Message{ID: m.ID, Timestamp: parseTime(m.Timestamp)}
+	if out.ID == "" {
+		out.ID = fmt.Sprintf("%s#%d", sessionID, index)
+	}
+	switch m.Type {
+	case "user":
+		out.Role = RoleUser
+	case "gemini", "model":
+		out.Role = RoleAssistant
+	default:
+		return out // info, error, warning: client notices
+	}
+	parts := []string{}
+	if t := strings.TrimSpace(partsText(m.Content)); t != "" {
+		parts = append(parts, t)
+	}
+	if opt.IncludeTools {
+		for _, c := range m.ToolCalls {
+			parts = append(parts, strings.TrimSpace("[tool "+c.Name+"] "+string(c.Args)))
+			if len(c.Result) > 0 && string(c.Result) != "null" {
+				parts = append(parts, string(c.Result))
+			}
+		}
+	}
+	out.Text = strings.Join(parts, "\n")
+	return out
+}
+
+// partsText flattens a Gemini content value: a string, or a list of parts of
+// which only text counts (inline data becomes "[image]").
+func partsText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s
+	}
+	var parts []struct {
+		Text       *string         `json:"text"`
+		InlineData json.RawMessage `json:"inlineData"`
+		Thought    bool            `json:"thought"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return ""
+	}
+	var out []string
+	for _, p := range parts {
+		switch {
+		case p.Thought:
+		case p.Text != nil:
+			out = append(out, *p.Text)
+		case len(p.InlineData) > 0:
+			out = append(out, "[image]")
+		}
+	}
+	if len(out) == 1 && out[0] == "[image]" {
+		return ""
+	}
+	return strings.Join(out, "\n")
+}
+
+// geminiProject fills the session's project from the chat's project folder.
+func geminiProject(r *run, fileHash string) {
+	s := &r.next.Session
+	dir := filepath.Dir(r.path)
+	for i := 0; i < 3 && filepath.Base(dir) != "chats"; i++ {
+		dir = filepath.Dir(dir)
+	}
+	projDir := filepath.Dir(dir)
+	folder := filepath.Base(projDir)
+	if b, err := os.ReadFile(filepath.Join(projDir, ".project_root")); err == nil {
+		if p := strings.TrimSpace(string(b)); p != "" {
+			s.Project = p
+			sum := sha256.Sum256([]byte(p))
+			s.ProjectHash = hex.EncodeToString(sum[:])
+			return
+		}
+	}
+	switch {
+	case isSHA256Hex(folder):
+		s.ProjectHash = folder
+	case isSHA256Hex(fileHash):
+		s.ProjectHash = fileHash
+	}
+	s.Project = s.ProjectHash
+	if s.Project == "" {
+		s.Project = folder
+	}
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func isSHA256Hex(s string) bool { return sha256Hex.MatchString(s) }
+
+// prefixHash chains a delivered message into a running hash, so a rewrite of
+// a whole-file transcript can be told from growth without keeping the text.
+func prefixHash(prev string, m Message) string {
+	h := sha256.New()
+	io.WriteString(h, prev)
+	io.WriteString(h, "\x00"+m.ID+"\x00"+m.Role+"\x00"+m.Text)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func readGemini(r *run) error {
+	if r.unchanged() {
+		r.next = r.prev
+		return nil
+	}
+	if strings.HasSuffix(r.path, ".jsonl") {
+		return readGeminiJSONL(r)
+	}
+	// A whole-file transcript: read the messages in order, check the ones
+	// delivered before are unchanged (prefix hash), deliver the rest. If the
+	// prefix changed, start over with Reset.
+	resuming := r.prev.V == stateVersion && r.prev.Count > 0
+	r.next = state{}
+	ok, err := geminiWhole(r, resuming)
+	if err != nil || ok {
+		return err
+	}
+	if err := r.restart(); err != nil {
+		return err
+	}
+	r.res.Malformed, r.res.Ignored = 0, 0
+	_, err = geminiWhole(r, false)
+	return err
+}
+
+// geminiWhole streams one whole-file transcript. When resuming it delivers
+// only messages past the previous count, and returns false (having delivered
+// nothing) if the messages delivered before changed.
+func geminiWhole(r *run, resuming bool) (bool, error) {
+	f, err := os.Open(r.path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(io.LimitReader(f, r.fi.Size()), 64<<10))
+	var head struct {
+		SessionID   string
+		ProjectHash string
+		Summary     string
+	}
+	count, prefix := 0, ""
+	index := 0
+	verified := !resuming
+	malformed := func(err error) (bool, error) {
+		// A torn or damaged file: keep what was delivered, count it, and let
+		// the next read (after the writer finished) try again.
+		r.res.Malformed++
+		if resuming && !verified {
+			r.next = r.prev
+			return true, nil
+		}
+		r.next.Count, r.next.Prefix = count, prefix
+		return true, nil
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return malformed(err)
+	}
+	for dec.More() {
+		if err := r.ctx.Err(); err != nil {
+			return false, err
+		}
+		t, err := dec.Token()
+		if err != nil {
+			return malformed(err)
+		}
+		key, _ := t.(string)
+		switch key {
+		case "sessionId":
+			err = dec.Decode(&head.SessionID)
+		case "projectHash":
+			err = dec.Decode(&head.ProjectHash)
+		case "summary":
+			err = dec.Decode(&head.Summary)
+		case "messages":
+			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+				return malformed(err)
+			}
+			for dec.More() {
+				if index%256 == 0 {
+					if err := r.ctx.Err(); err != nil {
+						return false, err
+					}
+				}
+				var m geminiMsg
+				if err := dec.Decode(&m); err != nil {
+					return malformed(err)
+				}
+				msg := geminiMessage(m, index, head.SessionID, r.opt)
+				index++
+				if msg.Text == "" {
+					continue
+				}
+				prefix = prefixHash(prefix, msg)
+				count++
+				if !verified {
+					if count < r.prev.Count {
+						continue
+					}
+					if prefix != r.prev.Prefix {
+						return false, nil
+					}
+					verified = true
+					r.next.Session = r.prev.Session
+					continue
+				}
+				if err := r.emit(msg); err != nil {
+					return true, err
+				}
+			}
+			_, err = dec.Token() // ]
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return malformed(err)
+		}
+	}
+	if !verified {
+		return false, nil // fewer messages than before: rewound
+	}
+	s := &r.next.Session
+	s.ID = head.SessionID
+	if s.ID == "" {
+		s.ID = strings.TrimSuffix(filepath.Base(r.path), ".json")
+	}
+	s.Summary = head.Summary
+	geminiProject(r, head.ProjectHash)
+	r.next.Count, r.next.Prefix = count, prefix
+	r.cur.Offset, r.cur.Size, r.cur.ModTime = r.fi.Size(), r.fi.Size(), r.fi.ModTime()
+	return true, nil
+}
+
+// readGeminiJSONL reads the append-only form. New records are delivered as
+// they come (a message re-recorded under the same id is delivered again and
+// replaces the earlier one); a $rewindTo or a $set of the whole message list
+// among them changes history, so the whole file is replayed after Reset.
+func readGeminiJSONL(r *run) error {
+	from, err := r.begin()
+	if err != nil || from < 0 {
+		return err
+	}
+	if from > 0 {
+		ok, err := geminiReplay(r, from)
+		if err != nil || ok {
+			return err
+		}
+		if err := r.restart(); err != nil {
+			return err
+		}
+		r.res.Malformed, r.res.Ignored, r.tooLong = 0, 0, nil
+	}
+	_, err = geminiReplay(r, 0)
+	return err
+}
+
+type geminiRecord struct {
+	geminiMsg
+	RewindTo *string `json:"$rewindTo"`
+	Set      *struct {
+		Summary  *string           `json:"summary"`
+		Messages []json.RawMessage `json:"messages"`
+	} `json:"$set"`
+	SessionID   string `json:"sessionId"`
+	ProjectHash string `json:"projectHash"`
+	Summary     string `json:"summary"`
+}
+
+// geminiReplay replays the records from `from`: a first pass finds the live
+// messages (the last record of each id, in first-recorded order, minus rewound
+// ones) and their offsets; a second delivers them. Resuming (from > 0), it
+// returns false, having delivered nothing, if the records rewrite history
+// delivered before.
+func geminiReplay(r *run, from int64) (bool, error) {
+	type live struct {
+		id  string
+		off int64
+	}
+	var order []live
+	pos := map[string]int{}
+	var setMessages int64 = -1
+	rewrites := false
+	if _, err := r.lines(from, func(line []byte, at int64) error {
+		var rec geminiRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return nil // counted by geminiLines
+		}
+		switch {
+		case rec.RewindTo != nil:
+			// Resuming, a rewind may drop messages delivered before (even one
+			// re-recorded among the new lines): replay the whole file.
+			rewrites = rewrites || from > 0
+			i, ok := pos[*rec.RewindTo]
+			if !ok {
+				i = 0
+			}
+			for _, l := range order[i:] {
+				delete(pos, l.id)
+			}
+			order = order[:i]
+		case rec.ID != "":
+			if i, ok := pos[rec.ID]; ok {
+				order[i].off = at
+			} else {
+				pos[rec.ID] = len(order)
+				order = append(order, live{rec.ID, at})
+			}
+		case rec.Set != nil && len(rec.Set.Messages) > 0:
+			setMessages = at
+			rewrites = rewrites || from > 0
+		}
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	if rewrites {
+		return false, nil
+	}
+	keep := map[int64]bool{}
+	for _, l := range order {
+		keep[l.off] = true
+	}
+	if setMessages >= 0 {
+		keep = map[int64]bool{setMessages: true}
+	}
+	return true, geminiLines(r, from, keep)
+}
+
+// geminiLines delivers the message records from `from` at the offsets in keep,
+// and keeps the session metadata.
+func geminiLines(r *run, from int64, keep map[int64]bool) error {
+	index := r.next.Count
+	end, err := r.lines(from, func(line []byte, at int64) error {
+		var rec geminiRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			r.res.Malformed++
+			return nil
+		}
+		s := &r.next.Session
+		if rec.SessionID != "" && s.ID == "" {
+			s.ID = rec.SessionID
+		}
+		if rec.ProjectHash != "" {
+			s.ProjectHash = rec.ProjectHash // the file's own; geminiProject decides
+		}
+		if rec.Summary != "" && rec.ID == "" {
+			s.Summary = rec.Summary
+		}
+		if rec.Set != nil && rec.Set.Summary != nil {
+			s.Summary = *rec.Set.Summary
+		}
+		if !keep[at] {
+			return nil
+		}
+		msgs := []geminiMsg{}
+		if rec.Set != nil && len(rec.Set.Messages) > 0 {
+			for _, raw := range rec.Set.Messages {
+				var m geminiMsg
+				if json.Unmarshal(raw, &m) == nil {
+					msgs = append(msgs, m)
+				}
+			}
+		} else if rec.ID != "" {
+			msgs = append(msgs, rec.geminiMsg)
+		}
+		for _, m := range msgs {
+			msg := geminiMessage(m, index, s.ID, r.opt)
+			index++
+			if err := r.emit(msg); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.next.Count = index
+	if r.next.Session.ID == "" {
+		r.next.Session.ID = strings.TrimSuffix(filepath.Base(r.path), ".jsonl")
+	}
+	geminiProject(r, r.next.Session.ProjectHash)
+	return r.settle(end)
+}

@@ -1,0 +1,180 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// anchorBytes is how much of the file before the cursor's offset is hashed to
+// tell an append (those bytes unchanged) from a rewrite. With the head hash
+// this catches truncation, rewrites and edits near either end; an edit in the
+// middle of a long file that keeps its size is not seen (hashing all of a
+// 200 MB file on every append would be).
+const anchorBytes = 256
+
+// begin decides where an append-only format resumes: -1 when the file is as
+// the cursor left it (nothing to do), the cursor's offset when the file only
+// grew, else 0 after calling Handler.Reset if anything was delivered before.
+// On resuming it carries the previous state over.
+func (r *run) begin() (int64, error) {
+	if r.unchanged() {
+		r.next = r.prev
+		return -1, nil
+	}
+	if r.prev.V == stateVersion && r.cur.State != nil && r.appendable() {
+		r.next = r.prev
+		return r.cur.Offset, nil
+	}
+	return 0, r.restart()
+}
+
+// restart begins a full read: Reset if the caller holds messages of this file.
+func (r *run) restart() error {
+	r.next = state{}
+	r.cur = Cursor{}
+	if r.prev.Messages > 0 {
+		return r.reset()
+	}
+	return nil
+}
+
+// appendable reports whether the file still holds, unchanged, the bytes just
+// before the previous offset (so what follows is an append).
+func (r *run) appendable() bool {
+	off := r.cur.Offset
+	if off > r.fi.Size() || off < 0 {
+		return false
+	}
+	if off == 0 {
+		return true
+	}
+	got, n, err := anchorAt(r.path, off, anchorBytes)
+	if err != nil || n != r.prev.AnchorLen || got != r.prev.Anchor {
+		return false
+	}
+	head, n, err := anchorAt(r.path, int64(r.prev.HeadLen), headBytes)
+	return err == nil && n == r.prev.HeadLen && head == r.prev.Head
+}
+
+// headBytes is how much of the file's start is hashed to catch an edit there.
+const headBytes = 4 << 10
+
+// anchorAt hashes up to max bytes before off.
+func anchorAt(path string, off int64, max int) (string, int, error) {
+	n := int64(max)
+	if off < n {
+		n = off
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off-n); err != nil {
+		return "", 0, err
+	}
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:]), int(n), nil
+}
+
+// settle records the offset reached and its anchor in the cursor to hand back.
+func (r *run) settle(off int64) error {
+	r.cur.Offset = off
+	r.cur.Size = r.fi.Size()
+	r.cur.ModTime = r.fi.ModTime()
+	a, n, err := anchorAt(r.path, off, anchorBytes)
+	if err != nil {
+		return fmt.Errorf("anchor: %w", err)
+	}
+	r.next.Anchor, r.next.AnchorLen = a, n
+	h, n, err := anchorAt(r.path, min(off, headBytes), headBytes)
+	if err != nil {
+		return fmt.Errorf("anchor: %w", err)
+	}
+	r.next.Head, r.next.HeadLen = h, n
+	return nil
+}
+
+// lines streams the complete lines of path between from and the size Read saw,
+// calling fn with each non-blank line and its start offset. A final line
+// without a newline is taken only if it is valid JSON (a writer may be half-way
+// through it). It returns the offset just after the last line it consumed.
+// A line longer than Options.MaxLineBytes is skipped without being held, and
+// counted in TooLong.
+func (r *run) lines(from int64, fn func(line []byte, at int64) error) (int64, error) {
+	f, err := os.Open(r.path)
+	if err != nil {
+		return from, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return from, err
+	}
+	br := bufio.NewReaderSize(io.LimitReader(f, r.fi.Size()-from), 64<<10)
+	off := from
+	var acc []byte
+	for n := 0; ; n++ {
+		if n%256 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return off, err
+			}
+		}
+		chunk, err := br.ReadSlice('\n')
+		if len(acc)+len(chunk) > r.opt.MaxLineBytes && (err == nil || errors.Is(err, bufio.ErrBufferFull)) {
+			// Too long: skip to the end of the line without keeping it.
+			skipped := int64(len(acc) + len(chunk))
+			acc = acc[:0]
+			for errors.Is(err, bufio.ErrBufferFull) {
+				chunk, err = br.ReadSlice('\n')
+				skipped += int64(len(chunk))
+			}
+			if err != nil { // EOF inside the long line: a writer is still at it
+				return off, nil
+			}
+			if r.tooLong == nil {
+				r.tooLong = map[int64]bool{}
+			}
+			r.tooLong[off] = true // a set: formats read some lines twice
+			off += skipped
+			continue
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			acc = append(acc, chunk...)
+			continue
+		}
+		line := chunk
+		if len(acc) > 0 {
+			acc = append(acc, chunk...)
+			line = acc
+		}
+		if err == io.EOF {
+			t := bytes.TrimSpace(line)
+			if len(t) > 0 && json.Valid(t) {
+				if err := fn(t, off); err != nil {
+					return off, err
+				}
+				off += int64(len(line))
+			}
+			return off, nil
+		}
+		if err != nil {
+			return off, err
+		}
+		at := off
+		off += int64(len(line))
+		acc = acc[:0]
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if err := fn(t, at); err != nil {
+				return at, err
+			}
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package transcript
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// OpenClaw keeps each agent's sessions as
+// ~/.openclaw/agents/<agentId>/sessions/<sessionId>.jsonl (state folder
+// $OPENCLAW_STATE_DIR; Telegram topics as <sessionId>-topic-<threadId>.jsonl),
+// beside a sessions.json store — docs.openclaw.ai/reference/session-management-compaction
+// ("Transcript (<sessionId>.jsonl): append-only transcript with tree structure
+// (entries have id + parentId)", "On-disk locations"). The transcript is pi's
+// session format (pi-mono packages/coding-agent/docs/session.md): a header
+// {"type":"session","version":3,"id","timestamp","cwd"} outside the tree, then
+// entries {type, id, parentId, timestamp}: "message" entries hold an
+// AgentMessage (role user, assistant, toolResult, bashExecution, custom,
+// branchSummary, compactionSummary), beside model_change,
+// thinking_level_change, compaction, branch_summary, custom, custom_message,
+// label and session_info entries. The conversation is the path from the last
+// entry back to the root. User content is a string or text/image blocks;
+// assistant content is text, thinking and toolCall blocks. Version 1 files
+// (linear, no ids) are migrated by pi when it opens them; their entries are
+// counted as ignored here.
+
+type openclawEntry struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`
+	Timestamp string  `json:"timestamp"`
+	CWD       string  `json:"cwd"`
+	Message   *struct {
+		Role      string          `json:"role"`
+		Content   json.RawMessage `json:"content"`
+		ToolName  string          `json:"toolName"`
+		Command   string          `json:"command"`
+		Output    string          `json:"output"`
+		Timestamp any             `json:"timestamp"`
+	} `json:"message"`
+}
+
+func readOpenClaw(r *run) error {
+	return readTree(r, treeFormat{node: openclawNode, entry: openclawMessage})
+}
+
+var openclawKnown = map[string]bool{
+	"message": true, "model_change": true, "thinking_level_change": true, "compaction": true,
+	"branch_summary": true, "custom": true, "custom_message": true, "label": true, "session_info": true,
+}
+
+func openclawNode(r *run, line []byte) (string, string, bool) {
+	var e struct {
+		Type     string  `json:"type"`
+		ID       string  `json:"id"`
+		ParentID *string `json:"parentId"`
+	}
+	if err := json.Unmarshal(line, &e); err != nil {
+		r.res.Malformed++
+		return "", "", false
+	}
+	if e.Type == "session" {
+		return "", "", false // the header
+	}
+	if e.ID == "" || !openclawKnown[e.Type] {
+		r.res.Ignored++
+		return "", "", false
+	}
+	parent := ""
+	if e.ParentID != nil {
+		parent = *e.ParentID
+	}
+	return e.ID, parent, true
+}
+
+func openclawMessage(r *run, line []byte) treeEntry {
+	var e openclawEntry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return treeEntry{}
+	}
+	s := &r.next.Session
+	if e.Type == "session" {
+		if s.ID == "" {
+			s.ID = e.ID
+		}
+		if s.Project == "" {
+			s.Project = e.CWD
+		}
+		return treeEntry{}
+	}
+	out := treeEntry{ID: e.ID, TS: parseTime(e.Timestamp)}
+	if e.Type != "message" || e.Message == nil {
+		return out
+	}
+	m := e.Message
+	if out.TS.IsZero() {
+		out.TS = parseTime(m.Timestamp)
+	}
+	switch m.Role {
+	case "user":
+		out.Msg, out.Role = true, RoleUser
+		out.Text = blocksText(m.Content, r.opt)
+	case "assistant":
+		out.Msg, out.Role = true, RoleAssistant
+		out.Text = blocksText(m.Content, r.opt)
+	case "toolResult":
+		out.Msg, out.Role = true, RoleUser
+		if r.opt.IncludeTools {
+			out.Text = blocksText(m.Content, Options{})
+		}
+	case "bashExecution":
+		out.Msg, out.Role = true, RoleUser
+		if r.opt.IncludeTools {
+			out.Text = strings.TrimSpace("[bash] " + m.Command + "\n" + m.Output)
+		}
+	}
+	return out
+}
+
+// blocksText flattens pi / OpenClaw content: a string, or text, image,
+// thinking and toolCall blocks (tool calls only under IncludeTools).
+func blocksText(raw json.RawMessage, opt Options) string {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return strings.TrimSpace(s)
+	}
+	var blocks []struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			if t := strings.TrimSpace(b.Text); t != "" {
+				parts = append(parts, t)
+			}
+		case "image":
+			parts = append(parts, "[image]")
+		case "toolCall":
+			if opt.IncludeTools {
+				parts = append(parts, strings.TrimSpace("[tool "+b.Name+"] "+string(b.Arguments)))
+			}
+		}
+	}
+	if len(parts) == 1 && parts[0] == "[image]" {
+		return ""
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,240 @@
+package transcript
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Source is one root folder of one transcript format.
+type Source struct {
+	Kind Kind
+	Root string
+}
+
+// Skip is a path Discover passed over, and why.
+type Skip struct {
+	Path   string
+	Reason string
+}
+
+// DefaultSources lists where each agent keeps its transcripts under home,
+// honouring the agents' own variables (CLAUDE_CONFIG_DIR, CODEX_HOME,
+// OPENCLAW_STATE_DIR). The generic JSONL source has no default folder.
+func DefaultSources(home string, getenv func(string) string) []Source {
+	dir := func(env, fallback string) string {
+		if v := getenv(env); v != "" {
+			return v
+		}
+		return filepath.Join(home, fallback)
+	}
+	return []Source{
+		{ClaudeCode, filepath.Join(dir("CLAUDE_CONFIG_DIR", ".claude"), "projects")},
+		{Codex, filepath.Join(dir("CODEX_HOME", ".codex"), "sessions")},
+		{Gemini, filepath.Join(home, ".gemini", "tmp")},
+		{OpenClaw, filepath.Join(dir("OPENCLAW_STATE_DIR", ".openclaw"), "agents")},
+		{CodeArchitect, filepath.Join(home, ".codearchitect", "sessions")},
+	}
+}
+
+// ParseSourceFlag reads "KIND=DIR" (the --source flag). DIR may be the
+// agent's home folder (~/.claude) or the transcripts folder itself
+// (~/.claude/projects); Discover accepts both.
+func ParseSourceFlag(s string) (Source, error) {
+	kind, dir, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(dir) == "" {
+		return Source{}, fmt.Errorf("source %q: want KIND=DIR, KIND one of %s", s, kindList())
+	}
+	k := Kind(strings.TrimSpace(kind))
+	known := false
+	for _, x := range Kinds {
+		known = known || x == k
+	}
+	if !known {
+		return Source{}, fmt.Errorf("source %q: unknown kind %q, want one of %s", s, kind, kindList())
+	}
+	abs, err := filepath.Abs(strings.TrimSpace(dir))
+	if err != nil {
+		return Source{}, fmt.Errorf("source %q: %w", s, err)
+	}
+	return Source{Kind: k, Root: abs}, nil
+}
+
+func kindList() string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// String is the KIND=DIR form.
+func (s Source) String() string { return string(s.Kind) + "=" + s.Root }
+
+// inner is the transcripts folder an agent keeps inside its home folder.
+var inner = map[Kind]string{ClaudeCode: "projects", Codex: "sessions", Gemini: "tmp", OpenClaw: "agents", CodeArchitect: "sessions"}
+
+// dir is the folder the source's layout starts at: Root, or Root's inner
+// transcripts folder when Root is the agent's home folder.
+func (s Source) dir() string {
+	if in, ok := inner[s.Kind]; ok && filepath.Base(s.Root) != in {
+		if fi, err := os.Stat(filepath.Join(s.Root, in)); err == nil && fi.IsDir() {
+			return filepath.Join(s.Root, in)
+		}
+	}
+	return s.Root
+}
+
+var (
+	dayFolder   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	digitsN     = func(n int) *regexp.Regexp { return regexp.MustCompile(fmt.Sprintf(`^\d{%d}$`, n)) }
+	year, month = digitsN(4), digitsN(2)
+)
+
+// classify says whether rel (a slash path below the source's folder) is a
+// transcript of the source, a subagent transcript, or neither.
+func (s Source) classify(rel string) (transcript, subagent bool) {
+	p := strings.Split(rel, "/")
+	n := len(p)
+	base := p[n-1]
+	switch s.Kind {
+	case ClaudeCode:
+		// <project>/<session>.jsonl, <project>/<session>/subagents/agent-*.jsonl
+		if n == 2 && strings.HasSuffix(base, ".jsonl") {
+			return true, false
+		}
+		if n == 4 && p[2] == "subagents" && strings.HasSuffix(base, ".jsonl") {
+			return false, true
+		}
+	case Codex:
+		// YYYY/MM/DD/rollout-*.jsonl
+		if n == 4 && year.MatchString(p[0]) && month.MatchString(p[1]) && month.MatchString(p[2]) &&
+			strings.HasPrefix(base, "rollout-") && strings.HasSuffix(base, ".jsonl") {
+			return true, false
+		}
+	case Gemini:
+		// <project>/chats/session-*.json(l), <project>/chats/<parent>/<id>.jsonl
+		if n == 3 && p[1] == "chats" && strings.HasPrefix(base, "session-") &&
+			(strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".jsonl")) {
+			return true, false
+		}
+		if n == 4 && p[1] == "chats" && strings.HasSuffix(base, ".jsonl") {
+			return false, true
+		}
+	case OpenClaw:
+		// <agent>/sessions/<session>.jsonl
+		if n == 3 && p[1] == "sessions" && strings.HasSuffix(base, ".jsonl") {
+			return true, false
+		}
+	case CodeArchitect:
+		// <YYYY-MM-DD>/<topic> (a folder holding full.md)
+		if n == 2 && dayFolder.MatchString(p[0]) {
+			return true, false
+		}
+	case JSONL:
+		if strings.HasSuffix(base, ".jsonl") {
+			return true, false
+		}
+	}
+	return false, false
+}
+
+// depth is how deep below the source's folder its transcripts lie (0: any).
+var depth = map[Kind]int{ClaudeCode: 4, Codex: 4, Gemini: 4, OpenClaw: 3, CodeArchitect: 2}
+
+// Owns reports whether path is a transcript the source reads under opt, or a
+// folder below the source's root where transcripts may appear (the watcher
+// uses it for new project and day folders).
+func (s Source) Owns(path string, opt Options) bool {
+	rel, ok := s.rel(path)
+	if !ok {
+		return false
+	}
+	if rel == "." {
+		return true
+	}
+	t, sub := s.classify(rel)
+	if t || sub && opt.IncludeSubagents {
+		return true
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	d := depth[s.Kind]
+	return d == 0 || strings.Count(rel, "/")+1 < d
+}
+
+func (s Source) rel(path string) (string, bool) {
+	rel, err := filepath.Rel(s.dir(), path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// Discover lists every transcript of the source (paths Read accepts, sorted)
+// and what it passed over and why: subagent transcripts unless
+// opt.IncludeSubagents, and folders it could not read. A missing root is no
+// error: the agent is simply not installed.
+func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, error) {
+	root := s.dir()
+	var paths []string
+	var skipped []Skip
+	subagents := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if path == root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			skipped = append(skipped, Skip{path, "unreadable: " + err.Error()})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		rel, ok := s.rel(path)
+		if !ok || rel == "." {
+			return nil
+		}
+		t, sub := s.classify(rel)
+		if d.IsDir() {
+			if s.Kind == CodeArchitect && t {
+				if _, err := os.Stat(filepath.Join(path, "full.md")); err == nil {
+					paths = append(paths, path)
+				} else {
+					skipped = append(skipped, Skip{path, "topic folder without full.md"})
+				}
+				return fs.SkipDir
+			}
+			if dd := depth[s.Kind]; dd > 0 && strings.Count(rel, "/")+1 >= dd {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case t && s.Kind != CodeArchitect:
+			paths = append(paths, path)
+		case sub && opt.IncludeSubagents:
+			paths = append(paths, path)
+		case sub:
+			subagents++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("discover %s: %w", s, err)
+	}
+	if subagents > 0 {
+		skipped = append(skipped, Skip{root, fmt.Sprintf("%d subagent transcripts (not indexed by default)", subagents)})
+	}
+	return paths, skipped, nil
+}

@@ -1,0 +1,265 @@
+package transcript
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Claude Code and OpenClaw write a conversation as a tree in an append-only
+// JSONL file: every record names its parent, and going back to an earlier
+// point (a rewind, a branch) adds a second child there. The conversation is
+// the path from the root to the last record: the active branch. treeRead
+// finds it without holding the text: a first pass maps ids to parents, a
+// second delivers the records on the branch.
+
+// treeFormat is what a tree-shaped format tells treeRead about its lines.
+type treeFormat struct {
+	// node reads a record's id and parent. ok is false for records outside
+	// the tree; node counts malformed and unknown ones in r.res.
+	node func(r *run, line []byte) (id, parent string, ok bool)
+	// entry reads a record (its ID empty if none), filling the session fields
+	// it carries into r.next.Session.
+	entry func(r *run, line []byte) treeEntry
+}
+
+// treeEntry is one record on the branch.
+type treeEntry struct {
+	ID string
+	// Msg is set for user and assistant records, which close an open reply
+	// even when they hold no prose (a tool result, say).
+	Msg  bool
+	Role string
+	// Reply groups consecutive lines of one reply (Claude Code's message.id);
+	// empty means the record stands alone.
+	Reply string
+	Text  string
+	TS    time.Time
+}
+
+// treeTailMax bounds the remembered end of the active branch.
+const treeTailMax = 64
+
+// treeExtra is the tree part of a cursor's state.
+type treeExtra struct {
+	// Tail is the active branch from its last record back to (and including)
+	// the last record whose text was delivered: later lines may attach
+	// anywhere on it without abandoning anything delivered.
+	Tail  []string  `json:"tail,omitempty"`
+	Reply treeReply `json:"reply"`
+}
+
+// treeReply is the message being assembled from one or more lines.
+type treeReply struct {
+	Key     string    `json:"key,omitempty"` // the Reply key (or the id)
+	ID      string    `json:"id,omitempty"`  // the message id: its first line's id
+	Role    string    `json:"role,omitempty"`
+	TS      time.Time `json:"ts"`
+	Offsets []int64   `json:"offsets,omitempty"` // the lines holding its text
+	Last    string    `json:"last,omitempty"`    // the id of its last line with text
+	// Open: the branch ended in this reply, so a later line may continue it.
+	Open bool `json:"open,omitempty"`
+}
+
+// readTree reads a tree-shaped transcript, resuming when the file only grew
+// and the new lines continue the delivered branch, else from the start after
+// Reset.
+func readTree(r *run, f treeFormat) error {
+	from, err := r.begin()
+	if err != nil || from < 0 {
+		return err
+	}
+	var ex treeExtra
+	if from > 0 && json.Unmarshal(r.prev.Extra, &ex) != nil {
+		if err := r.restart(); err != nil { // a cursor we cannot read
+			return err
+		}
+		from = 0
+	}
+	if from > 0 {
+		ok, err := treeRead(r, f, from, &ex, true)
+		if err != nil || ok {
+			return err
+		}
+		// The new lines leave the delivered branch (a rewind): start over.
+		if err := r.restart(); err != nil {
+			return err
+		}
+		r.res.Malformed, r.res.Ignored, r.tooLong = 0, 0, nil
+	}
+	ex = treeExtra{}
+	_, err = treeRead(r, f, 0, &ex, false)
+	return err
+}
+
+// treeRead reads the lines from `from`. When resuming, it returns false,
+// having delivered nothing, if the branch does not continue the delivered one.
+func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (bool, error) {
+	parents := map[string]string{}
+	var leaf string
+	end, err := r.lines(from, func(line []byte, at int64) error {
+		id, parent, ok := f.node(r, line)
+		if ok && id != "" {
+			parents[id] = parent
+			leaf = id
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	// The active branch within the region, and where it leaves the region.
+	branch := map[string]bool{}
+	exit := ""
+	for u := leaf; u != ""; {
+		if branch[u] {
+			break // a cycle: the file is damaged; keep what we have
+		}
+		p, ok := parents[u]
+		if !ok {
+			exit = u
+			break
+		}
+		branch[u] = true
+		u = p
+	}
+	oldTail := ex.Tail
+	if resuming && leaf != "" {
+		i := slices.Index(ex.Tail, exit)
+		if i < 0 {
+			return false, nil
+		}
+		oldTail = ex.Tail[i:]
+		if i > 0 {
+			ex.Reply.Open = false // attached before the open reply's end
+		}
+	}
+
+	// Second pass: deliver. g is the message being assembled; dirty means it
+	// holds text this read has not delivered yet.
+	g := ex.Reply
+	var text []string
+	switch {
+	case leaf == "":
+		// Nothing joined the branch: keep the state as it was.
+	case resuming && g.Open:
+		// The open reply may continue: re-read its text, so that it is
+		// delivered whole again, under the same id, if it grows.
+		for _, off := range g.Offsets {
+			line, err := lineAt(r.path, off, r.opt.MaxLineBytes)
+			if err != nil {
+				return false, nil // the file changed under us: start over
+			}
+			if e := f.entry(r, line); e.Text != "" {
+				text = append(text, e.Text)
+			}
+		}
+	default:
+		g = treeReply{}
+	}
+	dirty, inReply := false, g.Open
+	lastDelivered := ""
+	flush := func() error {
+		if !dirty {
+			return nil
+		}
+		dirty = false
+		lastDelivered = g.Last
+		return r.emit(Message{ID: g.ID, Role: g.Role, Timestamp: g.TS, Text: strings.Join(text, "\n\n")})
+	}
+	if len(branch) > 0 {
+		_, err = r.lines(from, func(line []byte, at int64) error {
+			e := f.entry(r, line)
+			if !branch[e.ID] {
+				return nil
+			}
+			if !e.Msg {
+				inReply = false
+				return nil
+			}
+			key := e.Reply
+			if key == "" {
+				key = e.ID
+			}
+			if g.ID == "" || key != g.Key || e.Role != g.Role {
+				// A new message closes the one being assembled.
+				if err := flush(); err != nil {
+					return err
+				}
+				g, text = treeReply{Key: key, ID: e.ID, Role: e.Role, TS: e.TS}, nil
+			}
+			inReply = true
+			if e.Text != "" {
+				text = append(text, e.Text)
+				g.Offsets = append(g.Offsets, at)
+				g.Last = e.ID
+				dirty = true
+			}
+			return nil
+		})
+		if err != nil {
+			return true, err
+		}
+	}
+	if err := flush(); err != nil {
+		return true, err
+	}
+	if leaf != "" {
+		g.Open = inReply && g.ID != ""
+	}
+	ex.Reply = g
+
+	// Remember the branch from its end back to the last delivered record.
+	var tail []string
+	found := false
+	for u := leaf; u != "" && branch[u] && len(tail) < treeTailMax; u = parents[u] {
+		tail = append(tail, u)
+		if u == lastDelivered {
+			found = true
+			break
+		}
+	}
+	if !found && (lastDelivered == "" || !branch[lastDelivered]) {
+		for _, u := range oldTail {
+			if len(tail) >= treeTailMax {
+				break
+			}
+			tail = append(tail, u)
+			if u == lastDelivered {
+				break
+			}
+		}
+	}
+	ex.Tail = tail
+	raw, err := json.Marshal(ex)
+	if err != nil {
+		return true, err
+	}
+	r.next.Extra = raw
+	return true, r.settle(end)
+}
+
+// lineAt reads the line starting at off (at most max bytes).
+func lineAt(path string, off int64, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(io.LimitReader(f, int64(max)+1)).ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(line) > max {
+		return nil, errors.New("line too long")
+	}
+	return line, nil
+}

@@ -1,0 +1,271 @@
+package engine
+
+// The vault is the memory folder on disk. This file holds the one rule for
+// what a memory file is, and every read and write of one goes through it:
+//
+//   - A memory file is a regular file inside the memory folder whose name
+//     ends in .md or .markdown. Symbolic links, folders, devices, FIFOs and
+//     sockets are never memories: they are refused with a clear error
+//     (ErrNotRegular) after an Lstat, without being opened.
+//   - Every access goes through an os.Root opened on the memory folder, so
+//     no path, symlinked folder or race can reach a file outside it.
+//   - Every read is bounded by Config.MaxFileBytes; every write is atomic (a
+//     hidden temporary file in the same folder, flushed, then renamed).
+//
+// Symbolic links inside the vault are not followed by the scan: a memory
+// has one path, its real one. An identifier that goes through an in-vault
+// folder link (a/up/x.md with a/up → ..) is resolved to that real path.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrNotRegular reports a path that names something other than a regular
+// file — a symbolic link, a folder, a device, a FIFO or a socket — where a
+// memory file was expected. Such entries are left alone: never opened, read,
+// replaced or indexed.
+var ErrNotRegular = errors.New("not a regular file; memory files are regular files inside the memory folder")
+
+// memoryExts are the file name extensions of memory files.
+var memoryExts = []string{".md", ".markdown"}
+
+// isMemoryName reports whether a file name has a memory extension.
+func isMemoryName(name string) bool {
+	ext := path.Ext(name)
+	for _, m := range memoryExts {
+		if strings.EqualFold(ext, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// openVault opens the memory folder as an os.Root. It is opened per
+// operation (one open(2)), so a memory folder that is replaced while the
+// engine runs is seen as it is now.
+func (e *Engine) openVault() (*os.Root, error) {
+	r, err := os.OpenRoot(e.root)
+	if err != nil {
+		return nil, fmt.Errorf("open memory folder: %w", err)
+	}
+	return r, nil
+}
+
+// kindOf names a file's type for an error message.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "a special file"
+}
+
+// statMemory checks that rel is a memory file: it Lstats rel inside r (a
+// symlinked folder on the way may be followed only while it stays inside)
+// and refuses anything but a regular file.
+func (e *Engine) statMemory(r *os.Root, rel string) (fs.FileInfo, error) {
+	fi, err := r.Lstat(filepath.FromSlash(rel))
+	if err != nil {
+		return nil, e.vaultErr(rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, e.notRegular(rel, fi.Mode())
+	}
+	return fi, nil
+}
+
+// notRegular is the error for a non-regular entry at rel. A link that
+// leaves the memory folder is reported as ErrOutsideRoot.
+func (e *Engine) notRegular(rel string, m fs.FileMode) error {
+	if m&fs.ModeSymlink != 0 {
+		if _, err := realRel(e.root, rel); errors.Is(err, ErrOutsideRoot) {
+			return fmt.Errorf("%s is a symbolic link out of the memory folder: %w", rel, ErrOutsideRoot)
+		}
+	}
+	return fmt.Errorf("%s is %s: %w", rel, kindOf(m), ErrNotRegular)
+}
+
+// vaultErr wraps an error of an os.Root operation on rel. os.Root refuses
+// a path that escapes through a symlink with an unexported error; that case
+// is reported as ErrOutsideRoot.
+func (e *Engine) vaultErr(rel string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	if _, rerr := realRel(e.root, rel); errors.Is(rerr, ErrOutsideRoot) {
+		return fmt.Errorf("%s: %w", rel, ErrOutsideRoot)
+	}
+	return fmt.Errorf("%s: %w", rel, err)
+}
+
+// readMemory reads the memory file rel: regular files only, at most
+// Config.MaxFileBytes. The file opened must be the one Lstat saw, so an
+// entry swapped for a link or a FIFO in between is refused, and the open
+// does not block on a FIFO either way.
+func (e *Engine) readMemory(rel string) ([]byte, fs.FileInfo, error) {
+	r, err := e.openVault()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	return e.readIn(r, rel)
+}
+
+// readIn is readMemory on an open vault.
+func (e *Engine) readIn(r *os.Root, rel string) ([]byte, fs.FileInfo, error) {
+	fi, err := e.statMemory(r, rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	limit := e.cfg.MaxFileBytes
+	if fi.Size() > limit {
+		return nil, nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit: %w", rel, fi.Size(), limit, ErrInvalid)
+	}
+	f, err := r.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, e.vaultErr(rel, err)
+	}
+	defer f.Close()
+	ofi, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	if !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
+		return nil, nil, fmt.Errorf("%s changed into %s while being opened: %w", rel, kindOf(ofi.Mode()), ErrNotRegular)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, nil, fmt.Errorf("%s grew over the %d-byte limit while being read: %w", rel, limit, ErrInvalid)
+	}
+	return data, ofi, nil
+}
+
+// writeMemory writes data to rel atomically: a hidden temporary file in the
+// same folder (the scan ignores hidden files), flushed to disk, then renamed
+// over rel. With noClobber it fails with ErrExists if rel exists (a hard
+// link makes the check and the rename one step). It never replaces anything
+// but a regular file: a link, FIFO or device at rel is refused.
+func (e *Engine) writeMemory(rel string, data []byte, perm fs.FileMode, noClobber bool) error {
+	r, err := e.openVault()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	name := filepath.FromSlash(rel)
+	if fi, err := r.Lstat(name); err == nil {
+		if noClobber {
+			return fmt.Errorf("%s: %w", rel, ErrExists)
+		}
+		if !fi.Mode().IsRegular() {
+			return e.notRegular(rel, fi.Mode())
+		}
+	}
+	old := e.stamp(rel)
+	tmp, err := writeTemp(r, path.Dir(rel), data, perm)
+	if err != nil {
+		return fmt.Errorf("write: %w", e.vaultErr(rel, err))
+	}
+	defer r.Remove(tmp) // fails harmlessly once renamed
+	if noClobber {
+		err = renameNoClobber(r, tmp, name)
+	} else {
+		err = r.Rename(tmp, name)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s: %w", rel, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("write: %w", e.vaultErr(rel, err))
+	}
+	// Sync notices a change by size and modification time. On a file
+	// system with coarse timestamps an edit of the same size could keep
+	// both, and go unnoticed: move the time on.
+	if fi, err := r.Lstat(name); err == nil && fi.Mode().IsRegular() && old.size == fi.Size() && old.mtimeNs == fi.ModTime().UnixNano() {
+		t := time.Unix(0, old.mtimeNs).Add(time.Millisecond)
+		r.Chtimes(name, t, t)
+	}
+	return nil
+}
+
+// writeTemp writes data to a new hidden file in dir (relative to r),
+// flushed to disk and with mode perm, and returns its name.
+func writeTemp(r *os.Root, dir string, data []byte, perm fs.FileMode) (string, error) {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.FromSlash(dir), ".mnemo-"+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.Chmod(tmp, perm)
+	}
+	if err != nil {
+		r.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// renameNoClobber renames src to dst inside r unless dst exists
+// (fs.ErrExist). A hard link followed by removing src makes the check and
+// the rename one step; where links are not supported it falls back to
+// check-then-rename.
+func renameNoClobber(r *os.Root, src, dst string) error {
+	err := r.Link(src, dst)
+	if err == nil {
+		return r.Remove(src)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fs.ErrExist
+	}
+	if _, err := r.Lstat(dst); err == nil {
+		return fs.ErrExist
+	}
+	return r.Rename(src, dst)
+}
+
+// stamp is the size and modification time the index holds for rel.
+func (e *Engine) stamp(rel string) seen {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if r := e.files[rel]; r != nil {
+		return seen{size: r.Size, mtimeNs: r.MtimeNs}
+	}
+	return seen{size: -1}
+}
+
+// abs is rel's absolute path, for messages and for the watcher, which
+// matches the paths fsnotify reports. File access goes through openVault.
+func (e *Engine) abs(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }

@@ -1,0 +1,113 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Edge joins two concepts of a Picture; Count is their co-occurrence.
+type Edge struct {
+	From, To string
+	Count    int
+}
+
+// Picture is a concept's neighbourhood as nodes and edges, for drawing.
+type Picture struct {
+	Concept string
+	Nodes   []string // Concept first, then in the order they were reached
+	Edges   []Edge   // every co-occurrence between two of the nodes, sorted
+}
+
+// Picture takes concept and walks out level by level to depth, adding
+// each level's heaviest relations until there are maxNodes nodes, then
+// joins every two nodes that share a file. ok is false if no file
+// mentions concept.
+func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Picture, ok bool) {
+	if !g.Has(concept) {
+		return Picture{}, false
+	}
+	depth, maxNodes = max(depth, 1), max(maxNodes, 1)
+	p = Picture{Concept: concept, Nodes: []string{concept}}
+	in := map[string]bool{concept: true}
+	frontier := []string{concept}
+	for d := 1; d <= depth && len(frontier) > 0 && len(p.Nodes) < maxNodes; d++ {
+		best := map[string]Relation{}
+		for _, f := range frontier {
+			for _, r := range g.Related(f, w) {
+				if b, ok := best[r.Name]; !in[r.Name] && (!ok || byWeight(r, b) < 0) {
+					best[r.Name] = r
+				}
+			}
+		}
+		level := make([]Relation, 0, len(best))
+		for _, r := range best {
+			level = append(level, r)
+		}
+		slices.SortFunc(level, byWeight)
+		frontier = frontier[:0:0]
+		for _, r := range level[:min(len(level), maxNodes-len(p.Nodes))] {
+			in[r.Name] = true
+			p.Nodes = append(p.Nodes, r.Name)
+			frontier = append(frontier, r.Name)
+		}
+	}
+	for _, n := range p.Nodes {
+		for _, r := range g.Related(n, nil) {
+			if in[r.Name] && n < r.Name {
+				p.Edges = append(p.Edges, Edge{From: n, To: r.Name, Count: r.CoOccurrence})
+			}
+		}
+	}
+	slices.SortFunc(p.Edges, func(a, b Edge) int {
+		if c := strings.Compare(a.From, b.From); c != 0 {
+			return c
+		}
+		return strings.Compare(a.To, b.To)
+	})
+	return p, true
+}
+
+// Mermaid renders the picture as a Mermaid flowchart. Node ids are n0,
+// n1, … (Concept is n0), never derived from names, and every label is
+// quoted with Mermaid's entity codes for the characters that could end or
+// change it, so any concept name renders: quotes, brackets, pipes, "<>",
+// "#", "&", backticks, semicolons. Edges are labelled with their
+// co-occurrence count; the concept's node is styled as the centre.
+func (p Picture) Mermaid() string {
+	var b strings.Builder
+	b.WriteString("graph LR\n")
+	id := make(map[string]int, len(p.Nodes))
+	for i, n := range p.Nodes {
+		id[n] = i
+		fmt.Fprintf(&b, "  n%d[\"%s\"]\n", i, mermaidLabel(n))
+	}
+	for _, e := range p.Edges {
+		fmt.Fprintf(&b, "  n%d ---|%d| n%d\n", id[e.From], e.Count, id[e.To])
+	}
+	if len(p.Nodes) > 0 {
+		b.WriteString("  style n0 stroke-width:3px\n")
+	}
+	return b.String()
+}
+
+// mermaidEntities are what a quoted Mermaid label cannot hold as itself.
+// '#' goes first so the entities' own '#' are not escaped again.
+var mermaidEntities = strings.NewReplacer(
+	"#", "#35;",
+	`"`, "#quot;",
+	"<", "#lt;",
+	">", "#gt;",
+	"&", "#amp;",
+	"`", "#96;",
+	"[", "#91;",
+	"]", "#93;",
+	"|", "#124;",
+	"{", "#123;",
+	"}", "#125;",
+	";", "#59;",
+	"\n", " ",
+	"\r", " ",
+)
+
+func mermaidLabel(s string) string { return mermaidEntities.Replace(s) }
