@@ -206,6 +206,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		return Page{}, qe.err
 	}
 	found := vectors.Found{Bound: 1} // nothing asked yet: anything may be similar
+	if n := e.vec.Len(); qe.qv != nil && n > 0 && n <= e.countAll {
+		// A small store answers a complete query in about a millisecond:
+		// then every count is exact, whatever the page.
+		if found, err = e.semanticCandidates(ctx, qe.qv, sc, n); err != nil {
+			return Page{}, err
+		}
+	}
 	var cands []candidate
 	for n := plan.chunks; ; n *= 4 {
 		cands = e.fuse(plan, sc, text, qe.qv, found)
@@ -231,6 +238,14 @@ func (e *Engine) hint(q Query, p Page) string {
 	}
 	return fmt.Sprintf("none of the query's words is known to the embedder %s, so its meaning could not be searched for; try other words, or --mode fulltext for exact words", e.emb.Name())
 }
+
+// countAllChunks is the store size up to which a search asks the vector
+// store for every chunk, so that TotalCount and SemanticResultCount count
+// every memory found by meaning. chromem-go answers such a query over 5,000
+// chunks in about a millisecond (engine/vectors BenchmarkQuery); above it,
+// memories found by meaning alone are counted as far as the requested page
+// needed them.
+const countAllChunks = 5000
 
 // searchPlan is what the stages after the candidates need to know of a query.
 type searchPlan struct {
