@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -149,8 +150,9 @@ type graphState struct {
 	commMu sync.Mutex                        // one Louvain at a time
 	comm   atomic.Pointer[graph.Communities] // the latest computed; Status reads it without locks
 
-	simMu   sync.Mutex               // guards vecs; one refresh at a time
-	simVecs map[string]conceptVector // concept → its vector and the text it was embedded from
+	simMu      sync.Mutex               // guards simVecs and simVersion; one refresh at a time
+	simVecs    map[string]conceptVector // concept → its vector and the text it was embedded from
+	simVersion uint64                   // the graph version simVecs describe
 }
 
 type conceptVector struct {
@@ -420,7 +422,7 @@ func (e *Engine) relations(comm *graph.Communities, rs []graph.Relation) []Relat
 
 // preview is the start of a memory's body, on one line; "" if unreadable.
 func (e *Engine) preview(uri string) string {
-	m, err := e.memoryAt(strings.TrimPrefix(uri, uriScheme) + ".md")
+	m, err := e.memoryAt(relOfURI(uri))
 	if err != nil {
 		return ""
 	}
@@ -559,23 +561,32 @@ func (e *Engine) FindSimilarConcepts(ctx context.Context, concept string, maxRes
 		e.mu.RUnlock()
 		return Similar{}, err
 	}
-	texts := make(map[string]string, e.gs.g.Len())
-	for _, ci := range e.gs.g.Concepts() {
-		texts[ci.Name] = e.conceptText(ci.Name)
+	version := e.gs.g.Version()
+	var texts map[string]string
+	if !e.gs.simFresh(version) {
+		// Any change to a file that links to something bumps the version,
+		// so the texts (titles and sections included) only change with it.
+		texts = make(map[string]string, e.gs.g.Len())
+		for _, ci := range e.gs.g.Concepts() {
+			texts[ci.Name] = e.conceptText(ci.Name)
+		}
 	}
 	e.mu.RUnlock()
 
-	vecs, err := e.conceptVectors(ctx, texts)
+	vecs, err := e.conceptVectors(ctx, version, texts)
 	if err != nil {
 		return Similar{}, err
 	}
-	target := vecs[c]
+	target, ok := vecs[c]
+	if !ok {
+		return Similar{}, fmt.Errorf("%q left the graph while it was being compared: %w", c, ErrUnknownConcept)
+	}
 	out := Similar{Concept: c, Similar: []SimilarConcept{}}
 	for name, v := range vecs {
 		if name == c {
 			continue
 		}
-		out.Similar = append(out.Similar, SimilarConcept{Name: name, Similarity: math.Round(cosine(target, v)*1e4) / 1e4})
+		out.Similar = append(out.Similar, SimilarConcept{Name: name, Similarity: math.Round(cosine(target.vec, v.vec)*1e4) / 1e4})
 	}
 	slices.SortFunc(out.Similar, func(a, b SimilarConcept) int {
 		if a.Similarity != b.Similarity {
@@ -611,11 +622,25 @@ func (e *Engine) conceptText(concept string) string {
 	return b.String()
 }
 
-// conceptVectors returns a vector for every concept in texts, embedding
-// those whose text is new or changed, and forgetting concepts that are gone.
-func (e *Engine) conceptVectors(ctx context.Context, texts map[string]string) (map[string][]float32, error) {
+// simFresh reports whether the cached concept vectors are those of the
+// graph at version.
+func (gs *graphState) simFresh(version uint64) bool {
+	gs.simMu.Lock()
+	defer gs.simMu.Unlock()
+	return gs.simVecs != nil && gs.simVersion == version
+}
+
+// conceptVectors returns a vector for every concept of the graph at
+// version: the cached ones if texts is nil (simFresh said so), else
+// embedding those whose text is new or changed and forgetting concepts
+// that are gone.
+func (e *Engine) conceptVectors(ctx context.Context, version uint64, texts map[string]string) (map[string]conceptVector, error) {
 	e.gs.simMu.Lock()
 	defer e.gs.simMu.Unlock()
+	if texts == nil && e.gs.simVecs != nil {
+		// Fresh when asked, or refreshed since by a query on a newer graph.
+		return maps.Clone(e.gs.simVecs), nil
+	}
 	if e.gs.simVecs == nil {
 		e.gs.simVecs = map[string]conceptVector{}
 	}
@@ -648,11 +673,8 @@ func (e *Engine) conceptVectors(ctx context.Context, texts map[string]string) (m
 			e.gs.simVecs[n] = conceptVector{text: texts[n], vec: vs[j]}
 		}
 	}
-	out := make(map[string][]float32, len(texts))
-	for name := range texts {
-		out[name] = e.gs.simVecs[name].vec
-	}
-	return out, nil
+	e.gs.simVersion = version
+	return maps.Clone(e.gs.simVecs), nil
 }
 
 // cosine is the cosine similarity of a and b clipped to 0–1: opposite or

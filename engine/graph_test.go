@@ -339,3 +339,48 @@ func nonNilSlice[T any](s []T) []T {
 	}
 	return s
 }
+
+// TestGraphQueriesDuringSyncs runs the graph queries while edits are
+// synced (run with -race): every answer is an answer or a clean
+// ErrUnknownConcept for a concept an edit just removed.
+func TestGraphQueriesDuringSyncs(t *testing.T) {
+	v := newVault(t, graphVault)
+	ctx := context.Background()
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for q := range 3 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				var err error
+				switch q {
+				case 0:
+					_, err = v.e.BuildContext(ctx, engine.ContextQuery{Concept: "postgresql"})
+				case 1:
+					_, err = v.e.FindSimilarConcepts(ctx, "postgresql", 5)
+				case 2:
+					_, err = v.e.Visualize(ctx, "postgresql", 2, 10)
+				}
+				if err != nil && !errors.Is(err, engine.ErrUnknownConcept) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		v.write("db/new.md", fmt.Sprintf("[[PostgreSQL]] [[Topic %d]]", i))
+		v.syncPaths("db/new.md")
+	}
+	close(done)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

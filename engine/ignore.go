@@ -45,18 +45,31 @@ func (ir *ignoreRules) skip(rel string, isDir bool) bool {
 		return false
 	}
 	parts := strings.Split(rel, "/")
-	for _, p := range parts {
-		if strings.HasPrefix(p, ".") {
+	for i := 1; i < len(parts); i++ {
+		if ir.skipParts(parts[:i], true) {
 			return true
 		}
 	}
-	if ir.indexRel != "" && inFolder(rel, ir.indexRel) {
+	return ir.skipParts(parts, isDir)
+}
+
+// skipEntry is skip for an entry whose folder is known not to be skipped:
+// the walk, which never enters a skipped folder, asks this, and so stays
+// linear in the depth of the tree.
+func (ir *ignoreRules) skipEntry(rel string, isDir bool) bool {
+	if rel == "" {
+		return false
+	}
+	return ir.skipParts(strings.Split(rel, "/"), isDir)
+}
+
+// skipParts judges the last element of a split path on its own.
+func (ir *ignoreRules) skipParts(parts []string, isDir bool) bool {
+	if strings.HasPrefix(parts[len(parts)-1], ".") {
 		return true
 	}
-	for i := 1; i < len(parts); i++ {
-		if ir.m.Match(parts[:i], true) {
-			return true
-		}
+	if ir.indexRel != "" && strings.Join(parts, "/") == ir.indexRel {
+		return true
 	}
 	return ir.m.Match(parts, isDir)
 }

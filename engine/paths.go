@@ -14,9 +14,19 @@ import (
 // uriScheme prefixes every memory's URI: memory:// + path without ".md".
 const uriScheme = "memory://"
 
-// URI returns the memory:// URI of a relative memory path.
+// URI returns the memory:// URI of a relative memory path: the path
+// without ".md" (a .markdown file keeps its extension).
 func URI(rel string) string {
 	return uriScheme + strings.TrimSuffix(rel, ".md")
+}
+
+// relOfURI is the relative path a URI made by URI names.
+func relOfURI(uri string) string {
+	rel := strings.TrimPrefix(uri, uriScheme)
+	if !isMemoryName(rel) {
+		rel += ".md"
+	}
+	return rel
 }
 
 // cleanRel turns a user-supplied folder or path into a clean, slash-separated

@@ -82,6 +82,10 @@ func (l lineSource) Read(ctx context.Context, path string, cursor []byte, h Tran
 				res.Malformed++
 				continue
 			}
+			if m.Role == "meta-summary" {
+				res.Session.Summary = m.Text
+				continue
+			}
 			if err := h.Message(TranscriptMessage{ID: m.ID, Role: m.Role, Timestamp: m.TS, Text: m.Text}); err != nil {
 				return res, err
 			}
@@ -364,6 +368,31 @@ func TestSessionsSourceRemoved(t *testing.T) {
 	st, _ := s.Status(context.Background())
 	if len(st.Sources) != 1 || st.Sources[0].Sessions != 1 || st.Sessions != 1 {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// TestSessionsSummary: a session's summary is searchable, and replaced
+// when it changes.
+func TestSessionsSummary(t *testing.T) {
+	root := sessionFixture(t)
+	p := filepath.Join(root, "alpha", "s1.jsonl")
+	writeLines(t, p, []lineMsg{{Role: "meta-summary", Text: "Chose a persimmon-shaped retry policy"}}, true)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	if got := hitIDs(search(t, s, SessionQuery{Text: "persimmon", Mode: FullText})); strings.Join(got, ",") != "s1/summary" {
+		t.Errorf("summary: hits %v", got)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "persimmon", Mode: FullText, Role: "user"})); len(got) != 0 {
+		t.Errorf("a role filter admits the summary: %v", got)
+	}
+	writeLines(t, p, []lineMsg{{Role: "meta-summary", Text: "Chose a guava retry policy"}}, true)
+	mustSync(t, s)
+	if got := hitIDs(search(t, s, SessionQuery{Text: "persimmon guava", Mode: FullText})); strings.Join(got, ",") != "s1/summary" {
+		t.Errorf("changed summary: hits %v", got)
+	}
+	v, err := s.GetMessage(context.Background(), "s1", "summary", 0)
+	if err != nil || len(v.Messages) != 1 || v.Messages[0].Text != "Chose a guava retry policy" || v.Messages[0].Role != RoleSummary {
+		t.Errorf("GetMessage(summary) = %+v, %v", v, err)
 	}
 }
 

@@ -41,7 +41,7 @@ func walkVault(ctx context.Context, r *os.Root, rules *ignoreRules, start string
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if rules.skip(rel, d.IsDir()) {
+		if rules.skipEntry(rel, d.IsDir()) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}

@@ -19,21 +19,21 @@ type Network struct {
 
 // Network takes the snapshot.
 func (g *Graph) Network() *Network {
-	names := make([]string, 0, len(g.postings))
-	for c := range g.postings {
+	names := make([]string, 0, len(g.cids))
+	for c := range g.cids {
 		names = append(names, c)
 	}
 	slices.Sort(names)
-	id := make(map[string]int32, len(names))
+	node := make([]int32, len(g.names)) // concept id → node id (name order)
 	for i, n := range names {
-		id[n] = int32(i)
+		node[g.cids[n]] = int32(i)
 	}
 	edges := map[[2]int32]float64{}
-	for _, ms := range g.files {
-		for i := range ms {
-			a := id[ms[i].Concept]
-			for j := i + 1; j < len(ms); j++ {
-				b := id[ms[j].Concept]
+	for _, ids := range g.fcids {
+		for i := range ids {
+			a := node[ids[i]]
+			for j := i + 1; j < len(ids); j++ {
+				b := node[ids[j]]
 				edges[[2]int32{min(a, b), max(a, b)}]++
 			}
 		}

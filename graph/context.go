@@ -34,29 +34,75 @@ const MaxRelationFiles = 3
 // first (see byWeight). It reads only the files that mention concept and
 // what they mention: the cost is the number of links in those files.
 func (g *Graph) Related(concept string, w Weight) []Relation {
-	type acc struct {
-		rel  Relation
-		top  [MaxRelationFiles]weighted // heaviest files so far, in order
-		ntop int
+	cid, ok := g.cids[concept]
+	if !ok {
+		return []Relation{}
 	}
-	by := map[string]*acc{}
-	for path := range g.postings[concept] {
-		fw := 1.0
-		if w != nil {
-			fw = w(path)
-		}
-		f := weighted{path, fw}
-		for _, m := range g.files[path] {
-			if m.Concept == concept {
+	accs := g.related(cid, g.weights(w))
+	g.sortAccs(accs)
+	out := make([]Relation, len(accs))
+	for i := range accs {
+		out[i] = g.relation(&accs[i], 1)
+	}
+	return out
+}
+
+// fileWeights memoises a Weight by file id for one query, which visits the
+// same files again and again as it walks out.
+type fileWeights struct {
+	w   Weight
+	g   *Graph
+	v   []float64
+	set []bool
+}
+
+func (g *Graph) weights(w Weight) *fileWeights {
+	fw := &fileWeights{w: w, g: g}
+	if w != nil {
+		fw.v, fw.set = make([]float64, len(g.paths)), make([]bool, len(g.paths))
+	}
+	return fw
+}
+
+func (fw *fileWeights) of(fid int32) float64 {
+	if fw.w == nil {
+		return 1
+	}
+	if !fw.set[fid] {
+		fw.v[fid], fw.set[fid] = fw.w(fw.g.paths[fid]), true
+	}
+	return fw.v[fid]
+}
+
+// acc is a relation being counted: compact, so that a query can weigh
+// thousands of candidates and build a Relation only for those it keeps.
+type acc struct {
+	cid, via int32
+	n        int
+	weight   float64
+	top      [MaxRelationFiles]weighted // heaviest files so far, in order
+	ntop     int
+}
+
+// related counts the relations of concept cid, in no particular order.
+func (g *Graph) related(cid int32, fw *fileWeights) []acc {
+	slot := make([]int32, len(g.names)) // concept id → 1 + its index in accs
+	var accs []acc
+	for fid := range g.posts[cid] {
+		f := weighted{g.paths[fid], fw.of(fid)}
+		for _, c := range g.fcids[fid] {
+			if c == cid {
 				continue
 			}
-			a := by[m.Concept]
-			if a == nil {
-				a = &acc{rel: Relation{Name: m.Concept, Via: concept, Depth: 1}}
-				by[m.Concept] = a
+			k := slot[c]
+			if k == 0 {
+				accs = append(accs, acc{cid: c, via: cid})
+				k = int32(len(accs))
+				slot[c] = k
 			}
-			a.rel.CoOccurrence++
-			a.rel.Weighted += fw
+			a := &accs[k-1]
+			a.n++
+			a.weight += f.w
 			// keep the MaxRelationFiles heaviest: insertion into a tiny sorted array
 			i := a.ntop
 			for i > 0 && f.before(a.top[i-1]) {
@@ -69,16 +115,30 @@ func (g *Graph) Related(concept string, w Weight) []Relation {
 			}
 		}
 	}
-	out := make([]Relation, 0, len(by))
-	for _, a := range by {
-		a.rel.Files = make([]string, a.ntop)
-		for i := range a.ntop {
-			a.rel.Files[i] = a.top[i].path
-		}
-		out = append(out, a.rel)
+	return accs
+}
+
+// heavier orders accumulators as byWeight orders relations.
+func (g *Graph) heavier(a, b *acc) int {
+	if c := cmp.Compare(b.weight, a.weight); c != 0 {
+		return c
 	}
-	slices.SortFunc(out, byWeight)
-	return out
+	if c := cmp.Compare(b.n, a.n); c != 0 {
+		return c
+	}
+	return strings.Compare(g.names[a.cid], g.names[b.cid])
+}
+
+func (g *Graph) sortAccs(accs []acc) {
+	slices.SortFunc(accs, func(a, b acc) int { return g.heavier(&a, &b) })
+}
+
+func (g *Graph) relation(a *acc, depth int) Relation {
+	files := make([]string, a.ntop)
+	for j := range a.ntop {
+		files[j] = a.top[j].path
+	}
+	return Relation{Name: g.names[a.cid], CoOccurrence: a.n, Weighted: a.weight, Files: files, Via: g.names[a.via], Depth: depth}
 }
 
 type weighted struct {
@@ -136,36 +196,40 @@ func (g *Graph) Context(concept string, opt ContextOptions) (c Context, ok bool)
 	opt.Depth = max(opt.Depth, 1)
 	opt.MaxEntities = max(opt.MaxEntities, 1)
 	c = Context{Concept: concept, Direct: []Relation{}, Expanded: []Relation{}, Siblings: []string{}}
-	direct := g.Related(concept, opt.Weight)
-	c.Direct = direct[:min(len(direct), opt.MaxEntities)]
-	seen := map[string]bool{concept: true}
-	for _, r := range c.Direct {
-		seen[r.Name] = true
+	fw := g.weights(opt.Weight)
+	cid := g.cids[concept]
+	seen := make([]bool, len(g.names))
+	seen[cid] = true
+	direct := g.related(cid, fw)
+	g.sortAccs(direct)
+	frontier := direct[:min(len(direct), opt.MaxEntities)]
+	for i := range frontier {
+		seen[frontier[i].cid] = true
+		c.Direct = append(c.Direct, g.relation(&frontier[i], 1))
 	}
-	frontier := c.Direct
 	for depth := 2; depth <= opt.Depth && len(frontier) > 0 && len(c.Expanded) < opt.MaxEntities; depth++ {
-		best := map[string]Relation{}
+		slot := make([]int32, len(g.names)) // concept id → 1 + its index in level
+		var level []acc
 		for _, f := range frontier {
-			for _, r := range g.Related(f.Name, opt.Weight) {
-				if seen[r.Name] {
+			for _, a := range g.related(f.cid, fw) {
+				if seen[a.cid] {
 					continue
 				}
-				r.Depth = depth
-				if b, ok := best[r.Name]; !ok || byWeight(r, b) < 0 {
-					best[r.Name] = r
+				switch k := slot[a.cid]; {
+				case k == 0:
+					level = append(level, a)
+					slot[a.cid] = int32(len(level))
+				case g.heavier(&a, &level[k-1]) < 0 || g.heavier(&a, &level[k-1]) == 0 && g.names[a.via] < g.names[level[k-1].via]:
+					level[k-1] = a
 				}
 			}
 		}
-		level := make([]Relation, 0, len(best))
-		for _, r := range best {
-			level = append(level, r)
-		}
-		slices.SortFunc(level, byWeight)
+		g.sortAccs(level)
 		level = level[:min(len(level), opt.MaxEntities-len(c.Expanded))]
-		for _, r := range level {
-			seen[r.Name] = true
+		for i := range level {
+			seen[level[i].cid] = true
+			c.Expanded = append(c.Expanded, g.relation(&level[i], depth))
 		}
-		c.Expanded = append(c.Expanded, level...)
 		frontier = level
 	}
 	if opt.Communities != nil {
@@ -184,7 +248,7 @@ func (g *Graph) siblings(concept string, cs *Communities, n int) []string {
 	var members []Concept
 	for _, name := range cs.Members(id) {
 		if name != concept && g.Has(name) {
-			members = append(members, Concept{Name: name, Mentions: g.counts[name]})
+			members = append(members, Concept{Name: name, Mentions: g.counts[g.cids[name]]})
 		}
 	}
 	slices.SortFunc(members, func(a, b Concept) int {

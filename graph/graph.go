@@ -38,17 +38,30 @@ type Posting struct {
 }
 
 // Graph is the concept graph. The zero value is not usable; call New.
+//
+// Concepts and files are numbered internally (ids are reused after a
+// removal), so that the hot loop of a query — every concept of every file
+// that mentions a concept — indexes slices instead of hashing names.
 type Graph struct {
-	files    map[string][]Mention      // path → its mentions, sorted by concept
-	postings map[string]map[string]int // concept → path → index into files[path]
-	counts   map[string]int            // concept → links to it over all files
-	links    int                       // links over all files
-	version  uint64                    // bumped by every change
+	cids   map[string]int32  // concept → id
+	names  []string          // concept id → name; "" when free
+	posts  []map[int32]int32 // concept id → file id → index into the file's mentions
+	counts []int             // concept id → links to it over all files
+	cfree  []int32
+
+	fids   map[string]int32 // path → file id
+	paths  []string         // file id → path; "" when free
+	fments [][]Mention      // file id → its mentions, sorted by concept
+	fcids  [][]int32        // file id → the concept ids of fments, in the same order
+	ffree  []int32
+
+	links   int    // links over all files
+	version uint64 // bumped by every change
 }
 
 // New returns an empty graph.
 func New() *Graph {
-	return &Graph{files: map[string][]Mention{}, postings: map[string]map[string]int{}, counts: map[string]int{}}
+	return &Graph{cids: map[string]int32{}, fids: map[string]int32{}}
 }
 
 // Set makes ms the mentions of the file at path, replacing whatever it
@@ -83,39 +96,69 @@ func (g *Graph) Set(path string, ms []Mention) {
 		}
 	}
 	merged = slices.Clip(merged)
-	g.files[path] = merged
+	fid := g.fileID(path)
+	g.fments[fid] = merged
+	ids := make([]int32, len(merged))
 	for i, m := range merged {
-		p := g.postings[m.Concept]
-		if p == nil {
-			p = map[string]int{}
-			g.postings[m.Concept] = p
-		}
-		p[path] = i
-		g.counts[m.Concept] += m.Count
+		cid := g.conceptID(m.Concept)
+		ids[i] = cid
+		g.posts[cid][fid] = int32(i)
+		g.counts[cid] += m.Count
 		g.links += m.Count
 	}
+	g.fcids[fid] = ids
 	g.version++
+}
+
+func (g *Graph) fileID(path string) int32 {
+	var id int32
+	if n := len(g.ffree); n > 0 {
+		id, g.ffree = g.ffree[n-1], g.ffree[:n-1]
+	} else {
+		id = int32(len(g.paths))
+		g.paths, g.fments, g.fcids = append(g.paths, ""), append(g.fments, nil), append(g.fcids, nil)
+	}
+	g.fids[path], g.paths[id] = id, path
+	return id
+}
+
+func (g *Graph) conceptID(name string) int32 {
+	if id, ok := g.cids[name]; ok {
+		return id
+	}
+	var id int32
+	if n := len(g.cfree); n > 0 {
+		id, g.cfree = g.cfree[n-1], g.cfree[:n-1]
+	} else {
+		id = int32(len(g.names))
+		g.names, g.posts, g.counts = append(g.names, ""), append(g.posts, nil), append(g.counts, 0)
+	}
+	g.cids[name], g.names[id], g.posts[id], g.counts[id] = id, name, map[int32]int32{}, 0
+	return id
 }
 
 // Remove forgets the file at path and every mention it made; a concept no
 // file mentions any more leaves the graph.
 func (g *Graph) Remove(path string) {
-	old, ok := g.files[path]
+	fid, ok := g.fids[path]
 	if !ok {
 		return
 	}
-	for _, m := range old {
-		p := g.postings[m.Concept]
-		delete(p, path)
-		if len(p) == 0 {
-			delete(g.postings, m.Concept)
-			delete(g.counts, m.Concept)
-		} else {
-			g.counts[m.Concept] -= m.Count
-		}
+	for i, cid := range g.fcids[fid] {
+		m := g.fments[fid][i]
+		p := g.posts[cid]
+		delete(p, fid)
+		g.counts[cid] -= m.Count
 		g.links -= m.Count
+		if len(p) == 0 {
+			delete(g.cids, g.names[cid])
+			g.names[cid], g.posts[cid], g.counts[cid] = "", nil, 0
+			g.cfree = append(g.cfree, cid)
+		}
 	}
-	delete(g.files, path)
+	delete(g.fids, path)
+	g.paths[fid], g.fments[fid], g.fcids[fid] = "", nil, nil
+	g.ffree = append(g.ffree, fid)
 	g.version++
 }
 
@@ -124,16 +167,16 @@ func (g *Graph) Remove(path string) {
 func (g *Graph) Version() uint64 { return g.version }
 
 // Len is the number of concepts.
-func (g *Graph) Len() int { return len(g.postings) }
+func (g *Graph) Len() int { return len(g.cids) }
 
 // Links is the number of WikiLinks over all files.
 func (g *Graph) Links() int { return g.links }
 
 // Files is the number of files that link to at least one concept.
-func (g *Graph) Files() int { return len(g.files) }
+func (g *Graph) Files() int { return len(g.fids) }
 
 // Has reports whether any file mentions concept.
-func (g *Graph) Has(concept string) bool { _, ok := g.postings[concept]; return ok }
+func (g *Graph) Has(concept string) bool { _, ok := g.cids[concept]; return ok }
 
 // Concept is one concept with its totals.
 type Concept struct {
@@ -144,9 +187,9 @@ type Concept struct {
 
 // Concepts lists every concept, most mentioned first (ties by name).
 func (g *Graph) Concepts() []Concept {
-	out := make([]Concept, 0, len(g.postings))
-	for name, p := range g.postings {
-		out = append(out, Concept{Name: name, Mentions: g.counts[name], Files: len(p)})
+	out := make([]Concept, 0, len(g.cids))
+	for name, id := range g.cids {
+		out = append(out, Concept{Name: name, Mentions: g.counts[id], Files: len(g.posts[id])})
 	}
 	slices.SortFunc(out, func(a, b Concept) int {
 		if a.Mentions != b.Mentions {
@@ -160,10 +203,11 @@ func (g *Graph) Concepts() []Concept {
 // FileMentions is what the file at path mentions, sorted by concept; nil
 // if it mentions nothing. The slice is a copy.
 func (g *Graph) FileMentions(path string) []Mention {
-	ms := g.files[path]
-	if ms == nil {
+	fid, ok := g.fids[path]
+	if !ok {
 		return nil
 	}
+	ms := g.fments[fid]
 	out := make([]Mention, len(ms))
 	for i, m := range ms {
 		out[i] = Mention{Concept: m.Concept, Count: m.Count, Sections: slices.Clone(m.Sections)}
@@ -173,11 +217,14 @@ func (g *Graph) FileMentions(path string) []Mention {
 
 // Postings lists the files that mention concept, sorted by path.
 func (g *Graph) Postings(concept string) []Posting {
-	p := g.postings[concept]
-	out := make([]Posting, 0, len(p))
-	for path, i := range p {
-		m := g.files[path][i]
-		out = append(out, Posting{Path: path, Count: m.Count, Sections: slices.Clone(m.Sections)})
+	cid, ok := g.cids[concept]
+	if !ok {
+		return []Posting{}
+	}
+	out := make([]Posting, 0, len(g.posts[cid]))
+	for fid, i := range g.posts[cid] {
+		m := g.fments[fid][i]
+		out = append(out, Posting{Path: g.paths[fid], Count: m.Count, Sections: slices.Clone(m.Sections)})
 	}
 	slices.SortFunc(out, func(a, b Posting) int { return strings.Compare(a.Path, b.Path) })
 	return out
@@ -185,8 +232,8 @@ func (g *Graph) Postings(concept string) []Posting {
 
 // Paths is every file that mentions something, sorted.
 func (g *Graph) Paths() []string {
-	out := make([]string, 0, len(g.files))
-	for p := range g.files {
+	out := make([]string, 0, len(g.fids))
+	for p := range g.fids {
 		out = append(out, p)
 	}
 	slices.Sort(out)
@@ -196,12 +243,16 @@ func (g *Graph) Paths() []string {
 // Equal reports whether g and h hold the same mentions for the same files:
 // what a graph updated edit by edit must share with one built from scratch.
 func (g *Graph) Equal(h *Graph) bool {
-	if len(g.files) != len(h.files) || len(g.postings) != len(h.postings) || g.links != h.links {
+	if len(g.fids) != len(h.fids) || len(g.cids) != len(h.cids) || g.links != h.links {
 		return false
 	}
-	for path, ms := range g.files {
-		hs, ok := h.files[path]
-		if !ok || len(hs) != len(ms) {
+	for path, fid := range g.fids {
+		hid, ok := h.fids[path]
+		if !ok {
+			return false
+		}
+		ms, hs := g.fments[fid], h.fments[hid]
+		if len(hs) != len(ms) {
 			return false
 		}
 		for i := range ms {
@@ -210,8 +261,9 @@ func (g *Graph) Equal(h *Graph) bool {
 			}
 		}
 	}
-	for c, n := range g.counts {
-		if h.counts[c] != n || len(h.postings[c]) != len(g.postings[c]) {
+	for name, id := range g.cids {
+		hid, ok := h.cids[name]
+		if !ok || h.counts[hid] != g.counts[id] || len(h.posts[hid]) != len(g.posts[id]) {
 			return false
 		}
 	}

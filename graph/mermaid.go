@@ -28,34 +28,46 @@ func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Pictur
 		return Picture{}, false
 	}
 	depth, maxNodes = max(depth, 1), max(maxNodes, 1)
-	p = Picture{Concept: concept, Nodes: []string{concept}}
-	in := map[string]bool{concept: true}
-	frontier := []string{concept}
-	for d := 1; d <= depth && len(frontier) > 0 && len(p.Nodes) < maxNodes; d++ {
-		best := map[string]Relation{}
+	p = Picture{Concept: concept}
+	in := make([]bool, len(g.names))
+	cid := g.cids[concept]
+	in[cid] = true
+	nodes := []int32{cid}
+	frontier := []int32{cid}
+	fw := g.weights(w)
+	for d := 1; d <= depth && len(frontier) > 0 && len(nodes) < maxNodes; d++ {
+		slot := make([]int32, len(g.names))
+		var level []acc
 		for _, f := range frontier {
-			for _, r := range g.Related(f, w) {
-				if b, ok := best[r.Name]; !in[r.Name] && (!ok || byWeight(r, b) < 0) {
-					best[r.Name] = r
+			for _, a := range g.related(f, fw) {
+				if in[a.cid] {
+					continue
+				}
+				if k := slot[a.cid]; k == 0 {
+					level = append(level, a)
+					slot[a.cid] = int32(len(level))
+				} else if g.heavier(&a, &level[k-1]) < 0 {
+					level[k-1] = a
 				}
 			}
 		}
-		level := make([]Relation, 0, len(best))
-		for _, r := range best {
-			level = append(level, r)
-		}
-		slices.SortFunc(level, byWeight)
+		g.sortAccs(level)
 		frontier = frontier[:0:0]
-		for _, r := range level[:min(len(level), maxNodes-len(p.Nodes))] {
-			in[r.Name] = true
-			p.Nodes = append(p.Nodes, r.Name)
-			frontier = append(frontier, r.Name)
+		for _, a := range level[:min(len(level), maxNodes-len(nodes))] {
+			in[a.cid] = true
+			nodes = append(nodes, a.cid)
+			frontier = append(frontier, a.cid)
 		}
 	}
-	for _, n := range p.Nodes {
-		for _, r := range g.Related(n, nil) {
-			if in[r.Name] && n < r.Name {
-				p.Edges = append(p.Edges, Edge{From: n, To: r.Name, Count: r.CoOccurrence})
+	for _, n := range nodes {
+		p.Nodes = append(p.Nodes, g.names[n])
+	}
+	// Every co-occurrence between two drawn concepts is an edge.
+	ones := g.weights(nil)
+	for _, n := range nodes {
+		for _, a := range g.related(n, ones) {
+			if in[a.cid] && g.names[n] < g.names[a.cid] {
+				p.Edges = append(p.Edges, Edge{From: g.names[n], To: g.names[a.cid], Count: a.n})
 			}
 		}
 	}

@@ -17,7 +17,7 @@ func (g *Graph) Nearest(name string, n int) []string {
 	}
 	limit := max(2, len([]rune(name))/3)
 	var cs []cand
-	for c := range g.postings {
+	for c, id := range g.cids {
 		d := -1
 		switch {
 		case name == "":
@@ -29,7 +29,7 @@ func (g *Graph) Nearest(name string, n int) []string {
 			}
 		}
 		if d >= 0 {
-			cs = append(cs, cand{c, d, g.counts[c]})
+			cs = append(cs, cand{c, d, g.counts[id]})
 		}
 	}
 	slices.SortFunc(cs, func(a, b cand) int {

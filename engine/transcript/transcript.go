@@ -216,7 +216,7 @@ type state struct {
 	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
-const stateVersion = 1
+const stateVersion = 2
 
 // unchanged reports whether the file is exactly as the cursor left it.
 func (r *run) unchanged() bool {

@@ -1,0 +1,44 @@
+package engine
+
+import "testing"
+
+// TestIgnoreRules: the gitignore syntax .mnemoignore accepts — globs, "**",
+// a trailing "/" for folders only, "/" anchoring, "!" negation, comments —
+// on top of the defaults, hidden names and the index folder.
+func TestIgnoreRules(t *testing.T) {
+	ir := parseIgnore("# a comment\n\ndrafts/\n*.tmp.md\n/top.md\ndocs/**/private/\n!vendor/\nnotes/*-old.md\n!notes/keep-old.md\n", "idx")
+	cases := []struct {
+		rel   string
+		isDir bool
+		skip  bool
+	}{
+		{"a.md", false, false},
+		{".hidden.md", false, true},
+		{"x/.git/config.md", false, true},
+		{"idx", true, true},
+		{"idx/stray.md", false, true},
+		{"node_modules", true, true},
+		{"a/b/node_modules/c/readme.md", false, true},
+		{"__pycache__/x.md", false, true},
+		{"vendor/ours.md", false, false}, // "!vendor/" brings the default back
+		{"drafts", true, true},
+		{"drafts/x.md", false, true},
+		{"a/drafts/x.md", false, true},
+		{"drafts.md", false, false}, // "drafts/" is for folders only
+		{"x.tmp.md", false, true},
+		{"deep/er/y.tmp.md", false, true},
+		{"top.md", false, true},
+		{"sub/top.md", false, false}, // anchored
+		{"docs/a/b/private/p.md", false, true},
+		{"docs/private/p.md", false, true},
+		{"docs/public/p.md", false, false},
+		{"notes/a-old.md", false, true},
+		{"notes/keep-old.md", false, false},
+		{"# a comment", false, false},
+	}
+	for _, c := range cases {
+		if got := ir.skip(c.rel, c.isDir); got != c.skip {
+			t.Errorf("skip(%q, dir=%v) = %v, want %v", c.rel, c.isDir, got, c.skip)
+		}
+	}
+}
