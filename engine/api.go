@@ -1,5 +1,5 @@
 // Package engine keeps a folder of markdown memories searchable: a Bleve BM25
-// index for words, a chromem-go vector collection for meaning, and a bbolt
+// index for words, chromem-go collections of chunk vectors for meaning, and a bbolt
 // state store that remembers what was indexed, so that an incremental sync
 // touches only what changed and a deleted file never comes back as a ghost.
 package engine
