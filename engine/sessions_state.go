@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterr "go.etcd.io/bbolt/errors"
 )
 
 // The sessions state store: one bbolt file in INDEX/sessions, the same
@@ -63,10 +65,11 @@ func openSessionStore(path string, readOnly bool) (*sessionStore, error) {
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterr.ErrTimeout) {
 			return nil, errInUse(path)
 		}
-		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
+			strings.HasPrefix(err.Error(), "file size too small") {
 			err = fmt.Errorf("%w: %v", errCorruptState, err)
 		}
 		return nil, fmt.Errorf("open sessions state store %s: %w", path, err)
@@ -222,7 +225,7 @@ func (s *sessionStore) messages(sid, from, to uint32) ([]storedMessage, error) {
 			return nil
 		}
 		c := mb.Cursor()
-		for k, v := c.Seek(seqKey(sid, from)); k != nil && len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
+		for k, v := c.Seek(seqKey(sid, from)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
 			seq := binary.BigEndian.Uint32(k[4:])
 			if seq >= to {
 				break
@@ -309,7 +312,7 @@ func dropSessionTx(tx *bolt.Tx, sid uint32) error {
 		b := tx.Bucket(name)
 		c := b.Cursor()
 		var keys [][]byte
-		for k, _ := c.Seek(prefix); k != nil && len(k) >= 4 && string(k[:4]) == string(prefix); k, _ = c.Next() {
+		for k, _ := c.Seek(prefix); len(k) >= 4 && string(k[:4]) == string(prefix); k, _ = c.Next() {
 			keys = append(keys, append([]byte(nil), k...))
 		}
 		for _, k := range keys {
@@ -417,7 +420,7 @@ func (s *sessionStore) dropPending(sids []uint32) error {
 func (s *sessionStore) resetAll() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		for _, name := range sessionBuckets[1:] {
-			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
 				return err
 			}
 			if _, err := tx.CreateBucket(name); err != nil {

@@ -253,6 +253,12 @@ func (b *sessionBatch) add(sid uint32, w sessionWrite) {
 	b.size += len(w.msgs)
 }
 
+// summaryID and RoleSummary name the document that holds a session's summary.
+const (
+	summaryID   = "summary"
+	RoleSummary = "summary"
+)
+
 // readOne reads one transcript from its cursor into b.
 func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, rep *SessionsReport) error {
 	fi, statErr := os.Stat(j.path)
@@ -332,6 +338,15 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, r
 	}
 	if rec.ID == "" {
 		rec.ID = strings.TrimSuffix(filepath.Base(j.path), filepath.Ext(j.path))
+	}
+	// A session's summary (CodeArchitect's summary.md) is searchable too,
+	// as one more document of the session, role "summary".
+	if sum := res.Session.Summary; sum != "" && (isNew || w.reset || sum != old.Summary) {
+		at := res.Session.Ended
+		if at.IsZero() {
+			at = res.Session.Started
+		}
+		h.Message(TranscriptMessage{ID: summaryID, Role: RoleSummary, Timestamp: at, Text: sum})
 	}
 	rec.Summary = res.Session.Summary
 	rec.Cursor = res.Cursor

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -50,6 +51,15 @@ func checkConcept(name string) error {
 	return nil
 }
 
+// atLeastOne refuses an explicit 0 or negative count, which the engine
+// would otherwise read as "the default".
+func atLeastOne(name string, v int) error {
+	if v < 1 {
+		return fmt.Errorf("%s must be at least 1 (got %d)", name, v)
+	}
+	return nil
+}
+
 func intDefault(s *jsonschema.Schema, name string, def, lo, hi int) {
 	p := property(s, name)
 	p.Default = json.RawMessage(fmt.Sprint(def))
@@ -72,7 +82,7 @@ func (s *server) contextTool() tool[contextIn, engine.ConceptContext] {
 			property(in, "includeContent").Default = json.RawMessage("false")
 		},
 		run: func(ctx context.Context, in *contextIn) (*engine.ConceptContext, error) {
-			if err := checkConcept(in.ConceptName); err != nil {
+			if err := errors.Join(checkConcept(in.ConceptName), atLeastOne("depth", in.Depth), atLeastOne("maxEntities", in.MaxEntities)); err != nil {
 				return nil, err
 			}
 			c, err := s.eng.BuildContext(ctx, engine.ContextQuery{Concept: in.ConceptName, Depth: in.Depth, MaxEntities: in.MaxEntities, IncludeContent: in.IncludeContent})
@@ -130,7 +140,7 @@ func (s *server) visualizeTool() tool[visualizeIn, engine.Diagram] {
 			intDefault(in, "maxNodes", engine.DefaultVisualNodes, 1, engine.MaxVisualNodes)
 		},
 		run: func(ctx context.Context, in *visualizeIn) (*engine.Diagram, error) {
-			if err := checkConcept(in.ConceptName); err != nil {
+			if err := errors.Join(checkConcept(in.ConceptName), atLeastOne("depth", in.Depth), atLeastOne("maxNodes", in.MaxNodes)); err != nil {
 				return nil, err
 			}
 			d, err := s.eng.Visualize(ctx, in.ConceptName, in.Depth, in.MaxNodes)
@@ -156,7 +166,7 @@ func (s *server) similarTool() tool[conceptIn, engine.Similar] {
 			intDefault(in, "maxResults", engine.DefaultSimilar, 1, engine.MaxSimilar)
 		},
 		run: func(ctx context.Context, in *conceptIn) (*engine.Similar, error) {
-			if err := checkConcept(in.ConceptName); err != nil {
+			if err := errors.Join(checkConcept(in.ConceptName), atLeastOne("maxResults", in.MaxResults)); err != nil {
 				return nil, err
 			}
 			r, err := s.eng.FindSimilarConcepts(ctx, in.ConceptName, in.MaxResults)

@@ -51,6 +51,17 @@ func TestHostileInput(t *testing.T) {
 		{"unknown parameter", "ReadMemory", map[string]any{"identifier": adr, "path": "x"}},
 		{"arguments array", "ReadMemory", raw(`[1,2]`)},
 		{"arguments string", "ReadMemory", raw(`"decisions/adr-001"`)},
+		// Concept graph arguments.
+		{"graph file dotdot", "ExtractConceptsFromFile", map[string]any{"identifier": "../../../../etc/passwd"}},
+		{"graph file symlink", "ExtractConceptsFromFile", map[string]any{"identifier": "leak"}},
+		{"huge concept", "BuildContext", map[string]any{"conceptName": huge}},
+		{"concept NUL", "BuildContext", map[string]any{"conceptName": "bbolt\x00"}},
+		{"depth 0", "BuildContext", map[string]any{"conceptName": "bbolt", "depth": 0}},
+		{"depth 5", "BuildContext", map[string]any{"conceptName": "bbolt", "depth": 5}},
+		{"maxEntities huge", "BuildContext", map[string]any{"conceptName": "bbolt", "maxEntities": 1e9}},
+		{"concept number", "Visualize", map[string]any{"conceptName": 7}},
+		{"maxNodes 101", "Visualize", map[string]any{"conceptName": "bbolt", "maxNodes": 101}},
+		{"maxResults -1", "FindSimilarConcepts", map[string]any{"conceptName": "bbolt", "maxResults": -1}},
 		// Search arguments.
 		{"unknown mode", "SearchMemories", map[string]any{"query": "bbolt", "mode": "Fuzzy"}},
 		{"page 0", "SearchMemories", map[string]any{"query": "bbolt", "page": 0}},

@@ -84,8 +84,12 @@ func claudeEntry(r *run, line []byte) treeEntry {
 		return treeEntry{}
 	}
 	s := &r.next.Session
-	if s.ID == "" {
+	if s.ID == "" && rec.SessionID != "" {
 		s.ID = rec.SessionID
+		if isSubagentPath(r.path) {
+			// A subagent's lines carry its parent's sessionId: give it its own.
+			s.ID += "/" + strings.TrimSuffix(filepath.Base(r.path), ".jsonl")
+		}
 	}
 	if s.Project == "" {
 		s.Project = rec.CWD

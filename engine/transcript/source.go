@@ -180,7 +180,8 @@ func (s Source) rel(path string) (string, bool) {
 
 // Discover lists every transcript of the source (paths Read accepts, sorted)
 // and what it passed over and why: subagent transcripts unless
-// opt.IncludeSubagents, and folders it could not read. A missing root is no
+// opt.IncludeSubagents, symbolic links (not followed), and folders it could
+// not read. A missing root is no
 // error: the agent is simply not installed.
 func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, error) {
 	root := s.dir()
@@ -206,6 +207,13 @@ func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, er
 			return nil
 		}
 		t, sub := s.classify(rel)
+		if d.Type()&fs.ModeSymlink != 0 {
+			// A link may lead out of the root: transcripts are read where they are.
+			if t || sub {
+				skipped = append(skipped, Skip{path, "symbolic link (not followed)"})
+			}
+			return nil
+		}
 		if d.IsDir() {
 			if s.Kind == CodeArchitect && t {
 				if _, err := os.Stat(filepath.Join(path, "full.md")); err == nil {

@@ -57,6 +57,7 @@ func TestDiscover(t *testing.T) {
 		}
 		return p
 	}
+	const claudeCompact = "claude/projects/-home-dev-orchard/8b2e4f60-1a3c-4d5e-8f90-a1b2c3d4e5f6.jsonl"
 	sub := abs("claude/projects/-home-dev-orchard/5d1c7a0e-3b52-4c1e-9a77-0f3e2b6d8c41/subagents/agent-a1b2c3d4.jsonl")
 	for _, tt := range []struct {
 		src     Source
@@ -65,8 +66,8 @@ func TestDiscover(t *testing.T) {
 		skipped int
 	}{
 		// Root given as the agent's home folder: the inner folder is found.
-		{Source{ClaudeCode, abs("claude")}, Options{}, []string{abs(claudeFixture)}, 1},
-		{Source{ClaudeCode, abs("claude/projects")}, Options{IncludeSubagents: true}, []string{abs(claudeFixture), sub}, 0},
+		{Source{ClaudeCode, abs("claude")}, Options{}, []string{abs(claudeFixture), abs(claudeCompact)}, 1},
+		{Source{ClaudeCode, abs("claude/projects")}, Options{IncludeSubagents: true}, []string{abs(claudeFixture), abs(claudeCompact), sub}, 0},
 		{Source{Codex, abs("codex")}, Options{}, []string{abs(codexFixture), abs(codexRollback)}, 0},
 		{Source{Gemini, abs("gemini/tmp")}, Options{}, []string{abs(geminiFixture), abs(geminiJSONL),
 			abs("gemini/tmp/8e66b2c02b3d05a0fe0fd982b792b8a6eee6c191a654264a17ada4818eb3dcde/chats/session-2026-03-05T09-00-11112222.json")}, 0},
@@ -99,5 +100,30 @@ func TestDiscover(t *testing.T) {
 	}
 	if cc.Owns(abs("codex/sessions"), Options{}) || cc.Owns(filepath.Join(os.TempDir(), "x.jsonl"), Options{}) {
 		t.Errorf("owns a path outside its root")
+	}
+}
+
+func TestDiscoverSkipsLinks(t *testing.T) {
+	root := t.TempDir()
+	proj := filepath.Join(root, "projects", "-home-dev-x")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "elsewhere.jsonl")
+	if err := os.WriteFile(outside, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(proj, "linked.jsonl")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "real.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths, skipped, err := Source{ClaudeCode, root}.Discover(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 1 || filepath.Base(paths[0]) != "real.jsonl" || len(skipped) != 1 || !strings.Contains(skipped[0].Reason, "symbolic link") {
+		t.Errorf("paths %q, skipped %v", paths, skipped)
 	}
 }

@@ -142,12 +142,24 @@ func TestReadFixtures(t *testing.T) {
 			malformed: 1, ignored: 1,
 		},
 		{
+			name: "claude code: history before a compaction stays, its summary and API errors do not",
+			kind: ClaudeCode, path: "claude/projects/-home-dev-orchard/8b2e4f60-1a3c-4d5e-8f90-a1b2c3d4e5f6.jsonl",
+			want: []string{
+				"user: Plan the orchard sensor rollout.",
+				"assistant: Start with the north rows, then the greenhouse.",
+				"user: Which sensors go in the greenhouse?",
+				"assistant: Humidity and CO2 sensors, one per bay.",
+			},
+			session: Session{ID: "8b2e4f60-1a3c-4d5e-8f90-a1b2c3d4e5f6", Agent: ClaudeCode, Project: "/home/dev/orchard"},
+		},
+		{
 			name: "claude code subagent transcript read on its own",
 			kind: ClaudeCode, path: "claude/projects/-home-dev-orchard/5d1c7a0e-3b52-4c1e-9a77-0f3e2b6d8c41/subagents/agent-a1b2c3d4.jsonl",
-			opt:     Options{IncludeSubagents: true},
-			want:    []string{"user: Find notes mentioning lindenmoor", "assistant: Two notes mention lindenmoor."},
-			ids:     []string{"s-1", "s-2"},
-			session: Session{ID: "5d1c7a0e-3b52-4c1e-9a77-0f3e2b6d8c41", Agent: ClaudeCode, Project: "/home/dev/orchard"},
+			opt:  Options{IncludeSubagents: true},
+			want: []string{"user: Find notes mentioning lindenmoor", "assistant: Two notes mention lindenmoor."},
+			ids:  []string{"s-1", "s-2"},
+			// Its own id: the parent's sessionId would collide with the main transcript.
+			session: Session{ID: "5d1c7a0e-3b52-4c1e-9a77-0f3e2b6d8c41/agent-a1b2c3d4", Agent: ClaudeCode, Project: "/home/dev/orchard"},
 		},
 		{
 			name: "claude code with tools",
@@ -344,6 +356,9 @@ func TestAppendEverySplit(t *testing.T) {
 		resetWindow []int
 	}{
 		{ClaudeCode, claudeFixture, []int{16, 17}},
+		// Progress records hanging off a tool call: attaching beside them is
+		// no rewind.
+		{ClaudeCode, "claude-sidebranch.jsonl", nil},
 		{Codex, codexFixture, nil},
 		{Codex, codexRollback, []int{8, 9, 10, 11}},
 		// Any $rewindTo among appended records replays the file.
@@ -523,6 +538,15 @@ func TestGeminiGrowth(t *testing.T) {
 	res = read(t, src, path, res.Cursor, Options{}, c)
 	if res.Reset || len(c.got) != before {
 		t.Errorf("whole file again: reset %v, %d delivered", res.Reset, len(c.got)-before)
+	}
+	// Reads that delivered nothing new must not forget that messages were
+	// delivered: a rewrite after them still Resets.
+	if err := os.WriteFile(path, bytes.Replace(out, []byte("rotate"), []byte("renew"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = read(t, src, path, res.Cursor, Options{}, c)
+	if !res.Reset || len(c.messages()) != 4 || !strings.Contains(c.messages()[0].Text, "renew") {
+		t.Errorf("rewrite after quiet reads: reset %v, messages %q", res.Reset, texts(c.messages()))
 	}
 }
 

@@ -42,15 +42,19 @@ type treeEntry struct {
 	TS    time.Time
 }
 
-// treeTailMax bounds the remembered end of the active branch.
-const treeTailMax = 64
+// treeDescMax bounds the remembered descendants of the last delivered record.
+const treeDescMax = 256
 
 // treeExtra is the tree part of a cursor's state.
 type treeExtra struct {
-	// Tail is the active branch from its last record back to (and including)
-	// the last record whose text was delivered: later lines may attach
-	// anywhere on it without abandoning anything delivered.
-	Tail  []string  `json:"tail,omitempty"`
+	// Desc holds the last record whose text was delivered and the records
+	// seen since that descend from it, oldest first (at most treeDescMax):
+	// a later line whose parent is one of them keeps every delivered message
+	// on the branch. (Records hanging off the branch, such as progress
+	// records beside a tool call, count: a line may attach to them.)
+	Desc []string `json:"desc,omitempty"`
+	// Leaf is the last record read: a line attaching there continues it.
+	Leaf  string    `json:"leaf,omitempty"`
 	Reply treeReply `json:"reply"`
 }
 
@@ -101,10 +105,14 @@ func readTree(r *run, f treeFormat) error {
 // having delivered nothing, if the branch does not continue the delivered one.
 func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (bool, error) {
 	parents := map[string]string{}
+	var order []string // the region's records in file order
 	var leaf string
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		id, parent, ok := f.node(r, line)
 		if ok && id != "" {
+			if _, dup := parents[id]; !dup {
+				order = append(order, id)
+			}
 			parents[id] = parent
 			leaf = id
 		}
@@ -128,14 +136,12 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 		branch[u] = true
 		u = p
 	}
-	oldTail := ex.Tail
 	if resuming && leaf != "" {
-		i := slices.Index(ex.Tail, exit)
-		if i < 0 {
+		// Nothing delivered yet: any attachment is fine.
+		if r.prev.Messages > 0 && !slices.Contains(ex.Desc, exit) {
 			return false, nil
 		}
-		oldTail = ex.Tail[i:]
-		if i > 0 {
+		if exit != ex.Leaf {
 			ex.Reply.Open = false // attached before the open reply's end
 		}
 	}
@@ -214,28 +220,28 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 	}
 	ex.Reply = g
 
-	// Remember the branch from its end back to the last delivered record.
-	var tail []string
-	found := false
-	for u := leaf; u != "" && branch[u] && len(tail) < treeTailMax; u = parents[u] {
-		tail = append(tail, u)
-		if u == lastDelivered {
-			found = true
-			break
+	// Remember the last delivered record and what descends from it.
+	desc := map[string]bool{}
+	var kept []string
+	if lastDelivered == "" {
+		kept = ex.Desc
+		for _, u := range kept {
+			desc[u] = true
 		}
 	}
-	if !found && (lastDelivered == "" || !branch[lastDelivered]) {
-		for _, u := range oldTail {
-			if len(tail) >= treeTailMax {
-				break
-			}
-			tail = append(tail, u)
-			if u == lastDelivered {
-				break
-			}
+	for _, u := range order {
+		if u == lastDelivered || desc[parents[u]] {
+			desc[u] = true
+			kept = append(kept, u)
 		}
 	}
-	ex.Tail = tail
+	if len(kept) > treeDescMax {
+		kept = kept[len(kept)-treeDescMax:]
+	}
+	ex.Desc = slices.Clone(kept)
+	if leaf != "" {
+		ex.Leaf = leaf
+	}
 	raw, err := json.Marshal(ex)
 	if err != nil {
 		return true, err
