@@ -250,7 +250,7 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 						return false, nil
 					}
 					verified = true
-					r.next.Session = r.prev.Session
+					r.next.Session, r.next.Messages = r.prev.Session, r.prev.Messages
 					continue
 				}
 				if err := r.emit(msg); err != nil {

@@ -131,6 +131,12 @@ var ErrNotTranscript = errors.New("not a transcript of this source")
 // lines are skipped and counted, never fatal; unknown record types are
 // ignored. An error from a Handler function stops the read and is returned.
 func Read(ctx context.Context, src Source, path string, prev Cursor, opt Options, h Handler) (Result, error) {
+	return readWith(ctx, src, path, prev, opt, h, Redact)
+}
+
+// readWith is Read with the redactor as a parameter, so that the parsers can be
+// fuzzed without the rule set in the loop.
+func readWith(ctx context.Context, src Source, path string, prev Cursor, opt Options, h Handler, redact func(string) string) (Result, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return Result{}, fmt.Errorf("transcript %s: %w", path, err)
@@ -138,7 +144,7 @@ func Read(ctx context.Context, src Source, path string, prev Cursor, opt Options
 	if opt.MaxLineBytes <= 0 {
 		opt.MaxLineBytes = DefaultMaxLineBytes
 	}
-	r := &run{ctx: ctx, src: src, path: path, opt: opt, h: h, fi: fi}
+	r := &run{ctx: ctx, src: src, path: path, opt: opt, h: h, fi: fi, redact: redact}
 	if len(prev.State) > 0 {
 		if err := json.Unmarshal(prev.State, &r.prev); err != nil {
 			// A cursor we cannot read is a cursor we cannot trust: start over.
@@ -178,6 +184,8 @@ type run struct {
 	opt  Options
 	h    Handler
 	fi   os.FileInfo
+	// redact is Redact, except under fuzzing.
+	redact func(string) string
 
 	prev state  // the state the caller's cursor carried
 	next state  // the state to hand back
@@ -243,7 +251,7 @@ func (r *run) emit(m Message) error {
 	if m.Text == "" {
 		return nil
 	}
-	m.Text = Redact(m.Text)
+	m.Text = r.redact(m.Text)
 	s := &r.next.Session
 	if !m.Timestamp.IsZero() {
 		if s.Started.IsZero() || m.Timestamp.Before(s.Started) {
@@ -271,7 +279,7 @@ func (r *run) finish() (Result, error) {
 	if s.Path == "" {
 		s.Path = r.path
 	}
-	s.Summary = Redact(s.Summary)
+	s.Summary = r.redact(s.Summary)
 	st, err := json.Marshal(r.next)
 	if err != nil {
 		return r.res, fmt.Errorf("transcript %s: cursor: %w", r.path, err)

@@ -539,6 +539,15 @@ func TestGeminiGrowth(t *testing.T) {
 	if res.Reset || len(c.got) != before {
 		t.Errorf("whole file again: reset %v, %d delivered", res.Reset, len(c.got)-before)
 	}
+	// Reads that delivered nothing new must not forget that messages were
+	// delivered: a rewrite after them still Resets.
+	if err := os.WriteFile(path, bytes.Replace(out, []byte("rotate"), []byte("renew"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = read(t, src, path, res.Cursor, Options{}, c)
+	if !res.Reset || len(c.messages()) != 4 || !strings.Contains(c.messages()[0].Text, "renew") {
+		t.Errorf("rewrite after quiet reads: reset %v, messages %q", res.Reset, texts(c.messages()))
+	}
 }
 
 // TestLongLineSkipped checks that a line over MaxLineBytes is skipped and
