@@ -89,14 +89,18 @@ type Query struct {
 
 // Page is one page of results.
 type Page struct {
-	Query               string `json:"query"`
-	Mode                Mode   `json:"mode"`
-	Page                int    `json:"page"`
-	PageSize            int    `json:"pageSize"`
-	TotalCount          int    `json:"totalCount"`
-	TextResultCount     int    `json:"textResultCount"`
-	SemanticResultCount int    `json:"semanticResultCount"`
-	Indexing            bool   `json:"indexing"`
+	Query    string `json:"query"`
+	Mode     Mode   `json:"mode"`
+	Page     int    `json:"page"`
+	PageSize int    `json:"pageSize"`
+	// TotalCount counts the matches on all pages. On an index of more than
+	// 5,000 chunks, memories found by meaning alone (no word in common)
+	// are counted only as far as filling the requested page needed them:
+	// the vector store is not asked for more than the page can use.
+	TotalCount          int  `json:"totalCount"`
+	TextResultCount     int  `json:"textResultCount"`
+	SemanticResultCount int  `json:"semanticResultCount"`
+	Indexing            bool `json:"indexing"`
 	// Hint explains an empty page when there is more to say than "no
 	// match": a semantic or hybrid query none of whose words the embedder knows.
 	Hint    string   `json:"hint,omitempty"`

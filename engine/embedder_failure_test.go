@@ -65,8 +65,9 @@ func writeNumbered(t *testing.T, dir string, n int) {
 func TestEmbedderFailsMidSync(t *testing.T) {
 	ctx := context.Background()
 	mem, idx := t.TempDir(), t.TempDir()
-	writeNumbered(t, mem, 600) // three batches of at most 256 files
-	f := &flaky{failAfter: 300}
+	const files, batch = 2500, 1024 // three batches of at most 1024 files (sync.go batchFiles)
+	writeNumbered(t, mem, files)
+	f := &flaky{failAfter: 1500}
 	f.down.Store(true)
 	e, err := engine.Open(ctx, engine.Config{MemoryDir: mem, IndexDir: idx, Embedder: f})
 	if err != nil {
@@ -83,12 +84,12 @@ func TestEmbedderFailsMidSync(t *testing.T) {
 	if !strings.Contains(st.LastError, "503") {
 		t.Errorf("Status.LastError = %q, want the provider's error", st.LastError)
 	}
-	if st.Files == 0 || st.Files >= 600 || st.Files%256 != 0 {
+	if st.Files == 0 || st.Files >= files || st.Files%batch != 0 {
 		t.Errorf("Status.Files = %d after a failed sync, want whole batches only", st.Files)
 	}
 	// FullText works, finds exactly the files of the applied batches, once each.
 	found := 0
-	for i := range 600 {
+	for i := range files {
 		p, err := e.Search(ctx, engine.Query{Text: fmt.Sprintf("zq%04dx", i), Mode: engine.FullText})
 		if err != nil {
 			t.Fatalf("FullText search during the outage: %v", err)
@@ -113,11 +114,11 @@ func TestEmbedderFailsMidSync(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Sync after the provider recovered: %v", err)
 	}
-	if len(rep.Added) != 600-st.Files {
-		t.Errorf("recovery sync added %d, want %d", len(rep.Added), 600-st.Files)
+	if len(rep.Added) != files-st.Files {
+		t.Errorf("recovery sync added %d, want %d", len(rep.Added), files-st.Files)
 	}
-	if st, _ = e.Status(ctx); st.Files != 600 || st.LastError != "" {
-		t.Errorf("after recovery: Files %d LastError %q, want 600 and none", st.Files, st.LastError)
+	if st, _ = e.Status(ctx); st.Files != files || st.LastError != "" {
+		t.Errorf("after recovery: Files %d LastError %q, want %d and none", st.Files, st.LastError, files)
 	}
 }
 

@@ -32,6 +32,9 @@ type Engine struct {
 	st  *store
 	ft  *fulltext
 	vec vectors.Store // chunk vectors of the memories
+	// countAll is the store size up to which a search asks for every chunk
+	// (countAllChunks; tests lower it to exercise the partial path).
+	countAll int
 	gs  graphState    // the concept graph, guarded by mu (see graph.go)
 
 	// damage is what was found wrong with the full-text index, nil if
@@ -112,7 +115,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := rk.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root}
+	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks}
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
 			e.indexRel = filepath.ToSlash(r)

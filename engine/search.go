@@ -141,8 +141,8 @@ func (c *candidate) inSem() bool  { return c.semRank > 0 }
 // It runs in named stages, each its own function: text candidates (BM25)
 // and semantic candidates (the vector store), fused, then decayed and cut,
 // then paged. The vector store is asked only for as many chunks as the
-// page needs: if a memory it did not return could still reach the page,
-// it is asked again for more.
+// page needs (none when the text matches settle the page): if a memory it
+// did not return could still reach the page, it is asked again for more.
 func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	q, err := q.Validate()
 	if err != nil {
@@ -173,46 +173,53 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
 	plan := e.plan(q)
 
-	// The query's embedding and the first vector query run beside BM25: on
-	// two cores Hybrid then costs about what the slower of the two does.
-	type semantic struct {
-		qv    []float32
-		found vectors.Found
-		err   error
+	// The query is embedded beside BM25 (a remote embedder takes a round
+	// trip). The vector store is asked only when a memory found by meaning
+	// alone could still reach the page: its fused score is at most what a
+	// similarity of 1 fuses to, so when the text matches already fill the
+	// page above that, no vector query runs at all; otherwise for as many
+	// chunks as the page needs, and again for more while a memory it did
+	// not return could still count.
+	type embedded struct {
+		qv  []float32
+		err error
 	}
-	semDone := make(chan semantic, 1)
+	emb := make(chan embedded, 1)
 	if q.Mode != FullText {
 		go func() {
 			qv, err := e.embedQuery(ctx, q)
-			if err != nil || qv == nil {
-				semDone <- semantic{err: err}
-				return
-			}
-			found, err := e.semanticCandidates(ctx, qv, sc, plan.chunks)
-			semDone <- semantic{qv: qv, found: found, err: err}
+			emb <- embedded{qv, err}
 		}()
 	} else {
-		semDone <- semantic{}
+		emb <- embedded{}
 	}
 	var text []candidate
 	if q.Mode != Semantic {
 		text, err = e.textCandidates(ctx, terms, sc)
 	}
-	sem := <-semDone // never leave the vector query reading under a released lock
+	qe := <-emb // never leave the embedder running under a released lock
 	if err != nil {
 		e.noteDamage(err)
 		return Page{}, err
 	}
-	if sem.err != nil {
-		return Page{}, sem.err
+	if qe.err != nil {
+		return Page{}, qe.err
+	}
+	found := vectors.Found{Bound: 1} // nothing asked yet: anything may be similar
+	if n := e.vec.Len(); qe.qv != nil && n > 0 && n <= e.countAll {
+		// A small store answers a complete query in about a millisecond:
+		// then every count is exact, whatever the page.
+		if found, err = e.semanticCandidates(ctx, qe.qv, sc, n); err != nil {
+			return Page{}, err
+		}
 	}
 	var cands []candidate
 	for n := plan.chunks; ; n *= 4 {
-		cands = e.fuse(plan, sc, text, sem.qv, sem.found)
-		if sem.qv == nil || !plan.wantsMore(cands, sem.found) {
+		cands = e.fuse(plan, sc, text, qe.qv, found)
+		if qe.qv == nil || !plan.wantsMore(cands, found) {
 			break
 		}
-		if sem.found, err = e.semanticCandidates(ctx, sem.qv, sc, n*4); err != nil {
+		if found, err = e.semanticCandidates(ctx, qe.qv, sc, n); err != nil {
 			return Page{}, err
 		}
 	}
@@ -231,6 +238,14 @@ func (e *Engine) hint(q Query, p Page) string {
 	}
 	return fmt.Sprintf("none of the query's words is known to the embedder %s, so its meaning could not be searched for; try other words, or --mode fulltext for exact words", e.emb.Name())
 }
+
+// countAllChunks is the store size up to which a search asks the vector
+// store for every chunk, so that TotalCount and SemanticResultCount count
+// every memory found by meaning. chromem-go answers such a query over 5,000
+// chunks in about a millisecond (engine/vectors BenchmarkQuery); above it,
+// memories found by meaning alone are counted as far as the requested page
+// needed them.
+const countAllChunks = 5000
 
 // searchPlan is what the stages after the candidates need to know of a query.
 type searchPlan struct {

@@ -20,7 +20,7 @@ import (
 // batchFiles is how many files one sync batch applies at once: one Bleve
 // batch and one state-store transaction, so the indexes and the state agree
 // after every batch.
-const batchFiles = 256
+const batchFiles = 1024
 
 // seen is one markdown file found by a scan.
 type seen struct {
@@ -177,22 +177,41 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 		done += len(removed)
 		progress()
 	}
-	for i := 0; i < len(jobs); i += batchFiles {
-		if err := ctx.Err(); err != nil {
-			return err
+	// Batches run as a pipeline: the next batch is read, parsed and
+	// embedded while the current one is written, so the cores are not idle
+	// while Bleve builds a segment or bbolt syncs to disk.
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	processed := make(chan []outcome, 1)
+	go func() {
+		defer close(processed)
+		for i := 0; i < len(jobs); i += batchFiles {
+			if pctx.Err() != nil {
+				return
+			}
+			select {
+			case processed <- e.process(pctx, jobs[i:min(i+batchFiles, len(jobs))]):
+			case <-pctx.Done():
+				return
+			}
 		}
-		b := jobs[i:min(i+batchFiles, len(jobs))]
-		out := e.process(ctx, b)
+	}()
+	defer func() {
+		stop()
+		for range processed { // never leave the producer behind
+		}
+	}()
+	for out := range processed {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := e.apply(ctx, out, nil, rep); err != nil {
 			return err
 		}
-		done += len(b)
+		done += len(out)
 		progress()
 	}
-	return nil
+	return ctx.Err()
 }
 
 // SyncPaths brings the given paths (relative to the memory folder; files or
@@ -379,6 +398,9 @@ type outcome struct {
 // process reads, parses and embeds a batch of files in parallel.
 func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 	out := make([]outcome, len(jobs))
+	e.mu.RLock()
+	dim := e.dim
+	e.mu.RUnlock()
 	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -387,7 +409,7 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = e.processOne(ctx, jobs[i])
+				out[i] = e.processOne(ctx, jobs[i], dim)
 			}
 		}()
 	}
@@ -399,7 +421,9 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 	return out
 }
 
-func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
+// processOne reads, parses and embeds one file; dim is the index's vector
+// dimension (0 while a remote embedder has not answered yet).
+func (e *Engine) processOne(ctx context.Context, j syncJob, dim int) outcome {
 	o := outcome{path: j.path}
 	if j.skip != "" {
 		o.skip = j.skip
@@ -449,8 +473,8 @@ func (e *Engine) processOne(ctx context.Context, j syncJob) outcome {
 		return o
 	}
 	for _, v := range vecs {
-		if len(v) != e.dim && e.dim != 0 {
-			o.err = fmt.Errorf("embed %s: embedder %s returned %d dimensions, the index has %d (rebuild with sync --full)", j.path, e.emb.Name(), len(v), e.dim)
+		if len(v) != dim && dim != 0 {
+			o.err = fmt.Errorf("embed %s: embedder %s returned %d dimensions, the index has %d (rebuild with sync --full)", j.path, e.emb.Name(), len(v), dim)
 			return o
 		}
 	}

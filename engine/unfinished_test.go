@@ -15,7 +15,7 @@ import (
 // that has not synced yet — must say indexing, in search results and in
 // status, not present the part as the whole. A full sync cut short is the same.
 func TestInterruptedFirstSyncShowsIndexing(t *testing.T) {
-	const n = 600 // three batches
+	const n = 2500 // three batches of at most 1024 (sync.go batchFiles)
 	files := map[string]string{}
 	for i := range n {
 		files[fmt.Sprintf("m%04d.md", i)] = memo(fmt.Sprintf("Memo %d", i), "2024-01-01", nil, "the wombat burrows")

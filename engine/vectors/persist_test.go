@@ -60,7 +60,6 @@ func TestPersistenceChoice(t *testing.T) {
 		}
 	}
 	write := time.Since(t0)
-	runtime.GC()
 	h0 := heap()
 	t0 = time.Now()
 	db2, err := chromem.NewPersistentDB(filepath.Join(dir, "chromem"), false)
@@ -68,10 +67,9 @@ func TestPersistenceChoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := time.Since(t0)
-	runtime.GC()
-	t.Logf("chromem-go persistence: write %v, open %v, heap +%d MiB, %d documents", write, open, (heap()-h0)>>20, db2.GetCollection("chunks", nil).Count())
-	runtime.KeepAlive(db2)
-	db2 = nil
+	t.Logf("chromem-go persistence: write %v, open %v, heap +%d MiB, %d documents", write, open, heap()-h0, db2.GetCollection("chunks", nil).Count())
+	runtime.KeepAlive(db)
+	db, c, db2 = nil, nil, nil
 
 	// A bbolt bucket, one value per chunk, loaded into the sharded store.
 	t0 = time.Now()
@@ -100,7 +98,6 @@ func TestPersistenceChoice(t *testing.T) {
 	}
 	bdb.Close()
 	write = time.Since(t0)
-	runtime.GC()
 	h0 = heap()
 	t0 = time.Now()
 	bdb, err = bolt.Open(filepath.Join(dir, "state.db"), 0o600, &bolt.Options{ReadOnly: true})
@@ -132,13 +129,16 @@ func TestPersistenceChoice(t *testing.T) {
 	}
 	open = time.Since(t0)
 	loaded = nil
-	runtime.GC()
-	t.Logf("bbolt + Chromem store: write %v, open %v, heap +%d MiB, %d chunks", write, open, (heap()-h0)>>20, s.Len())
+	t.Logf("bbolt + Chromem store: write %v, open %v, heap +%d MiB, %d chunks", write, open, heap()-h0, s.Len())
+	runtime.KeepAlive(s)
 	bdb.Close()
 }
 
-func heap() uint64 {
+// heap is the live heap in MiB after a full collection.
+func heap() int64 {
+	runtime.GC()
+	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse
+	return int64(m.HeapAlloc >> 20)
 }

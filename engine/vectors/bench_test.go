@@ -1,0 +1,43 @@
+package vectors
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkQuery is one Query of the 64 nearest chunks over stores of 1k,
+// 10k and 48k chunks (tldr holds 47,445) of 100-d vectors, by shard count.
+func BenchmarkQuery(b *testing.B) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1_000, 10_000, 48_000} {
+		items := make([]Item, n)
+		for i := range items {
+			items[i] = Item{ID: fmt.Sprintf("pages/x/p%06d.md", i), Labels: []string{"folder:pages", "folder:pages/x"}, Vectors: [][]float32{randomUnit(r, 100)}}
+		}
+		for _, shards := range []int{1, 2, 4, 8, 16} {
+			s, err := NewChromem(shards)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Put(ctx, items...); err != nil {
+				b.Fatal(err)
+			}
+			qs := make([][]float32, 64)
+			for i := range qs {
+				qs[i] = randomUnit(r, 100)
+			}
+			b.Run(fmt.Sprintf("chunks=%d/shards=%d", n, shards), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					if _, err := s.Query(ctx, qs[i%len(qs)], 64, nil); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
+	}
+}
