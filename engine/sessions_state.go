@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -67,7 +68,8 @@ func openSessionStore(path string, readOnly bool) (*sessionStore, error) {
 		if errors.Is(err, bolterr.ErrTimeout) {
 			return nil, errInUse(path)
 		}
-		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) {
+		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
+			strings.HasPrefix(err.Error(), "file size too small") {
 			err = fmt.Errorf("%w: %v", errCorruptState, err)
 		}
 		return nil, fmt.Errorf("open sessions state store %s: %w", path, err)

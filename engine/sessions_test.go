@@ -3,6 +3,8 @@ package engine
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,8 +84,14 @@ func (l lineSource) Read(ctx context.Context, path string, cursor []byte, h Tran
 				res.Malformed++
 				continue
 			}
-			if m.Role == "meta-summary" {
+			switch m.Role {
+			case "meta-summary":
 				res.Session.Summary = m.Text
+				continue
+			case "meta-project": // a Gemini-style session known by its project's hash
+				sum := sha256.Sum256([]byte(m.Text))
+				res.Session.ProjectHash = hex.EncodeToString(sum[:])
+				res.Session.Project = res.Session.ProjectHash
 				continue
 			}
 			if err := h.Message(TranscriptMessage{ID: m.ID, Role: m.Role, Timestamp: m.TS, Text: m.Text}); err != nil {
@@ -393,6 +401,56 @@ func TestSessionsSummary(t *testing.T) {
 	v, err := s.GetMessage(context.Background(), "s1", "summary", 0)
 	if err != nil || len(v.Messages) != 1 || v.Messages[0].Text != "Chose a guava retry policy" || v.Messages[0].Role != RoleSummary {
 		t.Errorf("GetMessage(summary) = %+v, %v", v, err)
+	}
+}
+
+// TestSessionsProjectHash: a full-path project filter also matches a
+// session that knows its project only by the path's SHA-256 (Gemini).
+func TestSessionsProjectHash(t *testing.T) {
+	root := sessionFixture(t)
+	writeLines(t, filepath.Join(root, "hashed", "g1.jsonl"), []lineMsg{
+		{Role: "meta-project", Text: "/home/dev/orchard"},
+		msgAt("h1", "user", "When do we prune the apricot trees?", 0),
+	}, false)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	for _, tt := range []struct {
+		project string
+		want    string
+	}{
+		{"/home/dev/orchard", "g1/h1"},
+		{"/home/dev/orch", ""}, // a substring cannot match a hash
+		{"/home/dev/ledger", ""},
+	} {
+		got := strings.Join(hitIDs(search(t, s, SessionQuery{Text: "apricot", Mode: FullText, Project: tt.project})), ",")
+		if got != tt.want {
+			t.Errorf("project %q: hits %q, want %q", tt.project, got, tt.want)
+		}
+	}
+}
+
+// TestSessionsCorruptState: a state store bbolt cannot read is set aside
+// and the index rebuilt from the transcripts.
+func TestSessionsCorruptState(t *testing.T) {
+	root := sessionFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	s.Close()
+	if err := os.WriteFile(filepath.Join(idx, "sessions", "state.db"), []byte("not a bbolt file, not at all, but long enough to be read"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestSessions(t, idx, lineSource{root})
+	rep := mustSync(t, s)
+	if !rep.Full || !strings.Contains(rep.Rebuilt, "set aside") || rep.Added != 2 {
+		t.Errorf("after corruption: %+v, want a full rebuild of 2 sessions", rep)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "ledger", Mode: FullText})); len(got) != 2 {
+		t.Errorf("after rebuild: hits %v", got)
+	}
+	aside, _ := filepath.Glob(filepath.Join(idx, "sessions", "state.db.corrupt-*"))
+	if len(aside) != 1 {
+		t.Errorf("damaged store not kept aside: %v", aside)
 	}
 }
 

@@ -188,6 +188,13 @@ func TestSessionsCommands(t *testing.T) {
 			t.Fatalf("deleted transcript still found after 1 s (%+v, %v); log:\n%s", p, err, s.log())
 		}
 	}
+	// The sessions commands reach the server too (its state, its sync).
+	if err := json.Unmarshal([]byte(mnemo("sessions", "search", "--json", "kumquat")), &p); err != nil || len(p.Sessions) != 1 {
+		t.Errorf("sessions search through serve: %+v, %v", p, err)
+	}
+	if st := mnemo("sessions", "status"); !strings.Contains(st, "1 sessions, 3 messages") {
+		t.Errorf("sessions status through serve: %s", st)
+	}
 	c.Close()
 	s.stop()
 }
