@@ -35,7 +35,7 @@ type Engine struct {
 	// countAll is the store size up to which a search asks for every chunk
 	// (countAllChunks; tests lower it to exercise the partial path).
 	countAll int
-	gs  graphState    // the concept graph, guarded by mu (see graph.go)
+	gs       graphState // the concept graph, guarded by mu (see graph.go)
 
 	// damage is what was found wrong with the full-text index, nil if
 	// nothing: set at open or by a query that failed in Bleve, cleared by
