@@ -96,6 +96,11 @@ index is refused ("index is in use by PID N").`,
 				return err
 			}
 			sf.http, sf.g, sf.debugAddr = httpAddr, a.g, debugAddr
+			if httpAddr != "" {
+				if err := mcp.CheckHTTPAddr(httpAddr); err != nil {
+					return usageError{err} // before the index is opened
+				}
+			}
 			var flagMax, flagQueue *int
 			if cmd.Flags().Changed("max-searches") {
 				flagMax = &maxSearches
