@@ -66,6 +66,11 @@ type Config struct {
 
 	// Progress, if set, is called during Sync with files done and files total.
 	Progress func(done, total int)
+
+	// Clock, if set, replaces time.Now for the times the engine writes
+	// (frontmatter created/modified, read times) and the default "now" of
+	// decay, so tests can move time instead of waiting for it.
+	Clock func() time.Time
 }
 
 // Query is one search request. The zero value of each optional field means

@@ -61,6 +61,14 @@ type Engine struct {
 	needFull   string   // why the next sync must rebuild, "" if it need not
 }
 
+// now is the engine's clock: Config.Clock, else the wall clock.
+func (e *Engine) now() time.Time {
+	if e.cfg.Clock != nil {
+		return e.cfg.Clock()
+	}
+	return time.Now()
+}
+
 // Layout of the index folder.
 const (
 	stateFile    = "state.db"

@@ -358,7 +358,7 @@ func (e *Engine) BuildContext(ctx context.Context, q ContextQuery) (ConceptConte
 		return ConceptContext{}, fmt.Errorf("maxEntities must be between 1 and %d (got %d): %w", MaxEntities, q.MaxEntities, ErrBadGraphArg)
 	}
 	if q.Now.IsZero() {
-		q.Now = time.Now()
+		q.Now = e.now()
 	}
 	comm, err := e.communities(ctx)
 	if err != nil {
@@ -455,7 +455,7 @@ func (e *Engine) Visualize(ctx context.Context, concept string, depth, maxNodes 
 	if err != nil {
 		return Diagram{}, err
 	}
-	p, _ := e.gs.g.Picture(c, depth, maxNodes, e.fileWeight(time.Now()))
+	p, _ := e.gs.g.Picture(c, depth, maxNodes, e.fileWeight(e.now()))
 	return Diagram{Concept: c, Nodes: len(p.Nodes), Edges: len(p.Edges), Mermaid: p.Mermaid()}, nil
 }
 

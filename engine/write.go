@@ -118,7 +118,7 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if folder, err = realRel(e.root, folder); err != nil {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	now := e.now().UTC().Truncate(time.Second)
 	created := now
 	rel, existing, err := e.target(folder, title)
 	if err != nil {
@@ -243,7 +243,7 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 	if err != nil {
 		return Memory{}, fmt.Errorf("%s: %w", rel, err)
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	now := e.now().UTC().Truncate(time.Second)
 	var out []byte
 	switch {
 	case hasFront:
