@@ -154,12 +154,8 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 // serveHTTP serves streamable HTTP at /mcp on a loopback address.
 func serveHTTP(ctx context.Context, eng *engine.Engine, opts Options) error {
 	addr := opts.HTTPAddr
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
-	}
-	if !isLoopback(host) {
-		return fmt.Errorf("--http %q: refusing a non-loopback address; the MCP server has no authentication, so it listens on 127.0.0.1, ::1 or localhost only", addr)
+	if err := CheckHTTPAddr(addr); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -193,6 +189,20 @@ func serveHTTP(ctx context.Context, eng *engine.Engine, opts Options) error {
 		<-errc
 		return err
 	}
+}
+
+// CheckHTTPAddr refuses an HTTP address Serve would not listen on: not
+// HOST:PORT, or not a loopback host. Front ends call it to reject a bad flag
+// before they open the index.
+func CheckHTTPAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
+	}
+	if !isLoopback(host) {
+		return fmt.Errorf("--http %q: refusing a non-loopback address; the MCP server has no authentication, so it listens on 127.0.0.1, ::1 or localhost only", addr)
+	}
+	return nil
 }
 
 func isLoopback(host string) bool {

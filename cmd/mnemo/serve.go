@@ -81,6 +81,11 @@ index is refused ("index is in use by PID N").`,
 				return err
 			}
 			sf.http, sf.g = httpAddr, a.g
+			if httpAddr != "" {
+				if err := mcp.CheckHTTPAddr(httpAddr); err != nil {
+					return usageError{err} // before the index is opened
+				}
+			}
 			cfg, err := a.engineConfig(cmd.Context()) // includes --embedder / MAENIFOLD_EMBEDDER
 			if err != nil {
 				return err
