@@ -1,5 +1,5 @@
 // Package engine keeps a folder of markdown memories searchable: a Bleve BM25
-// index for words, a chromem-go vector collection for meaning, and a bbolt
+// index for words, chromem-go collections of chunk vectors for meaning, and a bbolt
 // state store that remembers what was indexed, so that an incremental sync
 // touches only what changed and a deleted file never comes back as a ghost.
 package engine
@@ -66,25 +66,33 @@ type Config struct {
 
 	// Progress, if set, is called during Sync with files done and files total.
 	Progress func(done, total int)
+
+	// Clock, if set, replaces time.Now for the times the engine writes
+	// (frontmatter created/modified, read times) and the default "now" of
+	// decay, so tests can move time instead of waiting for it.
+	Clock func() time.Time
 }
 
 // Query is one search request. The zero value of each optional field means
 // "no constraint" or "the default".
 type Query struct {
-	Text     string
-	Mode     Mode   // default Hybrid
-	Page     int    // 1-based; 0 means 1
-	PageSize int    // 0 means 10; at most 200
-	Folder   string // only memories under this folder (relative to the memory folder)
-	Tags     []string
-	From, To time.Time // bounds on created, inclusive; zero means unbounded
-	MinScore float64   // drop results whose final score is below this
-	Sort     Sort      // default ByRelevance
-	Now      time.Time // the clock for decay; zero means time.Now()
+	// The JSON names are the SearchMemories tool's argument names, so one
+	// request reads the same to the MCP tool, the engine and a log.
+	Text     string    `json:"query"`
+	Mode     Mode      `json:"mode,omitempty"`     // default Hybrid
+	Page     int       `json:"page,omitempty"`     // 1-based; 0 means 1
+	PageSize int       `json:"pageSize,omitempty"` // 0 means 10; at most 200
+	Folder   string    `json:"folder,omitempty"`   // only memories under this folder (relative to the memory folder)
+	Tags     []string  `json:"tags,omitempty"`
+	From     time.Time `json:"from,omitzero"` // bounds on created, inclusive; zero means unbounded
+	To       time.Time `json:"to,omitzero"`
+	MinScore float64   `json:"minScore,omitempty"` // drop results whose final score is below this
+	Sort     Sort      `json:"sort,omitempty"`     // default ByRelevance
+	Now      time.Time `json:"now,omitzero"`       // the clock for decay; zero means time.Now()
 
 	// NoSnippets skips reading the page's files for snippets and match
 	// counts: for callers that only want ranked paths (batch, benchmarks).
-	NoSnippets bool
+	NoSnippets bool `json:"noSnippets,omitempty"`
 }
 
 // Page is one page of results.

@@ -35,14 +35,17 @@ type Engine struct {
 	// countAll is the store size up to which a search asks for every chunk
 	// (countAllChunks; tests lower it to exercise the partial path).
 	countAll int
-	gs  graphState    // the concept graph, guarded by mu (see graph.go)
+	gs       graphState // the concept graph, guarded by mu (see graph.go)
 
 	// damage is what was found wrong with the full-text index, nil if
 	// nothing: set at open or by a query that failed in Bleve, cleared by
 	// the rebuild (reset).
 	damage atomic.Pointer[error]
 
+	writeMu  sync.Mutex  // memory files' read-modify-writes (lockWrites)
 	syncMu   sync.Mutex  // one sync at a time
+	readsMu  sync.Mutex  // orders read-time changes: store, then map
+	group    syncGroup   // SyncPaths calls waiting to share one batch
 	indexing atomic.Bool // a sync is running
 	closed   atomic.Bool
 
@@ -59,6 +62,14 @@ type Engine struct {
 	unfinished string
 	unreadable []string // folders the last sync could not read (relative)
 	needFull   string   // why the next sync must rebuild, "" if it need not
+}
+
+// now is the engine's clock: Config.Clock, else the wall clock.
+func (e *Engine) now() time.Time {
+	if e.cfg.Clock != nil {
+		return e.cfg.Clock()
+	}
+	return time.Now()
 }
 
 // Layout of the index folder.

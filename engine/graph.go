@@ -29,7 +29,8 @@ import (
 // key per concept and file ("concept\x00path" → count and sections in
 // bucketGraph); pairs of concepts are never stored.
 
-// Limits of the graph queries. They match maenifold's tools.
+// Limits of the graph queries: the defaults are maenifold's; the maxima
+// bound what one query can cost.
 const (
 	DefaultContextDepth  = 2
 	MaxContextDepth      = 4
@@ -93,11 +94,10 @@ type ContextQuery struct {
 
 // Diagram is a concept's neighbourhood drawn as a Mermaid flowchart.
 type Diagram struct {
-	Concept string       `json:"concept"`
-	Nodes   int          `json:"nodes"`
-	Edges   int          `json:"edges"`
-	Mermaid string       `json:"mermaid"`
-	Edge    []graph.Edge `json:"-"`
+	Concept string `json:"concept"`
+	Nodes   int    `json:"nodes"`
+	Edges   int    `json:"edges"`
+	Mermaid string `json:"mermaid"`
 }
 
 // SimilarConcept is one concept like another in meaning.
@@ -358,7 +358,7 @@ func (e *Engine) BuildContext(ctx context.Context, q ContextQuery) (ConceptConte
 		return ConceptContext{}, fmt.Errorf("maxEntities must be between 1 and %d (got %d): %w", MaxEntities, q.MaxEntities, ErrBadGraphArg)
 	}
 	if q.Now.IsZero() {
-		q.Now = time.Now()
+		q.Now = e.now()
 	}
 	comm, err := e.communities(ctx)
 	if err != nil {
@@ -455,8 +455,8 @@ func (e *Engine) Visualize(ctx context.Context, concept string, depth, maxNodes 
 	if err != nil {
 		return Diagram{}, err
 	}
-	p, _ := e.gs.g.Picture(c, depth, maxNodes, e.fileWeight(time.Now()))
-	return Diagram{Concept: c, Nodes: len(p.Nodes), Edges: len(p.Edges), Mermaid: p.Mermaid(), Edge: p.Edges}, nil
+	p, _ := e.gs.g.Picture(c, depth, maxNodes, e.fileWeight(e.now()))
+	return Diagram{Concept: c, Nodes: len(p.Nodes), Edges: len(p.Edges), Mermaid: p.Mermaid()}, nil
 }
 
 // Concepts lists every concept, most mentioned first.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -33,6 +35,10 @@ var defaultIgnore = []string{
 type ignoreRules struct {
 	m        gitignore.Matcher
 	indexRel string // the index folder relative to the vault; "" if it lies outside
+	// byName: every pattern matches a name alone (no "/" but a trailing
+	// one), as the defaults do; then an entry whose folder is not skipped
+	// is judged by its own name, which keeps the scan of a large vault cheap.
+	byName bool
 }
 
 // skip reports whether rel (a clean relative path; isDir if it names a
@@ -60,6 +66,9 @@ func (ir *ignoreRules) skipEntry(rel string, isDir bool) bool {
 	if rel == "" {
 		return false
 	}
+	if ir.byName && (ir.indexRel == "" || !inFolder(ir.indexRel, rel)) {
+		return ir.skipParts([]string{path.Base(rel)}, isDir)
+	}
 	return ir.skipParts(strings.Split(rel, "/"), isDir)
 }
 
@@ -78,17 +87,18 @@ func (ir *ignoreRules) skipParts(parts []string, isDir bool) bool {
 // .mnemoignore file.
 func parseIgnore(text string, indexRel string) *ignoreRules {
 	var ps []gitignore.Pattern
-	for _, l := range defaultIgnore {
-		ps = append(ps, gitignore.ParsePattern(l, nil))
-	}
-	for _, l := range strings.Split(text, "\n") {
+	byName := true
+	for _, l := range append(slices.Clone(defaultIgnore), strings.Split(text, "\n")...) {
 		l = strings.TrimRight(l, " \t\r")
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
+		if strings.Contains(strings.TrimSuffix(l, "/"), "/") || strings.Contains(l, "**") {
+			byName = false
+		}
 		ps = append(ps, gitignore.ParsePattern(l, nil))
 	}
-	return &ignoreRules{m: gitignore.NewMatcher(ps), indexRel: indexRel}
+	return &ignoreRules{m: gitignore.NewMatcher(ps), indexRel: indexRel, byName: byName}
 }
 
 // loadIgnore reads the vault's rules afresh (a missing .mnemoignore means

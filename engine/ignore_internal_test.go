@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestIgnoreRules: the gitignore syntax .mnemoignore accepts — globs, "**",
 // a trailing "/" for folders only, "/" anchoring, "!" negation, comments —
@@ -36,9 +39,46 @@ func TestIgnoreRules(t *testing.T) {
 		{"notes/keep-old.md", false, false},
 		{"# a comment", false, false},
 	}
-	for _, c := range cases {
-		if got := ir.skip(c.rel, c.isDir); got != c.skip {
-			t.Errorf("skip(%q, dir=%v) = %v, want %v", c.rel, c.isDir, got, c.skip)
+	byName := parseIgnore("drafts/\n*.tmp.md\n*-old.md\n!keep-old.md\n", "a/idx")
+	if !byName.byName || ir.byName {
+		t.Fatalf("byName = %v for names only, %v with anchored and ** patterns", byName.byName, ir.byName)
+	}
+	byNameCases := []struct {
+		rel   string
+		isDir bool
+		skip  bool
+	}{
+		{"a/idx", true, true},
+		{"a/idx/x.md", false, true},
+		{"b/idx", true, false},
+		{"x/drafts", true, true},
+		{"x/drafts.md", false, false},
+		{"n/y-old.md", false, true},
+		{"n/keep-old.md", false, false},
+		{"vendor", true, true},
+	}
+	for _, set := range []struct {
+		ir    *ignoreRules
+		cases []struct {
+			rel   string
+			isDir bool
+			skip  bool
+		}
+	}{{ir, cases}, {byName, byNameCases}} {
+		for _, c := range set.cases {
+			if got := set.ir.skip(c.rel, c.isDir); got != c.skip {
+				t.Errorf("skip(%q, dir=%v) = %v, want %v", c.rel, c.isDir, got, c.skip)
+			}
+			// The walk asks skipEntry once the folders above are known
+			// not to be skipped; it must then agree with skip.
+			parts := strings.Split(c.rel, "/")
+			above := false
+			for i := 1; i < len(parts); i++ {
+				above = above || set.ir.skip(strings.Join(parts[:i], "/"), true)
+			}
+			if got := set.ir.skipEntry(c.rel, c.isDir); !above && got != c.skip {
+				t.Errorf("skipEntry(%q, dir=%v) = %v, want %v", c.rel, c.isDir, got, c.skip)
+			}
 		}
 	}
 }

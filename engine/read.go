@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 )
 
 // Resolve turns a memory identifier — a memory:// URI, a path relative to
@@ -111,7 +110,7 @@ func (e *Engine) Read(ctx context.Context, id string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	now := time.Now().UTC()
+	now := e.now().UTC()
 	m.LastRead = now
 	if e.cfg.ReadOnly {
 		return m, nil

@@ -16,10 +16,15 @@ import (
 
 // carryRead moves the read time of from to to, in the state store and in
 // memory; to "" forgets it. Nothing happens if from was never read.
+//
+// The store is written outside the engine mutex, so searches never wait on
+// its fsync; readsMu orders it with other read-time changes.
 func (e *Engine) carryRead(from, to string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.readsMu.Lock()
+	defer e.readsMu.Unlock()
+	e.mu.RLock()
 	t, ok := e.reads[from]
+	e.mu.RUnlock()
 	if !ok {
 		return nil
 	}
@@ -36,10 +41,12 @@ func (e *Engine) carryRead(from, to string) error {
 	if err != nil {
 		return err
 	}
+	e.mu.Lock()
 	delete(e.reads, from)
 	if to != "" {
 		e.reads[to] = t
 	}
+	e.mu.Unlock()
 	return nil
 }
 
@@ -132,17 +139,23 @@ func (e *Engine) unreadWithHash(hash string) string {
 
 // moveRead gives to the read time of from (keeping to's own if later) and
 // forgets from's, durably and in memory.
+// The store is written outside the engine mutex, so searches never wait on
+// its fsync; readsMu orders it with other read-time changes.
 func (e *Engine) moveRead(from, to string, t time.Time) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.readsMu.Lock()
+	defer e.readsMu.Unlock()
+	e.mu.RLock()
 	if cur, ok := e.reads[to]; ok && cur.After(t) {
 		t = cur
 	}
+	e.mu.RUnlock()
 	if err := e.st.moveRead(from, to, t); err != nil {
 		return fmt.Errorf("move read time of %s to %s: %w", from, to, err)
 	}
+	e.mu.Lock()
 	delete(e.reads, from)
 	e.reads[to] = t
+	e.mu.Unlock()
 	return nil
 }
 
@@ -165,7 +178,11 @@ func (s *store) moveRead(from, to string, t time.Time) error {
 }
 
 // recordRead stores that rel was read at t, durably and in memory.
+// Like the other read-time changes it writes the store outside the engine
+// mutex, ordered by readsMu.
 func (e *Engine) recordRead(rel string, t time.Time) error {
+	e.readsMu.Lock()
+	defer e.readsMu.Unlock()
 	if err := e.st.recordRead(rel, t); err != nil {
 		return fmt.Errorf("record read of %s: %w", rel, err)
 	}

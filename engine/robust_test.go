@@ -397,10 +397,15 @@ func watching(t *testing.T, v *vault, opts engine.WatchOptions) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	first := true
-	opts.OnBatch = func(engine.Report) {
+	then := opts.OnBatch // the test's own hook, called after the start-up sync
+	opts.OnBatch = func(r engine.Report) {
 		if first {
 			first = false
 			close(started)
+			return
+		}
+		if then != nil {
+			then(r)
 		}
 	}
 	done := make(chan error, 1)
@@ -619,12 +624,17 @@ func TestWriteThroughFolderSymlink(t *testing.T) {
 	if err := os.Symlink("..", v.abs("a/up")); err != nil {
 		t.Fatal(err)
 	}
-	watching(t, v, engine.WatchOptions{Debounce: 20 * time.Millisecond})
+	batches := make(chan engine.Report, 16)
+	watching(t, v, engine.WatchOptions{Debounce: 20 * time.Millisecond, OnBatch: func(r engine.Report) { batches <- r }})
 	m, err := v.e.Write(context.Background(), engine.WriteRequest{Folder: "a/up", Title: "Alias", Content: "the quokka"})
 	if err != nil {
 		t.Fatalf("Write into a/up: %v", err)
 	}
-	time.Sleep(300 * time.Millisecond) // the watcher's batch for the real file
+	select { // the watcher's batch for the file the write created
+	case <-batches:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the watcher never reported a batch for the written file")
+	}
 	got := v.find(engine.FullText, "quokka")
 	if len(got) != 1 {
 		t.Errorf("Write returned %s; quokka → %v, want one memory", m.Path, got)

@@ -144,6 +144,9 @@ func (c *candidate) inSem() bool  { return c.semRank > 0 }
 // page needs (none when the text matches settle the page): if a memory it
 // did not return could still reach the page, it is asked again for more.
 func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
+	if q.Now.IsZero() {
+		q.Now = e.now()
+	}
 	q, err := q.Validate()
 	if err != nil {
 		return Page{}, err

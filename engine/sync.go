@@ -214,24 +214,9 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 	return ctx.Err()
 }
 
-// SyncPaths brings the given paths (relative to the memory folder; files or
-// folders, existing or not) up to date, and nothing else: a file that
-// exists is indexed if new or changed, a path that no longer exists leaves
-// the index together with everything under it. The watcher and the write
-// tools call it so a change is searchable as soon as it returns.
-func (e *Engine) SyncPaths(ctx context.Context, paths []string) (rep Report, err error) {
-	if e.cfg.ReadOnly {
-		return Report{}, ErrReadOnly
-	}
-	defer func() { e.noteSyncError(err) }()
-	e.mu.RLock()
-	why := e.needFull
-	e.mu.RUnlock()
-	if why != "" || e.damaged() != nil {
-		return e.Sync(ctx, true) // a path-wise update cannot repair a stale index
-	}
-	e.syncMu.Lock()
-	defer e.syncMu.Unlock()
+// syncPaths is SyncPaths' work, for the union of the paths of the calls
+// that share one batch. The caller holds syncMu.
+func (e *Engine) syncPaths(ctx context.Context, paths []string) (rep Report, err error) {
 	start := time.Now()
 	rep = Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}
 	found := map[string]seen{}
@@ -560,6 +545,13 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		}
 		changes[len(changes)-1].graph = e.graphChangeFor(o)
 	}
+	// Durable first, then visible: the commit and its fsync happen before
+	// the engine mutex is taken, so searches never wait on the disk. Until
+	// the swap below they see the state before this batch (Bleve may
+	// already have its documents; hits without a record are left out).
+	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var puts []vectors.Item
@@ -617,9 +609,6 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		delete(e.skips, p)
 	}
 	e.applyGraph(changes)
-	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
-		return fmt.Errorf("state store: %w", err)
-	}
 	return nil
 }
 

@@ -35,10 +35,17 @@ const (
 	maxNameBytes  = 255
 )
 
-// writeMu serialises every read-modify-write of memory files in this
-// process, so a checksum check and the write that follows it cannot
-// interleave with another edit. Writes are rare and short; one lock is enough.
-var writeMu sync.Mutex
+// lockWrites takes the engine's write lock, which serialises every
+// read-modify-write of memory files, so a checksum check and the write that
+// follows it cannot interleave with another edit. It covers the files only:
+// the caller releases it (unlock may be called more than once) before the
+// index is brought up to date, so that writes arriving together share one
+// index commit (SyncPaths).
+func (e *Engine) lockWrites() (unlock func()) {
+	e.writeMu.Lock()
+	var once sync.Once
+	return func() { once.Do(e.writeMu.Unlock) }
+}
 
 // WriteRequest asks Write to create a memory.
 type WriteRequest struct {
@@ -110,15 +117,15 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 		}
 	}
 
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	unlock := e.lockWrites()
+	defer unlock()
 	if err := e.mkdirInside(folder); err != nil {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
 	if folder, err = realRel(e.root, folder); err != nil {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	now := e.now().UTC().Truncate(time.Second)
 	created := now
 	rel, existing, err := e.target(folder, title)
 	if err != nil {
@@ -149,7 +156,7 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err := e.writeMemory(rel, data, perm, !existing); err != nil {
 		return Memory{}, err
 	}
-	return e.indexed(ctx, rel)
+	return e.indexed(ctx, rel, unlock)
 }
 
 // target picks the file for a new memory titled title in folder: the path
@@ -224,8 +231,8 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 		return Memory{}, err
 	}
 
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	unlock := e.lockWrites()
+	defer unlock()
 	data, fi, err := e.readMemory(rel)
 	if err != nil {
 		return Memory{}, fmt.Errorf("edit: %w", err)
@@ -243,7 +250,7 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 	if err != nil {
 		return Memory{}, fmt.Errorf("%s: %w", rel, err)
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	now := e.now().UTC().Truncate(time.Second)
 	var out []byte
 	switch {
 	case hasFront:
@@ -267,7 +274,7 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 	if err := e.writeMemory(rel, out, fi.Mode().Perm(), false); err != nil {
 		return Memory{}, err
 	}
-	return e.indexed(ctx, rel)
+	return e.indexed(ctx, rel, unlock)
 }
 
 // Delete removes a memory file and its read time, and drops it from the
@@ -280,8 +287,8 @@ func (e *Engine) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	unlock := e.lockWrites()
+	defer unlock()
 	r, err := e.openVault()
 	if err != nil {
 		return err
@@ -296,6 +303,7 @@ func (e *Engine) Delete(ctx context.Context, id string) error {
 	if err := e.carryRead(rel, ""); err != nil {
 		return fmt.Errorf("forget read time of %s: %w", rel, err)
 	}
+	unlock()
 	if _, err := e.SyncPaths(ctx, []string{rel}); err != nil {
 		return fmt.Errorf("deleted %s, but updating the index failed: %w", rel, err)
 	}
@@ -342,8 +350,8 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 		return e.memoryAt(rel)
 	}
 
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	unlock := e.lockWrites()
+	defer unlock()
 	if err := e.mkdirInside(path.Dir(dst)); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
@@ -376,10 +384,15 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err := e.carryRead(rel, dst); err != nil {
 		return Memory{}, fmt.Errorf("move read time of %s: %w", rel, err)
 	}
+	m, err := e.memoryAt(dst)
+	unlock()
+	if err != nil {
+		return Memory{}, err
+	}
 	if _, err := e.SyncPaths(ctx, []string{rel, dst}); err != nil {
 		return Memory{}, fmt.Errorf("moved %s to %s, but updating the index failed: %w", rel, dst, err)
 	}
-	return e.memoryAt(dst)
+	return m, nil
 }
 
 // slug turns a title into a file name (without ".md") that is safe on
@@ -566,8 +579,15 @@ func orDot(s string) string {
 	return s
 }
 
-// indexed re-indexes rel and returns it as a Memory.
-func (e *Engine) indexed(ctx context.Context, rel string) (Memory, error) {
+// indexed reads rel back as a Memory while the write lock is still held
+// (so its checksum is that of the write just made), releases the lock, and
+// returns once rel is searchable.
+func (e *Engine) indexed(ctx context.Context, rel string, unlock func()) (Memory, error) {
+	m, err := e.memoryAt(rel)
+	unlock()
+	if err != nil {
+		return Memory{}, err
+	}
 	rep, err := e.SyncPaths(ctx, []string{rel})
 	if err != nil {
 		return Memory{}, fmt.Errorf("wrote %s, but indexing it failed: %w", rel, err)
@@ -577,5 +597,5 @@ func (e *Engine) indexed(ctx context.Context, rel string) (Memory, error) {
 			return Memory{}, fmt.Errorf("wrote %s, but it is not indexed: %s", rel, s.Reason)
 		}
 	}
-	return e.memoryAt(rel)
+	return m, nil
 }

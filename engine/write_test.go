@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -19,6 +20,12 @@ import (
 // writable opens an engine on a fresh memory folder holding files
 // (path → content) and syncs it. It returns the engine and the folder.
 func writable(t *testing.T, files map[string]string) (*engine.Engine, string) {
+	t.Helper()
+	return writableWith(t, files, nil)
+}
+
+// writableWith is writable with the engine's clock set (nil: the wall clock).
+func writableWith(t *testing.T, files map[string]string, clock func() time.Time) (*engine.Engine, string) {
 	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "memory")
@@ -34,7 +41,7 @@ func writable(t *testing.T, files map[string]string) (*engine.Engine, string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.Open(context.Background(), engine.Config{MemoryDir: dir, IndexDir: filepath.Join(root, "index")})
+	e, err := engine.Open(context.Background(), engine.Config{MemoryDir: dir, IndexDir: filepath.Join(root, "index"), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +186,9 @@ func TestWriteFileNames(t *testing.T) {
 }
 
 func TestWriteCollisionAndOverwrite(t *testing.T) {
-	e, dir := writable(t, nil)
+	var now atomic.Int64 // the engine's clock, in Unix seconds
+	now.Store(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC).Unix())
+	e, dir := writableWith(t, nil, func() time.Time { return time.Unix(now.Load(), 0) })
 	a := mustWrite(t, e, engine.WriteRequest{Title: "Foo?", Content: "first"})
 	b := mustWrite(t, e, engine.WriteRequest{Title: "Foo!", Content: "second"})
 	c := mustWrite(t, e, engine.WriteRequest{Title: "foo.", Content: "third"})
@@ -194,7 +203,7 @@ func TestWriteCollisionAndOverwrite(t *testing.T) {
 	if fileText(t, dir, "foo.md") != before {
 		t.Fatal("a refused write changed the file")
 	}
-	time.Sleep(1100 * time.Millisecond) // let the second-precision clock move
+	now.Add(60) // a minute later: the overwrite must move modified, not created
 	o := mustWrite(t, e, engine.WriteRequest{Title: "Foo?", Content: "replaced", Overwrite: true})
 	if o.Path != "foo.md" || !o.Created.Equal(a.Created) || !o.Modified.After(a.Modified) {
 		t.Errorf("overwrite: path %q created %v (was %v) modified %v", o.Path, o.Created, a.Created, o.Modified)

@@ -31,7 +31,7 @@ type Relation struct {
 const MaxRelationFiles = 3
 
 // Related lists the concepts that share a file with concept, heaviest
-// first (see byWeight). It reads only the files that mention concept and
+// first: weighted score, then co-occurrence, then name. It reads only the files that mention concept and
 // what they mention: the cost is the number of links in those files.
 func (g *Graph) Related(concept string, w Weight) []Relation {
 	cid, ok := g.cids[concept]
@@ -118,7 +118,8 @@ func (g *Graph) related(cid int32, fw *fileWeights) []acc {
 	return accs
 }
 
-// heavier orders accumulators as byWeight orders relations.
+// heavier orders relations heaviest first: weighted score, then
+// co-occurrence, then name, so that equal graphs give equal answers.
 func (g *Graph) heavier(a, b *acc) int {
 	if c := cmp.Compare(b.weight, a.weight); c != 0 {
 		return c
@@ -149,18 +150,6 @@ type weighted struct {
 // before orders files heaviest first, then by path.
 func (x weighted) before(y weighted) bool {
 	return x.w > y.w || x.w == y.w && x.path < y.path
-}
-
-// byWeight orders relations heaviest first: weighted score, then
-// co-occurrence, then name, so that equal graphs give equal answers.
-func byWeight(a, b Relation) int {
-	if c := cmp.Compare(b.Weighted, a.Weighted); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(b.CoOccurrence, a.CoOccurrence); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Name, b.Name)
 }
 
 // ContextOptions shape a Context.

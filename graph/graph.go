@@ -13,8 +13,10 @@
 // everything a file said.
 //
 // The package is pure: no file I/O, no clock, no environment. Names are
-// taken as given; callers normalise them (markdown.NormalizeConcept). A
-// Graph is not safe for concurrent use; the engine guards it.
+// taken as given; callers normalise them (markdown.NormalizeConcept).
+// Queries only read a Graph and may run concurrently with each other; Set
+// and Remove must not run beside anything (the engine guards it with its
+// read-write lock).
 package graph
 
 import (

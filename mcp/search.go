@@ -130,7 +130,12 @@ func (s *server) search(ctx context.Context, in *searchIn) (*searchOut, error) {
 	if q.To, err = parseDate("to", in.To, true); err != nil {
 		return nil, err
 	}
+	leave, err := s.searches.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
 	p, err := s.eng.Search(ctx, q)
+	leave()
 	if err != nil {
 		return nil, err
 	}

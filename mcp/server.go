@@ -60,6 +60,14 @@ type Options struct {
 	// MaxSnippetBytes caps each search snippet; 0 means DefaultMaxSnippetBytes.
 	MaxSnippetBytes int
 
+	// MaxSearches bounds the searches that run at once; 0 means
+	// DefaultMaxSearches(). Others wait their turn in arrival order, for at
+	// most SearchQueueTimeout (0 means DefaultSearchQueueTimeout), and then
+	// fail with ErrBusy — a tool error that says "busy, retry" — rather
+	// than pile up.
+	MaxSearches        int
+	SearchQueueTimeout time.Duration
+
 	// Lookup and Environ read the environment for GetConfig; nil means
 	// os.LookupEnv and os.Environ. Only GetConfig reads them.
 	Lookup  func(string) (string, bool)
@@ -81,9 +89,10 @@ type Options struct {
 
 // server is what the tool handlers share.
 type server struct {
-	eng  *engine.Engine
-	sess Sessions // nil: no sessions index
-	opts Options
+	eng      *engine.Engine
+	sess     Sessions // nil: no sessions index
+	opts     Options
+	searches *gate // bounds searches at once, memories and sessions alike
 }
 
 func (s *server) logf(format string, args ...any) {
@@ -108,13 +117,19 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ
 	}
+	if opts.MaxSearches <= 0 {
+		opts.MaxSearches = DefaultMaxSearches()
+	}
+	if opts.SearchQueueTimeout <= 0 {
+		opts.SearchQueueTimeout = DefaultSearchQueueTimeout
+	}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
-	srv := &server{eng: eng, sess: opts.Sessions, opts: opts}
+	srv := &server{eng: eng, sess: opts.Sessions, opts: opts, searches: newGate(opts.MaxSearches, opts.SearchQueueTimeout)}
 	add(s, srv, srv.searchTool())
 	add(s, srv, srv.readTool())
 	add(s, srv, srv.writeTool())
@@ -154,12 +169,8 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 // serveHTTP serves streamable HTTP at /mcp on a loopback address.
 func serveHTTP(ctx context.Context, eng *engine.Engine, opts Options) error {
 	addr := opts.HTTPAddr
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
-	}
-	if !isLoopback(host) {
-		return fmt.Errorf("--http %q: refusing a non-loopback address; the MCP server has no authentication, so it listens on 127.0.0.1, ::1 or localhost only", addr)
+	if err := CheckHTTPAddr(addr); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -193,6 +204,20 @@ func serveHTTP(ctx context.Context, eng *engine.Engine, opts Options) error {
 		<-errc
 		return err
 	}
+}
+
+// CheckHTTPAddr refuses an HTTP address Serve would not listen on: not
+// HOST:PORT, or not a loopback host. Front ends call it to reject a bad flag
+// before they open the index.
+func CheckHTTPAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
+	}
+	if !isLoopback(host) {
+		return fmt.Errorf("--http %q: refusing a non-loopback address; the MCP server has no authentication, so it listens on 127.0.0.1, ::1 or localhost only", addr)
+	}
+	return nil
 }
 
 func isLoopback(host string) bool {

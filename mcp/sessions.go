@@ -218,7 +218,12 @@ func (s *server) searchSessionsTool() tool[searchSessionsIn, searchSessionsOut] 
 			if err != nil {
 				return nil, err
 			}
+			leave, err := s.searches.enter(ctx)
+			if err != nil {
+				return nil, err
+			}
 			p, err := s.sess.Search(ctx, q)
+			leave()
 			if err != nil {
 				return nil, err
 			}

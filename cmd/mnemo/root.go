@@ -56,6 +56,7 @@ func usagef(format string, args ...any) error {
 var engineUsageErrors = []error{
 	engine.ErrEmptyQuery, engine.ErrNoTerms, engine.ErrBadPage, engine.ErrBadPageSize,
 	engine.ErrBadMode, engine.ErrBadSort, engine.ErrOutsideRoot, engine.ErrBadGraphArg,
+	engine.ErrBadMinScore, engine.ErrBadRange,
 }
 
 func isUsage(err error) bool {

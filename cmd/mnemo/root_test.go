@@ -66,6 +66,10 @@ func TestBuildConfig(t *testing.T) {
 			"fusion", globals{root: "/r", fusion: "RRF"}, nil,
 			engine.Config{MemoryDir: "/r/memory", IndexDir: "/r/index", Decay: def, Fusion: engine.RRF},
 		},
+		{
+			"louvain gamma", globals{root: "/r"}, map[string]string{EnvLouvainGamma: " 2.5 "},
+			engine.Config{MemoryDir: "/r/memory", IndexDir: "/r/index", Decay: def, LouvainGamma: 2.5},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +79,7 @@ func TestBuildConfig(t *testing.T) {
 			}
 			got.MemoryDir, got.IndexDir = filepath.ToSlash(got.MemoryDir), filepath.ToSlash(got.IndexDir)
 			if got.MemoryDir != tt.want.MemoryDir || got.IndexDir != tt.want.IndexDir ||
-				got.Decay != tt.want.Decay || got.Fusion != tt.want.Fusion {
+				got.Decay != tt.want.Decay || got.Fusion != tt.want.Fusion || got.LouvainGamma != tt.want.LouvainGamma {
 				t.Fatalf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -93,6 +97,8 @@ func TestBuildConfigErrors(t *testing.T) {
 		{"bad function flag", globals{root: "/r", decayFunction: "linear"}, nil, "--decay-function"},
 		{"zero half-life flag", globals{root: "/r", halfLifeSet: true}, nil, "--half-life-days"},
 		{"bad fusion", globals{root: "/r", fusion: "max"}, nil, "--fusion"},
+		{"bad louvain gamma", globals{root: "/r"}, map[string]string{EnvLouvainGamma: "-1"}, EnvLouvainGamma},
+		{"louvain gamma not a number", globals{root: "/r"}, map[string]string{EnvLouvainGamma: "high"}, EnvLouvainGamma},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,6 +137,9 @@ func TestUsageErrors(t *testing.T) {
 		{"page size 0 short", nil, []string{"search", "-n", "0", "x"}, "--page-size 0"},
 		{"page 0 with batch", nil, []string{"search", "--page", "0", "--batch", "-"}, "--page 0"},
 		{"page size too big", nil, []string{"search", "--page-size", "201", "--no-sync", "x"}, "pageSize"},
+		{"min score over 1", nil, []string{"search", "--min-score", "2", "x"}, "minScore"},
+		{"serve on a public address", nil, []string{"serve", "--http", "0.0.0.0:8765"}, "non-loopback"},
+		{"serve on no address", nil, []string{"serve", "--http", "nonsense"}, "HOST:PORT"},
 		{"unknown command", nil, []string{"serach", "x"}, `did you mean "search"`},
 		{"unknown flag", nil, []string{"search", "--fuzzy", "x"}, "unknown flag: --fuzzy"},
 		{"bad flag value", nil, []string{"search", "--page", "two", "x"}, "--page"},

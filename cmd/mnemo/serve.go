@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"mnemo/decay"
 	"mnemo/engine"
@@ -21,9 +22,11 @@ import (
 
 // Environment variables serve reads (flags override them).
 const (
-	EnvDebounce = "MAENIFOLD_DEBOUNCE_MS" // watcher debounce in milliseconds, default 150
-	EnvAutoSync = "MAENIFOLD_AUTO_SYNC"   // "false" turns the watcher off
-	EnvSessions = "MAENIFOLD_SESSIONS"    // "false": serve does not index agent sessions
+	EnvDebounce    = "MAENIFOLD_DEBOUNCE_MS"     // watcher debounce in milliseconds, default 150
+	EnvAutoSync    = "MAENIFOLD_AUTO_SYNC"       // "false" turns the watcher off
+	EnvSessions    = "MAENIFOLD_SESSIONS"        // "false": serve does not index agent sessions
+	EnvMaxSearches = "MAENIFOLD_MAX_SEARCHES"    // searches at once, default one per core
+	EnvSearchQueue = "MAENIFOLD_SEARCH_QUEUE_MS" // longest wait for a turn before "busy", default 5000
 )
 
 // serveFlags is how serve runs, from its flags and the environment.
@@ -32,12 +35,17 @@ type serveFlags struct {
 	debounce time.Duration // 0: the engine's default
 	http     string        // --http: serve MCP over streamable HTTP here instead of stdio
 	g        globals       // the shared flags, for the MCP server's GetConfig
+
+	maxSearches int           // 0: mcp's default (one per core)
+	searchQueue time.Duration // 0: mcp's default (5 s)
+	debugAddr   string        // --debug-addr: net/http/pprof on this loopback address
 }
 
 func (a *app) serveCmd() *cobra.Command {
 	var debounceMs int
 	var noWatch bool
-	var httpAddr string
+	var httpAddr, debugAddr string
+	var maxSearches, queueMs int
 	var noSessions bool
 	var sf0 sessionsFlags
 	cmd := &cobra.Command{
@@ -58,6 +66,13 @@ the agent that started it, over stdin/stdout, unless stdin is a terminal or
 /dev/null; when that client hangs up, serve stops. With --http ADDR it serves
 them over streamable HTTP at http://ADDR/mcp instead; ADDR must be a loopback
 address such as 127.0.0.1:8765.
+
+At most $` + EnvMaxSearches + ` searches (or --max-searches; default one per
+core) run at once; the others wait their turn in arrival order for at most
+$` + EnvSearchQueue + ` milliseconds (or --search-queue-ms; default 5000) and then
+get a "server busy, retry" tool error instead of an ever later answer.
+--debug-addr 127.0.0.1:PORT serves Go's profiler (net/http/pprof) at
+http://127.0.0.1:PORT/debug/pprof/ — loopback only, off by default.
 
 It also keeps the agent-sessions index (see mnemo sessions --help) in step
 with the transcript roots, watched the same way, and serves SearchSessions,
@@ -80,7 +95,25 @@ index is refused ("index is in use by PID N").`,
 			if err != nil {
 				return err
 			}
-			sf.http, sf.g = httpAddr, a.g
+			sf.http, sf.g, sf.debugAddr = httpAddr, a.g, debugAddr
+			if httpAddr != "" {
+				if err := mcp.CheckHTTPAddr(httpAddr); err != nil {
+					return usageError{err} // before the index is opened
+				}
+			}
+			var flagMax, flagQueue *int
+			if cmd.Flags().Changed("max-searches") {
+				flagMax = &maxSearches
+			}
+			if cmd.Flags().Changed("search-queue-ms") {
+				flagQueue = &queueMs
+			}
+			if sf.maxSearches, sf.searchQueue, err = searchLimits(flagMax, flagQueue, os.LookupEnv); err != nil {
+				return err
+			}
+			if err := checkDebugAddr(sf.debugAddr); err != nil {
+				return err
+			}
 			cfg, err := a.engineConfig(cmd.Context()) // includes --embedder / MAENIFOLD_EMBEDDER
 			if err != nil {
 				return err
@@ -119,6 +152,9 @@ index is refused ("index is in use by PID N").`,
 	}
 	cmd.Flags().IntVar(&debounceMs, "debounce-ms", 0, "milliseconds a file must be quiet before it is re-indexed (overrides $"+EnvDebounce+"; default 150)")
 	cmd.Flags().BoolVar(&noWatch, "no-watch", false, "sync once and do not watch (like $"+EnvAutoSync+"=false)")
+	cmd.Flags().IntVar(&maxSearches, "max-searches", 0, "searches that run at once (overrides $"+EnvMaxSearches+"; default one per core)")
+	cmd.Flags().IntVar(&queueMs, "search-queue-ms", 0, "milliseconds a search may wait for its turn before a \"busy, retry\" error (overrides $"+EnvSearchQueue+"; default 5000)")
+	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060; off by default")
 	cmd.Flags().BoolVar(&noSessions, "no-sessions", false, "do not index or serve agent sessions (like $"+EnvSessions+"=false)")
 	cmd.Flags().StringArrayVar(&sf0.sources, "source", nil, "KIND=DIR: a transcript root for the sessions index (repeatable; replaces the defaults)")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve MCP over streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
@@ -154,6 +190,39 @@ func serveOptions(flagMs *int, noWatch bool, lookup func(string) (string, bool))
 		sf.debounce = time.Duration(ms) * time.Millisecond
 	}
 	return sf, nil
+}
+
+// searchLimits reads the search gate's settings (a nil flag was not
+// given); 0 leaves the MCP server's default.
+func searchLimits(flagMax, flagQueueMs *int, lookup func(string) (string, bool)) (int, time.Duration, error) {
+	read := func(flag *int, flagName, env string, lo, hi int) (int, error) {
+		n, name := 0, ""
+		switch v, ok := lookup(env); {
+		case flag != nil:
+			n, name = *flag, flagName
+		case ok && strings.TrimSpace(v) != "":
+			var err error
+			if n, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
+				return 0, usagef("$%s=%q: want a whole number", env, v)
+			}
+			name = "$" + env
+		default:
+			return 0, nil
+		}
+		if n < lo || n > hi {
+			return 0, usagef("%s %d: want %d to %d", name, n, lo, hi)
+		}
+		return n, nil
+	}
+	max, err := read(flagMax, "--max-searches", EnvMaxSearches, 1, 1024)
+	if err != nil {
+		return 0, 0, err
+	}
+	ms, err := read(flagQueueMs, "--search-queue-ms", EnvSearchQueue, 1, 600_000)
+	if err != nil {
+		return 0, 0, err
+	}
+	return max, time.Duration(ms) * time.Millisecond, nil
 }
 
 // sessionsOn says whether serve indexes agent sessions: yes, unless
@@ -206,12 +275,11 @@ func debounceText(d time.Duration) string {
 	return d.String()
 }
 
-// serve runs the watcher (or one sync) and the servers until ctx is done or
-// one of them fails; it returns once all have stopped, so the caller can
-// close the engine with nothing left writing to it.
+// serve runs the watcher (or one sync), the servers and the profiler (if
+// asked for) until ctx is done or one of them fails; it returns once all
+// have stopped, so the caller can close the engine with nothing left
+// writing to it.
 func serve(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serveFlags, logf func(string)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if !sf.watch {
 		r, err := e.Sync(ctx, false)
 		if err != nil {
@@ -229,45 +297,49 @@ func serve(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serv
 			logf(sessionsSyncSummary(sr))
 		}
 	}
-	var wg sync.WaitGroup
-	errc := make(chan error, 2)
-	start := func(name string, fn func(context.Context) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	g, ctx := errgroup.WithContext(ctx)
+	// run starts one part; its failure stops the others, but an error it
+	// returns because serve is already stopping is not one.
+	run := func(name string, fn func(context.Context) error) {
+		g.Go(func() error {
 			if err := fn(ctx); err != nil && ctx.Err() == nil {
-				errc <- fmt.Errorf("%s: %w", name, err)
-				cancel()
+				return fmt.Errorf("%s: %w", name, err)
 			}
-		}()
+			return nil
+		})
 	}
 	if sf.watch {
-		start("watcher", func(ctx context.Context) error {
+		run("watcher", func(ctx context.Context) error {
 			return e.Watch(ctx, engine.WatchOptions{Debounce: sf.debounce, Log: logf})
 		})
 	}
 	if sf.watch && sess != nil {
-		start("sessions watcher", func(ctx context.Context) error {
+		run("sessions watcher", func(ctx context.Context) error {
 			return sess.Watch(ctx, engine.SessionsWatchOptions{Debounce: sf.debounce, Log: logf})
 		})
 	}
-	start("servers", func(ctx context.Context) error {
-		err := runServers(ctx, e, sess, sf, logf)
-		if err == nil {
-			cancel() // the MCP client hung up: serving is over
-		}
-		return err
-	})
-	<-ctx.Done()
-	logf("stopping")
-	wg.Wait()
-	close(errc)
-	var errs []error
-	for err := range errc {
-		errs = append(errs, err)
+	if sf.debugAddr != "" {
+		run("debug server", func(ctx context.Context) error { return serveDebug(ctx, sf.debugAddr, logf) })
 	}
-	return errors.Join(errs...)
+	run("servers", func(ctx context.Context) error {
+		if err := runServers(ctx, e, sess, sf, logf); err != nil {
+			return err
+		}
+		return errHungUp // the MCP client hung up: serving is over
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		logf("stopping")
+		return nil
+	})
+	if err := g.Wait(); !errors.Is(err, errHungUp) {
+		return err
+	}
+	return nil
 }
+
+// errHungUp stops serve's other parts when the MCP client hangs up.
+var errHungUp = errors.New("mcp client hung up")
 
 // runServers is where the front ends that share the engine attach: the MCP
 // server, over stdio or (--http) streamable HTTP. It returns when ctx is
@@ -279,7 +351,10 @@ func runServers(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf
 		HTTPAddr:  sf.http,
 		Listening: func(url string) { logf("mcp listening on " + url) },
 		Settings:  serveSettings(sf, os.LookupEnv),
-		Logger:    slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn})),
+
+		MaxSearches:        sf.maxSearches,
+		SearchQueueTimeout: sf.searchQueue,
+		Logger:             slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if sess != nil {
 		opts.Sessions = sess
@@ -336,6 +411,20 @@ func serveSettings(sf serveFlags, lookup func(string) (string, bool)) []decay.Se
 		{Name: EnvLouvainGamma, Value: strings.TrimSpace(gamma), Source: map[bool]string{true: "env", false: "default"}[gammaSet],
 			Help: "resolution of the concept graph's Louvain communities; higher gives more, smaller ones"},
 	}
+	maxSearches, queueMs := strconv.Itoa(mcp.DefaultMaxSearches()), strconv.FormatInt(mcp.DefaultSearchQueueTimeout.Milliseconds(), 10)
+	if sf.maxSearches > 0 {
+		maxSearches = strconv.Itoa(sf.maxSearches)
+	}
+	if sf.searchQueue > 0 {
+		queueMs = strconv.FormatInt(sf.searchQueue.Milliseconds(), 10)
+	}
+	envMax, _ := lookup(EnvMaxSearches)
+	envQueue, _ := lookup(EnvSearchQueue)
+	out = append(out,
+		decay.Setting{Name: EnvMaxSearches, Value: maxSearches, Source: from(EnvMaxSearches, "--max-searches", sf.maxSearches > 0 && strings.TrimSpace(envMax) != maxSearches),
+			Help: "searches that run at once; more wait their turn"},
+		decay.Setting{Name: EnvSearchQueue, Value: queueMs, Source: from(EnvSearchQueue, "--search-queue-ms", sf.searchQueue > 0 && strings.TrimSpace(envQueue) != queueMs),
+			Help: "milliseconds a search waits for its turn before a busy, retry error"})
 	if sf.g.decayFunction != "" {
 		out = append(out, decay.Setting{Name: decay.EnvFunction, Value: sf.g.decayFunction, Source: "flag --decay-function"})
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,4 +212,68 @@ func TestServe(t *testing.T) {
 			t.Errorf("writer.pid left behind after a clean stop (%v)", err)
 		}
 	})
+
+	t.Run("debug-addr", func(t *testing.T) {
+		s := startServer(t, bin, nil, "--root", root, "serve", "--no-watch", "--debug-addr", "127.0.0.1:0")
+		line := s.waitLog(`profiler listening on http://127\.0\.0\.1:\d+/debug/pprof/$`)
+		url := line[strings.Index(line, "http://"):]
+		resp, err := http.Get(url + "cmdline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), "serve") {
+			t.Errorf("GET %scmdline: %d %q, want 200 and the command line", url, resp.StatusCode, body)
+		}
+		s.stop()
+		code, _, errs := mnemo("serve", "--debug-addr", "0.0.0.0:6060")
+		if code != 2 || !strings.Contains(errs, "non-loopback") {
+			t.Errorf("serve --debug-addr 0.0.0.0:6060: exit %d, %q; want a usage error refusing it", code, errs)
+		}
+	})
+}
+
+func TestSearchLimits(t *testing.T) {
+	n := func(v int) *int { return &v }
+	tests := []struct {
+		name           string
+		flagMax, flagQ *int
+		env            map[string]string
+		wantMax        int
+		wantQueue      time.Duration
+		wantErr        string
+	}{
+		{"defaults", nil, nil, nil, 0, 0, ""},
+		{"env", nil, nil, map[string]string{EnvMaxSearches: "4", EnvSearchQueue: "250"}, 4, 250 * time.Millisecond, ""},
+		{"flags beat env", n(8), n(1000), map[string]string{EnvMaxSearches: "4", EnvSearchQueue: "250"}, 8, time.Second, ""},
+		{"zero searches", n(0), nil, nil, 0, 0, "--max-searches 0"},
+		{"bad env", nil, nil, map[string]string{EnvSearchQueue: "soon"}, 0, 0, EnvSearchQueue},
+		{"huge queue", nil, n(10_000_000), nil, 0, 0, "--search-queue-ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			max, q, err := searchLimits(tt.flagMax, tt.flagQ, env(tt.env))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !isUsage(err) {
+					t.Fatalf("err = %v, want a usage error naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || max != tt.wantMax || q != tt.wantQueue {
+				t.Errorf("got %d, %s, %v; want %d, %s", max, q, err, tt.wantMax, tt.wantQueue)
+			}
+		})
+	}
+}
+
+func TestCheckDebugAddr(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"": true, "127.0.0.1:6060": true, "[::1]:6060": true, "localhost:0": true,
+		"0.0.0.0:6060": false, "192.168.1.2:6060": false, ":6060": false, "6060": false, "example.com:80": false,
+	} {
+		if err := checkDebugAddr(addr); (err == nil) != ok {
+			t.Errorf("checkDebugAddr(%q) = %v, want ok %t", addr, err, ok)
+		}
+	}
 }

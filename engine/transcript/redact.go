@@ -15,7 +15,7 @@ import (
 // Stripe, Google, … tokens), loaded once, on first use, so a process that
 // never reads a transcript never pays for it. On top of it, extraRules catch
 // what users paste into agent sessions and the defaults let through: a
-// password inside a URL, OpenAI/Anthropic-style keys without a vendor word
+// password inside a URL or assigned (password=…), OpenAI/Anthropic-style keys without a vendor word
 // nearby, AWS keys ending in EXAMPLE (allowlisted upstream: documentation
 // keys, but users paste real ones that happen to look alike), Authorization
 // headers, private-key blocks and JWTs.
@@ -35,6 +35,8 @@ type extraRule struct {
 	// after: the expression is tried only just after each occurrence of this
 	// string (anchored there), not over the whole text.
 	after string
+	// valid, if set, must accept the matched secret (cuts false positives).
+	valid func(string) bool
 }
 
 var extraRules = []extraRule{
@@ -44,6 +46,10 @@ var extraRules = []extraRule{
 	// scheme://user:password@host — the password only.
 	{id: "url-password", after: "://", group: 1,
 		re: regexp.MustCompile(`\A[^\s:/@"'<>]{1,128}:([^\s@/"'<>]{1,256})@`)},
+	// password=… / password: … (also DB_PASSWORD=, query strings): the value,
+	// when it looks like a secret (a digit or a symbol in it), not a word.
+	{id: "password", keywords: []string{"passw"}, group: 1, valid: secretLike,
+		re: regexp.MustCompile(`(?i)(?:password|passwd)["']?\s*[=:]\s*["']?([^\s"'&;,<>]{6,})`)},
 	// Authorization / Proxy-Authorization headers: the credential, scheme kept.
 	{id: "authorization-header", keywords: []string{"authorization"}, group: 1,
 		re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)\s+)?([^\s"',;]{8,})`)},
@@ -172,14 +178,15 @@ func (r extraRule) spans(text string) [][2]int {
 				return out
 			}
 			at := i + j + len(r.after)
-			if m := r.re.FindStringSubmatchIndex(text[at:]); m != nil && m[2*r.group] >= 0 {
+			if m := r.re.FindStringSubmatchIndex(text[at:]); m != nil && m[2*r.group] >= 0 &&
+				(r.valid == nil || r.valid(text[at+m[2*r.group]:at+m[2*r.group+1]])) {
 				out = append(out, [2]int{at + m[2*r.group], at + m[2*r.group+1]})
 			}
 			i = at
 		}
 	}
 	for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
-		if m[2*r.group] >= 0 {
+		if m[2*r.group] >= 0 && (r.valid == nil || r.valid(text[m[2*r.group]:m[2*r.group+1]])) {
 			out = append(out, [2]int{m[2*r.group], m[2*r.group+1]})
 		}
 	}
@@ -204,4 +211,12 @@ func (r extraRule) replace(text string) string {
 	}
 	b.WriteString(text[last:])
 	return b.String()
+}
+
+// secretLike reports whether a value looks like a password rather than a
+// word: it holds a digit or a symbol.
+func secretLike(v string) bool {
+	return strings.IndexFunc(v, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z')
+	}) >= 0
 }

@@ -28,6 +28,9 @@ func TestRedactSecrets(t *testing.T) {
 		{"jwt", "cookie eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkZha2UifQ.c2lnbmF0dXJlLWZha2UtdmFsdWUtMTIz end", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkZha2UifQ.c2lnbmF0dXJlLWZha2UtdmFsdWUtMTIz", "[REDACTED:"},
 		{"postgres url password", "DATABASE_URL=postgres://app:Tr0ub4dor-fake@db.internal:5432/app", "Tr0ub4dor-fake", "[REDACTED:url-password]"},
 		{"https url password", "clone https://deploy:s3cr3t-FAKE-pw@git.example.com/repo.git", "s3cr3t-FAKE-pw", "[REDACTED:url-password]"},
+		{"password assignment", "connect with DB_PASSWORD=hunter2-Fake and retry", "hunter2-Fake", "[REDACTED:password]"},
+		{"password in a query string", "jdbc:mysql://db:3306/app?user=app&password=S3cr3tFake99", "S3cr3tFake99", "[REDACTED:password]"},
+		{"password said aloud", "my password: Tr0ub4dor&3 (fake)", "Tr0ub4dor&3", "[REDACTED:password]"},
 		{"authorization bearer", "curl -H 'Authorization: Bearer abc123FAKEtoken456def789ghi' https://api.example.com", "abc123FAKEtoken456def789ghi", "[REDACTED:"},
 		{"authorization basic", "Authorization: Basic ZGVwbG95OmZha2UtcGFzc3dvcmQ=", "ZGVwbG95OmZha2UtcGFzc3dvcmQ=", "[REDACTED:"},
 		{"private key block", "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBmYWtlLWtleS1mb3ItdGVzdHMtb25seS0xMjM0NTY3ODkwAAAA\n-----END OPENSSH PRIVATE KEY-----\nthanks", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "[REDACTED:private-key]"},
@@ -65,6 +68,8 @@ func TestRedactLeavesOrdinaryText(t *testing.T) {
 		"mail dev@example.com or see https://example.com/docs/auth#bearer",
 		"install scikit-learn (import sklearn) and use sk-means later",
 		"Authorization: see the wiki",
+		"Password: required; the password policy says twelve characters",
+		"set password_policy: strict and pwd: /home/dev",
 		"ssh-keygen -t ed25519 writes -----BEGIN OPENSSH PUBLIC KEY----- style files",
 		"sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 of the empty file",
 	} {

@@ -17,7 +17,6 @@ package transcript
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,7 +61,8 @@ type Message struct {
 	// ID is stable within the session: the format's id where it has one, else
 	// one derived from the message's place in the file. A Message may repeat an
 	// ID that an earlier Read delivered (a Claude Code reply written as several
-	// lines that straddled two reads): the later Message replaces the earlier.
+	// lines that straddled two reads, a Gemini message recorded again): the
+	// later Message replaces the earlier.
 	ID        string
 	Role      string // RoleUser or RoleAssistant
 	Timestamp time.Time
@@ -114,17 +114,16 @@ type Result struct {
 	Reset     bool   // Handler.Reset was called
 	Malformed int    // lines (or records) that did not parse; skipped
 	TooLong   int    // lines longer than Options.MaxLineBytes; skipped unread
-	Ignored   int    // records of unknown type; skipped
+	Ignored   int    // records of unknown type (generic JSONL: of another session); skipped
 }
 
 // DefaultMaxLineBytes is the default bound on one JSONL line.
 const DefaultMaxLineBytes = 32 << 20
 
-// ErrNotTranscript means the path is not a transcript of the source's format.
-var ErrNotTranscript = errors.New("not a transcript of this source")
-
 // Read reads one transcript of src incrementally from prev (the zero Cursor
-// reads from the start), streaming: it never loads the whole file. If the
+// reads from the start), streaming: it never loads the whole file (a
+// CodeArchitect session, written once as a small markdown file, is read
+// whole, up to 64 MiB). For CodeArchitect, path is the topic folder. If the
 // file was rewritten, truncated or rewound so that messages delivered before
 // changed, it calls h.Reset once before any h.Message and delivers the whole
 // active branch again; otherwise it delivers only new messages. Malformed

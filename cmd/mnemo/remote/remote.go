@@ -10,7 +10,7 @@
 // The protocol is JSON lines over one connection, one response per request,
 // in order:
 //
-//	→ {"op": "search", "query": {"Text": "bbolt", "Mode": "fulltext", …}}
+//	→ {"op": "search", "query": {"query": "bbolt", "mode": "fulltext", …}}
 //	← {"result": {…engine.Page…}}
 //	→ {"op": "read", "id": "decisions/use-bbolt"}
 //	← {"error": "\"use-bbolt\": no memory has this path or title: memory not found", "kind": "not-found"}

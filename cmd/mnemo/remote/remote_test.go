@@ -290,10 +290,10 @@ func TestBadRequests(t *testing.T) {
 		{`["search"]`, "bad-request", "bad request"},
 		{`{"op":"frobnicate"}`, "bad-request", `unknown op "frobnicate"`},
 		{`{"op":"search"}`, "bad-request", `needs "query"`},
-		{`{"op":"search","query":{"Text":"x","Fuzziness":2}}`, "bad-request", "Fuzziness"},
+		{`{"op":"search","query":{"query":"x","Fuzziness":2}}`, "bad-request", "Fuzziness"},
 		{`{"op":"status"} {"op":"status"}`, "bad-request", "after the JSON object"},
 		{`{"op":"read","id":42}`, "bad-request", "bad request"},
-		{`{"op":"search","query":{"Text":""}}`, "empty-query", "search query is required"},
+		{`{"op":"search","query":{"query":""}}`, "empty-query", "search query is required"},
 		{`{"op":"read","id":"nope"}`, "not-found", "memory not found"},
 	}
 	for _, tc := range cases {
@@ -315,7 +315,7 @@ func TestOversizedRequest(t *testing.T) {
 	go func() {
 		// Much more than the limit, with no newline: the server must answer
 		// once the limit is passed, not wait for the end.
-		chunk := []byte(`{"op":"search","query":{"Text":"` + strings.Repeat("a", 64<<10))
+		chunk := []byte(`{"op":"search","query":{"query":"` + strings.Repeat("a", 64<<10))
 		for i := 0; i < 64; i++ {
 			if _, err := conn.Write(chunk); err != nil {
 				return
