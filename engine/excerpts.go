@@ -95,11 +95,11 @@ func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer, forms *e
 			terms[k] = append(terms[k], span{t.Start, t.End})
 		}
 	}
-	keys := make([]string, 0, len(terms))
+	sorted := make([]string, 0, len(terms))
 	for k := range terms {
-		keys = append(keys, k)
+		sorted = append(sorted, k)
 	}
-	sort.Strings(keys)
+	sort.Strings(sorted)
 
 	out := make([]byte, 0, 2*len(text)+64)
 	out = binary.AppendUvarint(out, uint64(len(text)))
@@ -109,11 +109,11 @@ func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer, forms *e
 		out = binary.AppendUvarint(out, uint64(c[0]))
 		out = binary.AppendUvarint(out, uint64(c[1]-c[0]))
 	}
-	out = binary.AppendUvarint(out, uint64(len(keys)))
+	out = binary.AppendUvarint(out, uint64(len(sorted)))
 	table := len(out)
-	out = append(out, make([]byte, 4*len(keys))...)
+	out = append(out, make([]byte, 4*len(sorted))...)
 	entries := len(out)
-	for i, k := range keys {
+	for i, k := range sorted {
 		binary.LittleEndian.PutUint32(out[table+4*i:], uint32(len(out)-entries))
 		out = binary.AppendUvarint(out, uint64(len(k)))
 		out = append(out, k...)
