@@ -80,8 +80,13 @@ func (f *englishForms) of(word []byte) string {
 func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer) []byte {
 	terms := map[string][]span{}
 	forms := newEnglishForms()
+	keys := map[string]string{} // word → its key: one allocation per distinct word, not per token
 	for _, t := range unicodetok.NewUnicodeTokenizer().Tokenize([]byte(text)) {
-		k := string([]byte{nsEN}) + forms.of(t.Term)
+		k, ok := keys[string(t.Term)]
+		if !ok {
+			k = string([]byte{nsEN}) + forms.of(t.Term)
+			keys[string(t.Term)] = k
+		}
 		terms[k] = append(terms[k], span{t.Start, t.End})
 	}
 	if cjk != nil && needsBigrams(text) {
@@ -90,11 +95,11 @@ func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer) []byte {
 			terms[k] = append(terms[k], span{t.Start, t.End})
 		}
 	}
-	keys := make([]string, 0, len(terms))
+	sorted := make([]string, 0, len(terms))
 	for k := range terms {
-		keys = append(keys, k)
+		sorted = append(sorted, k)
 	}
-	sort.Strings(keys)
+	sort.Strings(sorted)
 
 	out := make([]byte, 0, 2*len(text)+64)
 	out = binary.AppendUvarint(out, uint64(len(text)))
@@ -104,11 +109,11 @@ func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer) []byte {
 		out = binary.AppendUvarint(out, uint64(c[0]))
 		out = binary.AppendUvarint(out, uint64(c[1]-c[0]))
 	}
-	out = binary.AppendUvarint(out, uint64(len(keys)))
+	out = binary.AppendUvarint(out, uint64(len(sorted)))
 	table := len(out)
-	out = append(out, make([]byte, 4*len(keys))...)
+	out = append(out, make([]byte, 4*len(sorted))...)
 	entries := len(out)
-	for i, k := range keys {
+	for i, k := range sorted {
 		binary.LittleEndian.PutUint32(out[table+4*i:], uint32(len(out)-entries))
 		out = binary.AppendUvarint(out, uint64(len(k)))
 		out = append(out, k...)

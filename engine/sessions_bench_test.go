@@ -26,7 +26,9 @@ import (
 //	MNEMO_SESSIONS_LOCOMO=/tmp/mnemo-bench/sessions-locomo go test ./engine -run '^$' -bench BenchmarkSessionsLoCoMo -benchtime 1x
 //	MNEMO_SESSIONS_SYNTH=1 go test ./engine -run '^$' -bench BenchmarkSessionsSynthetic -benchtime 1x -timeout 2h
 //
-// MNEMO_SESSIONS_SYNTH_DIR keeps the generated history (and reuses it).
+// MNEMO_SESSIONS_SYNTH_DIR keeps the generated history (and reuses it);
+// MNEMO_SESSIONS_SYNTH_SESSIONS and MNEMO_SESSIONS_SYNTH_MB scale it
+// (default 2000 sessions, 1024 MB).
 
 // BenchmarkSessionsLoCoMo syncs the LoCoMo transcripts of the sessions
 // benchmark and runs its 1,982 questions in hybrid mode, per project, as
@@ -64,18 +66,27 @@ func BenchmarkSessionsSynthetic(b *testing.B) {
 	if home == "" {
 		home = b.TempDir()
 	}
+	sessions, mb := envInt("MNEMO_SESSIONS_SYNTH_SESSIONS", 2000), envInt("MNEMO_SESSIONS_SYNTH_MB", 1024)
 	start := time.Now()
-	n, err := generateHistory(filepath.Join(home, ".claude", "projects"), 2000, 1<<30)
+	n, err := generateHistory(filepath.Join(home, ".claude", "projects"), sessions, int64(mb)<<20)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("history: %d bytes in 2000 sessions (generated in %s)", n, time.Since(start).Round(time.Second))
+	b.Logf("history: %d bytes in %d sessions (generated in %s)", n, sessions, time.Since(start).Round(time.Second))
 	rng := rand.New(rand.NewPCG(7, 7))
+	words := newVocabulary(rng)
 	var qs []engine.SessionQuery
 	for range 500 {
-		qs = append(qs, engine.SessionQuery{Text: strings.Join([]string{pick(rng, synthTopics), pick(rng, synthWords), pick(rng, synthWords)}, " "), Limit: 10, MaxHits: 3})
+		qs = append(qs, engine.SessionQuery{Text: pick(rng, synthTopics) + " " + words.sentence(2), Limit: 10, MaxHits: 3})
 	}
 	benchSessions(b, home, qs)
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 func benchSessions(b *testing.B, home string, qs []engine.SessionQuery) {
@@ -89,12 +100,13 @@ func benchSessions(b *testing.B, home string, qs []engine.SessionQuery) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime()
 		rep, err := s.Sync(ctx, false)
 		if err != nil {
 			b.Fatal(err)
 		}
-		sync := time.Since(t0)
+		sync, syncCPU := time.Since(t0), cpuTime()-c0
+		b.ReportMetric(syncCPU.Seconds(), "sync-cpu-s")
 		st, _ := s.Status(ctx)
 		// Wall time, and the process's CPU time: on a shared machine the
 		// second is the steadier measure of what one query costs.
@@ -119,8 +131,8 @@ func benchSessions(b *testing.B, home string, qs []engine.SessionQuery) {
 		b.ReportMetric(p(0.5), "p50-ms")
 		b.ReportMetric(p(0.99), "p99-ms")
 		b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
-		b.Logf("sync %s: %d sessions, %d messages, full-text %d MiB, state %d MiB; %d queries p50 %.1f ms p99 %.1f ms; peak RSS %d MiB",
-			sync.Round(time.Millisecond), st.Sessions, st.Messages, st.FullText>>20, st.State>>20, len(qs), p(0.5), p(0.99), peakRSS()>>20)
+		b.Logf("sync %s (CPU %s): %d sessions, %d messages, full-text %d MiB, state %d MiB; %d queries p50 %.1f ms p99 %.1f ms; peak RSS %d MiB",
+			sync.Round(time.Millisecond), syncCPU.Round(time.Millisecond), st.Sessions, st.Messages, st.FullText>>20, st.State>>20, len(qs), p(0.5), p(0.99), peakRSS()>>20)
 		s.Close()
 	}
 }
@@ -163,6 +175,36 @@ var (
 
 func pick(r *rand.Rand, xs []string) string { return xs[r.IntN(len(xs))] }
 
+// vocabulary draws words by Zipf's law (s = 1.1) from 20,000 made-up words
+// after the common ones above, so that, as in real prose, a few words are
+// everywhere and most are rare.
+type vocabulary struct {
+	words []string
+	z     *rand.Zipf
+}
+
+func newVocabulary(r *rand.Rand) *vocabulary {
+	v := &vocabulary{words: append([]string{}, synthWords...)}
+	syll := strings.Fields("ka lo mi ne ru ta shi vo ple gra dun mer tis ock ban fel zor quin")
+	for len(v.words) < 20_000 {
+		w := ""
+		for range 2 + r.IntN(3) {
+			w += syll[r.IntN(len(syll))]
+		}
+		v.words = append(v.words, w)
+	}
+	v.z = rand.NewZipf(r, 1.1, 1, uint64(len(v.words)-1))
+	return v
+}
+
+func (v *vocabulary) sentence(k int) string {
+	ws := make([]string, k)
+	for j := range ws {
+		ws[j] = v.words[v.z.Uint64()]
+	}
+	return strings.Join(ws, " ")
+}
+
 // generateHistory writes sessions Claude Code transcripts of about total
 // bytes under root (reusing one already there), one project folder per 20
 // sessions: per turn a user question, an assistant answer with thinking,
@@ -201,13 +243,7 @@ func writeSynthSession(path string, i int, size int64) (int64, error) {
 	t := time.Date(2025, 1, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * 4 * time.Hour)
 	var n int64
 	parent := any(nil)
-	sentence := func(k int) string {
-		ws := make([]string, k)
-		for j := range ws {
-			ws[j] = pick(rng, synthWords)
-		}
-		return strings.Join(ws, " ")
-	}
+	sentence := newVocabulary(rng).sentence
 	emit := func(v map[string]any) {
 		v["sessionId"], v["cwd"], v["timestamp"], v["isSidechain"] = session, cwd, t.Format(time.RFC3339), false
 		t = t.Add(20 * time.Second)

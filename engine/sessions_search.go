@@ -231,6 +231,7 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 	if sem.err != nil {
 		return SessionPage{}, sem.err
 	}
+	text, textSessions := s.bestText(text, p)
 	var groups []*sessionGroup
 	for n := p.chunks; ; n *= 4 {
 		groups = s.group(p, s.fuse(p, sc, text, sem.qv, sem.found))
@@ -242,6 +243,12 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		}
 	}
 	page.TotalSessions = len(groups)
+	if textSessions != nil {
+		for _, g := range groups {
+			textSessions[g.ss.SID] = struct{}{}
+		}
+		page.TotalSessions = len(textSessions)
+	}
 	sortGroups(groups, q.Sort)
 	for _, g := range groups[:min(q.Limit, len(groups))] {
 		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
@@ -289,6 +296,44 @@ func (s *Sessions) semanticCandidates(ctx context.Context, qv []float32, sc sess
 		}
 	}
 	return s.vec.Query(ctx, qv, n, sc.labels())
+}
+
+// maxTextCandidates bounds the text matches that go on to fusion: past it,
+// only the best by BM25 do (at least 20 per hit a page can show). A query
+// of common words matches most of a large history, and every candidate
+// costs a vector lookup and a place in its session's list; one beyond the
+// bound could only reach the page on its similarity, which the vector
+// candidates already cover. On the sessions benchmark no query reaches
+// the bound (a project holds ~600 messages), so its figures are exact.
+const maxTextCandidates = 2000
+
+// bestText keeps the best text candidates (see maxTextCandidates) and, when
+// it drops any, returns the sessions all of them belong to, so that
+// totalSessions still counts every session with a match.
+func (s *Sessions) bestText(text []candidate, p sessionPlan) ([]candidate, map[uint32]struct{}) {
+	k := max(maxTextCandidates, 20*p.limit*p.hits)
+	if len(text) <= k {
+		return text, nil
+	}
+	all := make(map[uint32]struct{}, 256)
+	scores := make([]float64, len(text))
+	for i := range text {
+		all[s.msgs[text[i].rec.Path].sid] = struct{}{}
+		scores[i] = text[i].text
+	}
+	cut := kthLargest(scores, k)
+	kept := make([]candidate, 0, k)
+	for _, c := range text {
+		if c.text > cut {
+			kept = append(kept, c)
+		}
+	}
+	for _, c := range text { // ties at the cut fill what is left
+		if c.text == cut && len(kept) < k {
+			kept = append(kept, c)
+		}
+	}
+	return kept, all
 }
 
 // labels is the exact-match part of a scope, for the vector store.

@@ -476,5 +476,31 @@ func TestSessionsSyncPaths(t *testing.T) {
 	if got := hitIDs(search(t, s, SessionQuery{Text: "durian", Mode: FullText})); len(got) != 0 {
 		t.Errorf("deleted transcript still found: %v", got)
 	}
-	_ = fmt.Sprint
+
+}
+
+// TestSessionsManyTextMatches: past maxTextCandidates only the best text
+// matches go on to fusion, and totalSessions still counts every session
+// with a match.
+func TestSessionsManyTextMatches(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "t")
+	for i, name := range []string{"x1", "x2", "x3"} {
+		var ms []lineMsg
+		for k := range 800 {
+			text := fmt.Sprintf("note %d about the orchard and its apple harvest", k)
+			if name == "x2" && k == 7 {
+				text = "apple apple apple"
+			}
+			ms = append(ms, msgAt(fmt.Sprintf("%s-%d", name, k), "user", text, i*1000+k))
+		}
+		writeLines(t, filepath.Join(root, name+".jsonl"), ms, false)
+	}
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	for _, mode := range []Mode{FullText, Hybrid} {
+		p := search(t, s, SessionQuery{Text: "apple", Mode: mode, Limit: 2, MaxHits: 1})
+		if p.TotalSessions != 3 || len(p.Sessions) != 2 || p.Sessions[0].Hits[0].MessageID != "x2-7" {
+			t.Errorf("%s: total %d, first %+v", mode, p.TotalSessions, p.Sessions[0])
+		}
+	}
 }
