@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"mnemo/engine"
 )
 
 // waitQueued polls, bounded, until n callers wait (nothing signals that).
@@ -78,7 +80,7 @@ func TestSearchBusyIsToolError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer leave()
-	_, err = s.search(context.Background(), &searchIn{Query: "anything", Page: 1, PageSize: 10})
+	_, err = s.search(context.Background(), &engine.Query{Text: "anything", Page: 1, PageSize: 10})
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("search with the gate full: %v, want ErrBusy", err)
 	}

@@ -22,17 +22,21 @@ const (
 	maxTags       = 64
 )
 
-type searchIn struct {
-	Query    string   `json:"query" jsonschema:"what to look for: words, a phrase or a question"`
-	Mode     string   `json:"mode,omitempty" jsonschema:"Hybrid (words and meaning, the default), Semantic (meaning) or FullText (words); case-insensitive"`
-	PageSize int      `json:"pageSize,omitempty" jsonschema:"results per page, 1 to 200"`
-	Page     int      `json:"page,omitempty" jsonschema:"which page, from 1"`
-	Folder   string   `json:"folder,omitempty" jsonschema:"only memories under this folder, relative to the memory folder"`
-	Tags     []string `json:"tags,omitempty" jsonschema:"only memories that have all of these tags"`
-	MinScore float64  `json:"minScore,omitempty" jsonschema:"drop results whose score is below this, 0 to 1"`
-	From     string   `json:"from,omitempty" jsonschema:"only memories created on or after this date: YYYY-MM-DD or RFC 3339"`
-	To       string   `json:"to,omitempty" jsonschema:"only memories created on or before this date (a whole day if YYYY-MM-DD)"`
-	Sort     string   `json:"sort,omitempty" jsonschema:"relevance (the default) or recency (most recently modified first)"`
+// searchArgs are the SearchMemories arguments, in the order the schema
+// lists them, with what each means to the agent. The arguments decode into
+// engine.Query (its JSON names are these); "now" and "noSnippets" are
+// engine.Query fields the tool does not offer.
+var searchArgs = []struct{ name, desc string }{
+	{"query", "what to look for: words, a phrase or a question"},
+	{"mode", "Hybrid (words and meaning, the default), Semantic (meaning) or FullText (words); case-insensitive"},
+	{"pageSize", "results per page, 1 to 200"},
+	{"page", "which page, from 1"},
+	{"folder", "only memories under this folder, relative to the memory folder"},
+	{"tags", "only memories that have all of these tags"},
+	{"minScore", "drop results whose score is below this, 0 to 1"},
+	{"from", "only memories created on or after this date: YYYY-MM-DD or RFC 3339"},
+	{"to", "only memories created on or before this date (a whole day if YYYY-MM-DD)"},
+	{"sort", "relevance (the default) or recency (most recently modified first)"},
 }
 
 type searchOut struct {
@@ -76,8 +80,8 @@ func (o *searchOut) keep(n int) {
 // modeNames are the spellings the tool speaks, as the issue and maenifold do.
 var modeNames = map[engine.Mode]string{engine.Hybrid: "Hybrid", engine.Semantic: "Semantic", engine.FullText: "FullText"}
 
-func (s *server) searchTool() tool[searchIn, searchOut] {
-	return tool[searchIn, searchOut]{
+func (s *server) searchTool() tool[engine.Query, searchOut] {
+	return tool[engine.Query, searchOut]{
 		name:  "SearchMemories",
 		title: "Search memories",
 		desc: "Search the memory folder by words and meaning. Returns ranked memories with scores (0 to 1, recent memories ranked a little higher) and matching snippets. " +
@@ -85,6 +89,15 @@ func (s *server) searchTool() tool[searchIn, searchOut] {
 		readOnly:   true,
 		idempotent: true,
 		schema: func(in *jsonschema.Schema) {
+			props := map[string]*jsonschema.Schema{}
+			in.PropertyOrder = nil
+			for _, a := range searchArgs {
+				p := property(in, a.name)
+				p.Description = a.desc
+				props[a.name] = p
+				in.PropertyOrder = append(in.PropertyOrder, a.name)
+			}
+			in.Properties = props
 			property(in, "query").MaxLength = ptr(maxQueryChars)
 			m := property(in, "mode")
 			m.Default = json.RawMessage(`"Hybrid"`)
@@ -104,37 +117,26 @@ func (s *server) searchTool() tool[searchIn, searchOut] {
 	}
 }
 
-func (s *server) search(ctx context.Context, in *searchIn) (*searchOut, error) {
+func (s *server) search(ctx context.Context, q *engine.Query) (*searchOut, error) {
 	switch {
-	case strings.TrimSpace(in.Query) == "":
+	case strings.TrimSpace(q.Text) == "":
 		return nil, fmt.Errorf("query is required")
-	case utf8.RuneCountInString(in.Query) > maxQueryChars:
-		return nil, fmt.Errorf("query is %d characters, over the limit of %d", utf8.RuneCountInString(in.Query), maxQueryChars)
-	case in.Page < 1 || in.Page > maxPage:
-		return nil, fmt.Errorf("page must be between 1 and %d (got %d)", maxPage, in.Page)
-	case in.PageSize < 1 || in.PageSize > maxPageSize:
-		return nil, fmt.Errorf("pageSize must be between 1 and %d (got %d)", maxPageSize, in.PageSize)
-	case len(in.Folder) > maxPathBytes:
-		return nil, fmt.Errorf("folder is %d bytes, over the %d-byte limit", len(in.Folder), maxPathBytes)
-	case len(in.Tags) > maxTags:
-		return nil, fmt.Errorf("%d tags, over the limit of %d", len(in.Tags), maxTags)
-	}
-	q := engine.Query{
-		Text: in.Query, Mode: engine.Mode(in.Mode), Page: in.Page, PageSize: in.PageSize,
-		Folder: in.Folder, Tags: in.Tags, MinScore: in.MinScore, Sort: engine.Sort(in.Sort),
-	}
-	var err error
-	if q.From, err = parseDate("from", in.From, false); err != nil {
-		return nil, err
-	}
-	if q.To, err = parseDate("to", in.To, true); err != nil {
-		return nil, err
+	case utf8.RuneCountInString(q.Text) > maxQueryChars:
+		return nil, fmt.Errorf("query is %d characters, over the limit of %d", utf8.RuneCountInString(q.Text), maxQueryChars)
+	case q.Page < 1 || q.Page > maxPage:
+		return nil, fmt.Errorf("page must be between 1 and %d (got %d)", maxPage, q.Page)
+	case q.PageSize < 1 || q.PageSize > maxPageSize:
+		return nil, fmt.Errorf("pageSize must be between 1 and %d (got %d)", maxPageSize, q.PageSize)
+	case len(q.Folder) > maxPathBytes:
+		return nil, fmt.Errorf("folder is %d bytes, over the %d-byte limit", len(q.Folder), maxPathBytes)
+	case len(q.Tags) > maxTags:
+		return nil, fmt.Errorf("%d tags, over the limit of %d", len(q.Tags), maxTags)
 	}
 	leave, err := s.searches.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.eng.Search(ctx, q)
+	p, err := s.eng.Search(ctx, *q)
 	leave()
 	if err != nil {
 		return nil, err
@@ -155,26 +157,6 @@ func (s *server) search(ctx context.Context, in *searchIn) (*searchOut, error) {
 		})
 	}
 	return out, nil
-}
-
-// parseDate reads a from/to bound: RFC 3339, or a date that means the
-// start of that day (UTC) for from and its end for to.
-func parseDate(name, s string, end bool) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s %.40q: want YYYY-MM-DD or RFC 3339 (2025-06-01T12:00:00Z)", name, s)
-	}
-	if end {
-		t = t.Add(24*time.Hour - time.Nanosecond)
-	}
-	return t, nil
 }
 
 func searchText(o *searchOut) string {

@@ -172,10 +172,10 @@ func (in *searchSessionsIn) query() (engine.SessionQuery, error) {
 		}
 		from, to = d, d
 	}
-	if q.From, err = parseDate("from", from, false); err != nil {
+	if q.From, err = engine.ParseDate("from", from, false); err != nil {
 		return q, err
 	}
-	if q.To, err = parseDate("to", to, true); err != nil {
+	if q.To, err = engine.ParseDate("to", to, true); err != nil {
 		return q, err
 	}
 	return q.Validate()

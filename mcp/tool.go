@@ -180,6 +180,10 @@ type argSpec struct {
 	fields   map[string]argField
 	required map[string]bool
 	defaults map[string]json.RawMessage
+	// own is set when In decodes itself (a json.Unmarshaler, such as
+	// engine.Query): the spec then only checks names, required arguments
+	// and defaults, and hands In the arguments with the defaults filled in.
+	own bool
 }
 
 type argField struct {
@@ -190,6 +194,27 @@ type argField struct {
 
 func argSpecFor[In any](s *jsonschema.Schema) *argSpec {
 	a := &argSpec{fields: map[string]argField{}, required: map[string]bool{}, defaults: map[string]json.RawMessage{}}
+	for _, r := range s.Required {
+		a.required[r] = true
+	}
+	if _, ok := any(new(In)).(json.Unmarshaler); ok {
+		a.own = true
+		a.names = s.PropertyOrder
+		if len(a.names) != len(s.Properties) {
+			panic(fmt.Sprintf("%T: the schema must list every property in PropertyOrder", *new(In)))
+		}
+		for _, name := range a.names {
+			p := s.Properties[name]
+			if p == nil {
+				panic(fmt.Sprintf("%T: PropertyOrder names %s, which is not a property", *new(In), name))
+			}
+			a.fields[name] = argField{}
+			if p.Default != nil {
+				a.defaults[name] = p.Default
+			}
+		}
+		return a
+	}
 	t := reflect.TypeFor[In]()
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -217,9 +242,6 @@ func argSpecFor[In any](s *jsonschema.Schema) *argSpec {
 		if p := s.Properties[name]; p != nil && p.Default != nil {
 			a.defaults[name] = p.Default
 		}
-	}
-	for _, r := range s.Required {
-		a.required[r] = true
 	}
 	return a
 }
@@ -252,6 +274,9 @@ func (a *argSpec) decode(raw json.RawMessage, dst any) error {
 		}
 		return fmt.Errorf("unknown parameter %.40q (accepted: %s)", unknown[0], strings.Join(a.names, ", "))
 	}
+	if a.own {
+		return a.decodeOwn(obj, dst.(json.Unmarshaler))
+	}
 	v := reflect.ValueOf(dst).Elem()
 	for _, name := range a.names {
 		val, ok := obj[name]
@@ -269,6 +294,26 @@ func (a *argSpec) decode(raw json.RawMessage, dst any) error {
 		}
 	}
 	return nil
+}
+
+// decodeOwn checks required arguments, fills in defaults and lets dst
+// decode the rest.
+func (a *argSpec) decodeOwn(obj map[string]json.RawMessage, dst json.Unmarshaler) error {
+	for _, name := range a.names {
+		if val, ok := obj[name]; !ok || string(bytes.TrimSpace(val)) == "null" {
+			if a.required[name] {
+				return fmt.Errorf("%s is required", name)
+			}
+			if def, ok := a.defaults[name]; ok {
+				obj[name] = def
+			}
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("arguments: %v", err)
+	}
+	return dst.UnmarshalJSON(b)
 }
 
 // decodeValue decodes one argument. Integers may come as 2 or 2.0 (some

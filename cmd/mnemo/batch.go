@@ -17,23 +17,6 @@ import (
 // maxBatchLine bounds one JSONL input line; queries can be whole documents.
 const maxBatchLine = 64 << 20
 
-// batchLine is one input line of search --batch. Pointers tell a field that
-// was left out (take the command-line default) from one set to zero.
-type batchLine struct {
-	ID       json.RawMessage `json:"id"`
-	Query    string          `json:"query"`
-	Mode     *string         `json:"mode"`
-	Folder   *string         `json:"folder"`
-	Tags     []string        `json:"tags"`
-	From     *string         `json:"from"`
-	To       *string         `json:"to"`
-	Now      *string         `json:"now"`
-	Page     *int            `json:"page"`
-	PageSize *int            `json:"page_size"`
-	MinScore *float64        `json:"min_score"`
-	Sort     *string         `json:"sort"`
-}
-
 // batchResult is one output line of search --batch.
 type batchResult struct {
 	ID         json.RawMessage `json:"id"`
@@ -50,58 +33,45 @@ type batchHit struct {
 	SemanticScore float64 `json:"semanticScore"`
 }
 
-// parseBatchLine decodes one input line into its id and Query; fields the
-// line leaves out take their value from def. The id is returned even when
-// the rest of the line is wrong, so the error line can carry it.
+// parseBatchLine decodes one input line: its "id" and, in the rest,
+// engine.Query's JSON fields; fields the line leaves out take their value
+// from def. Any other field is an error. The id is returned even when the
+// rest of the line is wrong, so the error line can carry it.
 func parseBatchLine(line []byte, def searchFlags) (json.RawMessage, engine.Query, error) {
-	var l batchLine
+	var obj json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l); err != nil {
-		var idOnly struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.Unmarshal(line, &idOnly)
-		return idOnly.ID, engine.Query{}, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	if err := dec.Decode(&obj); err != nil {
+		return nil, engine.Query{}, errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
+	var id json.RawMessage
 	if _, err := dec.Token(); err != io.EOF {
-		return l.ID, engine.Query{}, errors.New("unexpected data after the JSON object")
+		_ = json.Unmarshal(obj, &struct {
+			ID *json.RawMessage `json:"id"`
+		}{&id})
+		return id, engine.Query{}, errors.New("unexpected data after the JSON object")
 	}
-	if len(l.ID) == 0 || string(l.ID) == "null" {
+	q, err := buildQuery("", def)
+	if err == nil {
+		err = q.DecodeJSON(obj, func(name string, v json.RawMessage) error {
+			if name != "id" {
+				return fmt.Errorf("unknown field %.40q", name)
+			}
+			id = v
+			return nil
+		})
+	}
+	if err != nil {
+		if id == nil {
+			_ = json.Unmarshal(obj, &struct {
+				ID *json.RawMessage `json:"id"`
+			}{&id})
+		}
+		return id, engine.Query{}, err
+	}
+	if len(id) == 0 || string(id) == "null" {
 		return nil, engine.Query{}, errors.New(`missing "id"`)
 	}
-	q, err := l.query(def)
-	return l.ID, q, err
-}
-
-// query turns the line's search fields into a Query; fields the line
-// leaves out take their value from def.
-func (l batchLine) query(def searchFlags) (engine.Query, error) {
-	f := def
-	set := func(dst *string, src *string) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	set(&f.mode, l.Mode)
-	set(&f.folder, l.Folder)
-	set(&f.from, l.From)
-	set(&f.to, l.To)
-	set(&f.now, l.Now)
-	set(&f.sort, l.Sort)
-	if l.Tags != nil {
-		f.tags = l.Tags
-	}
-	if l.Page != nil {
-		f.page = *l.Page
-	}
-	if l.PageSize != nil {
-		f.pageSize = *l.PageSize
-	}
-	if l.MinScore != nil {
-		f.minScore = *l.MinScore
-	}
-	return buildQuery(l.Query, f)
+	return id, q, nil
 }
 
 // runBatch answers every line of the JSONL file at path ("-" is stdin) with

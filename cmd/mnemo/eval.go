@@ -45,7 +45,7 @@ only, without snippets). The definitions are those of the benchmark scorer
 An incremental sync runs first; --no-sync skips it. See docs/eval.md.
 
 Each line is a search --batch line (id, query, optional mode, folder, tags,
-from, to, now, page_size, …) plus the judgments:
+from, to, now, pageSize, …) plus the judgments:
   "relevant": ["decisions/adr-001.md", …]   paths that answer the query
   "grades":   {"decisions/adr-001.md": 2}   optional graded relevance for nDCG
   "category", "category_name"               optional, for the breakdown
@@ -75,7 +75,7 @@ within sampling error (about ±0.005 near 0.05).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.search.mode, "mode", "m", "", "hybrid, semantic or fulltext, for lines without \"mode\" (default hybrid)")
-	fl.IntVarP(&f.search.pageSize, "page-size", "n", 100, "results per query, for lines without \"page_size\" (1 to 200)")
+	fl.IntVarP(&f.search.pageSize, "page-size", "n", 100, "results per query, for lines without \"pageSize\" (1 to 200)")
 	fl.BoolVar(&f.scope, "scope", false, `search within each query's "scope" folder and score only results under it`)
 	fl.BoolVar(&f.asOf, "as-of", false, `evaluate recency decay at each query's "as_of" time`)
 	fl.StringSliceVar(&f.exclude, "exclude-category", nil, "leave out queries of this category (repeatable, or comma-separated)")
@@ -106,30 +106,38 @@ func readEvalQueries(r io.Reader, name string, f evalFlags) (qs []evalQuery, unj
 		if err := json.Unmarshal(line, &j); err != nil {
 			return bad(err)
 		}
-		var l batchLine // the search fields; unknown fields are judgments or notes
-		if err := json.Unmarshal(line, &l); err != nil {
-			return bad(err)
-		}
 		if prev, dup := seen[j.ID]; dup {
 			return bad(fmt.Errorf("id %q repeats line %d", j.ID, prev))
 		}
 		seen[j.ID] = n
-		if f.scope && j.Scope != "" {
-			folder := strings.TrimRight(j.Scope, "/")
-			l.Folder = &folder
+		q, err := buildQuery("", f.search)
+		if err != nil {
+			return bad(err)
 		}
-		if f.asOf && j.AsOf != "" {
-			l.Now = &j.AsOf
-		}
-		q, err := l.query(f.search)
+		var id json.RawMessage
+		// The search fields; any other field is a judgment or a note.
+		err = q.DecodeJSON(line, func(name string, v json.RawMessage) error {
+			if name == "id" {
+				id = v
+			}
+			return nil
+		})
 		if err != nil {
 			return bad(fmt.Errorf("id %q: %w", j.ID, err))
+		}
+		if f.scope && j.Scope != "" {
+			q.Folder = strings.TrimRight(j.Scope, "/")
+		}
+		if f.asOf && j.AsOf != "" {
+			if q.Now, err = engine.ParseDate("now", j.AsOf, false); err != nil {
+				return bad(fmt.Errorf("id %q: as_of: %w", j.ID, err))
+			}
 		}
 		if len(j.Relevant) == 0 {
 			unjudged++
 			return nil
 		}
-		qs = append(qs, evalQuery{judged: j, search: q, id: l.ID})
+		qs = append(qs, evalQuery{judged: j, search: q, id: id})
 		return nil
 	})
 	var ue usageError

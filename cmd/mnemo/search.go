@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"mnemo/engine"
 )
 
-// searchFlags are the Query fields as typed on the command line (or in a
-// batch line), before parsing.
+// searchFlags are the Query fields as typed on the command line, before
+// parsing. With --batch and in eval they are the defaults a line's own
+// fields (engine.Query's JSON) override.
 type searchFlags struct {
 	mode     string
 	page     int
@@ -42,7 +42,8 @@ An incremental sync runs first, so results reflect the folder as it is now;
 --batch FILE reads one JSON query per line (FILE "-" is stdin) and writes one
 JSON result line per query, in order, with one engine for the whole batch:
   in:  {"id", "query", optional "mode", "folder", "tags", "from", "to", "now",
-        "page", "page_size", "min_score", "sort"}
+        "page", "pageSize", "minScore", "sort"} — the SearchMemories argument
+        names, plus "now"; "page_size" and "min_score" are accepted too
   out: {"id", "totalCount", "results": [{"path", "uri", "score", "textScore", "semanticScore"}]}
 A query that fails gives {"id", "error", "totalCount": 0, "results": []} and the
 batch goes on; the number of failures is reported on stderr. Flags given with
@@ -150,14 +151,14 @@ func buildQuery(text string, f searchFlags) (engine.Query, error) {
 		Sort:     engine.Sort(strings.ToLower(strings.TrimSpace(f.sort))),
 	}
 	var err error
-	if q.From, err = parseTime("from", f.from, false); err != nil {
-		return engine.Query{}, err
+	if q.From, err = engine.ParseDate("from", f.from, false); err != nil {
+		return engine.Query{}, usageError{err}
 	}
-	if q.To, err = parseTime("to", f.to, true); err != nil {
-		return engine.Query{}, err
+	if q.To, err = engine.ParseDate("to", f.to, true); err != nil {
+		return engine.Query{}, usageError{err}
 	}
-	if q.Now, err = parseTime("now", f.now, false); err != nil {
-		return engine.Query{}, err
+	if q.Now, err = engine.ParseDate("now", f.now, false); err != nil {
+		return engine.Query{}, usageError{err}
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && q.From.After(q.To) {
 		return engine.Query{}, usagef("from %s is after to %s", f.from, f.to)
@@ -176,26 +177,4 @@ func splitTags(in []string) []string {
 		}
 	}
 	return out
-}
-
-const dateOnly = "2006-01-02"
-
-// parseTime reads an RFC3339 time or a YYYY-MM-DD date (midnight UTC, or the
-// last nanosecond of that day when endOfDay is set, so that "to 2024-05-01"
-// includes all of May 1st). An empty string is the zero time.
-func parseTime(name, s string, endOfDay bool) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(dateOnly, s); err == nil {
-		if endOfDay {
-			t = t.AddDate(0, 0, 1).Add(-time.Nanosecond)
-		}
-		return t, nil
-	}
-	return time.Time{}, usageError{fmt.Errorf("%s %q: want an RFC3339 time (2024-05-01T09:30:00Z) or a date (2024-05-01)", name, s)}
 }
