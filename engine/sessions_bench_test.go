@@ -28,7 +28,8 @@ import (
 //
 // MNEMO_SESSIONS_SYNTH_DIR keeps the generated history (and reuses it);
 // MNEMO_SESSIONS_SYNTH_SESSIONS and MNEMO_SESSIONS_SYNTH_MB scale it
-// (default 2000 sessions, 1024 MB).
+// (default 2000 sessions, 1024 MB); MNEMO_SESSIONS_SYNTH_QUERIES sets how
+// many queries are timed (default 500).
 
 // BenchmarkSessionsLoCoMo syncs the LoCoMo transcripts of the sessions
 // benchmark and runs its 1,982 questions in hybrid mode, per project, as
@@ -76,7 +77,7 @@ func BenchmarkSessionsSynthetic(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	words := newVocabulary(rng)
 	var qs []engine.SessionQuery
-	for range 500 {
+	for range envInt("MNEMO_SESSIONS_SYNTH_QUERIES", 500) {
 		qs = append(qs, engine.SessionQuery{Text: pick(rng, synthTopics) + " " + words.sentence(2), Limit: 10, MaxHits: 3})
 	}
 	benchSessions(b, home, qs)
