@@ -77,7 +77,10 @@ type Config struct {
 // "no constraint" or "the default".
 type Query struct {
 	// The JSON names are the SearchMemories tool's argument names, so one
-	// request reads the same to the MCP tool, the engine and a log.
+	// request reads the same to the MCP tool, the engine and a log. The
+	// tool, search --batch and eval all decode it with UnmarshalJSON or
+	// DecodeJSON (query_json.go): dates as YYYY-MM-DD or RFC 3339, the
+	// older page_size and min_score accepted as aliases.
 	Text     string    `json:"query"`
 	Mode     Mode      `json:"mode,omitempty"`     // default Hybrid
 	Page     int       `json:"page,omitempty"`     // 1-based; 0 means 1

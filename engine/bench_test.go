@@ -162,3 +162,42 @@ func BenchmarkBenchCorpus(b *testing.B) {
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
+
+// BenchmarkSyncCorpus indexes the folder of markdown named by
+// MNEMO_BENCH_DIR (e.g. /tmp/mnemo-bench/corpora/tldr) from scratch per
+// iteration; run it with -cpuprofile to see where a full sync spends its
+// time. It reports throughput in docs/s.
+func BenchmarkSyncCorpus(b *testing.B) {
+	dir := os.Getenv("MNEMO_BENCH_DIR")
+	if dir == "" {
+		b.Skip("set MNEMO_BENCH_DIR to a folder of markdown (e.g. /tmp/mnemo-bench/corpora/tldr) to run this benchmark")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		b.Fatalf("MNEMO_BENCH_DIR=%s is not a folder", dir)
+	}
+	ctx := context.Background()
+	docs := 0
+	for b.Loop() {
+		b.StopTimer()
+		idx := b.TempDir()
+		e, err := engine.Open(ctx, engine.Config{MemoryDir: dir, IndexDir: idx})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		rep, err := e.Sync(ctx, true)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(rep.Added) == 0 {
+			b.Fatalf("sync of %s added nothing", dir)
+		}
+		docs += len(rep.Added)
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(docs)/b.Elapsed().Seconds(), "docs/s")
+}

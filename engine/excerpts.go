@@ -49,11 +49,14 @@ const maxWindowSpans = 1024
 
 // englishForms folds, lowercases and stems one token the way the index
 // analyser does, without its stopword filter (a stopword is never a query
-// term, so it cannot match either way). Not safe for concurrent use.
+// term, so it cannot match either way). It remembers every word it has
+// analysed: stemming is most of the cost of an excerpt index, and the
+// memories of one sync batch share most of their words, so a sync worker
+// keeps one for a whole batch. Not safe for concurrent use.
 type englishForms struct {
 	poss, lower, stem analysis.TokenFilter
 	fold              analysis.CharFilter
-	memo              map[string]string
+	memo              map[string]string // word → nsEN + its form
 }
 
 func newEnglishForms() *englishForms {
@@ -63,30 +66,27 @@ func newEnglishForms() *englishForms {
 	}
 }
 
-// of returns the analysed form of a token; a text repeats its words, so
-// each is analysed once.
-func (f *englishForms) of(word []byte) string {
+// of returns the analysed form of a token.
+func (f *englishForms) of(word []byte) string { return f.key(word)[1:] }
+
+// key returns the excerpt-index key of a token: nsEN, then its analysed form.
+func (f *englishForms) key(word []byte) string {
 	if s, ok := f.memo[string(word)]; ok {
 		return s
 	}
 	one := analysis.TokenStream{&analysis.Token{Term: f.fold.Filter(slices.Clone(word))}}
 	one = f.stem.Filter(f.lower.Filter(f.poss.Filter(one)))
-	s := string(one[0].Term)
+	s := string([]byte{nsEN}) + string(one[0].Term)
 	f.memo[string(word)] = s
 	return s
 }
 
-// buildExcerpts encodes text's excerpt index; chunks are byte ranges of text.
-func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer) []byte {
+// buildExcerpts encodes text's excerpt index; chunks are byte ranges of
+// text. forms may carry words analysed for earlier texts.
+func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer, forms *englishForms) []byte {
 	terms := map[string][]span{}
-	forms := newEnglishForms()
-	keys := map[string]string{} // word → its key: one allocation per distinct word, not per token
 	for _, t := range unicodetok.NewUnicodeTokenizer().Tokenize([]byte(text)) {
-		k, ok := keys[string(t.Term)]
-		if !ok {
-			k = string([]byte{nsEN}) + forms.of(t.Term)
-			keys[string(t.Term)] = k
-		}
+		k := forms.key(t.Term)
 		terms[k] = append(terms[k], span{t.Start, t.End})
 	}
 	if cjk != nil && needsBigrams(text) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -31,6 +32,7 @@ func TestExcerptIndexAgrees(t *testing.T) {
 	queries := []string{"indexing decisions", "cafe", "Müller über", "数据库迁移", "検索 インデックス", "bleve's analyzer 数据", "running runs ran", "q1 2025"}
 	vault := filepath.Join("..", "testdata", "vault")
 	var docs int
+	shared := newEnglishForms() // as a sync worker keeps one for a batch
 	err := filepath.WalkDir(vault, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".md" {
 			return err
@@ -48,7 +50,10 @@ func TestExcerptIndexAgrees(t *testing.T) {
 		for _, c := range doc.Chunks {
 			bounds = append(bounds, [2]int{c.Start, c.Start + len(c.Text)})
 		}
-		enc := buildExcerpts(doc.Text, bounds, ft.cjk)
+		enc := buildExcerpts(doc.Text, bounds, ft.cjk, newEnglishForms())
+		if again := buildExcerpts(doc.Text, bounds, ft.cjk, shared); !bytes.Equal(again, enc) {
+			t.Errorf("%s: excerpt index built with a shared word memory differs from a fresh one", p)
+		}
 		for _, qt := range queries {
 			q := ft.analyzeQuery(qt)
 			x, err := readExcerpt(enc, q)
@@ -83,7 +88,7 @@ func TestExcerptIndexAgrees(t *testing.T) {
 func TestExcerptIndexDamaged(t *testing.T) {
 	ft := testAnalyzers(t)
 	text := "Decisions about indexing: we index twice. 数据库迁移 is done."
-	enc := buildExcerpts(text, [][2]int{{0, len(text)}}, ft.cjk)
+	enc := buildExcerpts(text, [][2]int{{0, len(text)}}, ft.cjk, newEnglishForms())
 	q := ft.analyzeQuery("indexing 数据库")
 	if _, err := readExcerpt(enc, q); err != nil {
 		t.Fatal(err)
@@ -133,7 +138,7 @@ func BenchmarkSnippets(b *testing.B) {
 	for _, c := range doc.Chunks {
 		bounds = append(bounds, [2]int{c.Start, c.Start + len(c.Text)})
 	}
-	enc := buildExcerpts(doc.Text, bounds, cjkA)
+	enc := buildExcerpts(doc.Text, bounds, cjkA, newEnglishForms())
 	q := ft.analyzeQuery("bleve analyzer stemming")
 	b.Run("stored", func(b *testing.B) {
 		for b.Loop() {
@@ -152,7 +157,7 @@ func BenchmarkSnippets(b *testing.B) {
 	b.Run("build", func(b *testing.B) {
 		b.SetBytes(int64(len(doc.Text)))
 		for b.Loop() {
-			buildExcerpts(doc.Text, bounds, cjkA)
+			buildExcerpts(doc.Text, bounds, cjkA, newEnglishForms())
 		}
 		b.ReportMetric(float64(len(enc))/float64(len(doc.Text)), "stored-bytes/text-byte")
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -143,8 +144,36 @@ func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) 
 
 func (ft *fulltext) close() error { return ft.idx.Close() }
 
+// document maps d to the Bleve document of the memory at path, as
+// Batch.Index would; indexing it through Batch.IndexAdvanced leaves Bleve's
+// analysis on it for analyzedLens.
+func (ft *fulltext) document(path string, d *ftDoc) (*document.Document, error) {
+	doc := document.NewDocument(path)
+	if err := ft.idx.Mapping().MapDocument(doc, d); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// analyzedLens reads, from a document Bleve has indexed, how many tokens
+// each scored field held, which BM25's length normalisation needs (Bleve
+// keeps no such total). It is what fieldLens counts, without analysing the
+// text a second time.
+func analyzedLens(doc *document.Document) [len(textFields)]int32 {
+	var l [len(textFields)]int32
+	doc.VisitFields(func(f index.Field) {
+		for i, name := range textFields {
+			if f.Name() == name {
+				l[i] = int32(f.AnalyzedLength())
+			}
+		}
+	})
+	return l
+}
+
 // fieldLens counts the tokens each scored field of d holds, which BM25's
-// length normalisation needs (Bleve keeps no such total).
+// length normalisation needs (Bleve keeps no such total); analyzedLens
+// gives the same counts for a document Bleve has just indexed.
 func (ft *fulltext) fieldLens(d *ftDoc) [len(textFields)]int32 {
 	var l [len(textFields)]int32
 	l[0] = int32(len(ft.en.Analyze([]byte(d.Title))))

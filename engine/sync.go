@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/document"
+
 	"mnemo/engine/vectors"
 	"mnemo/graph"
 	"mnemo/markdown"
@@ -393,8 +395,9 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			forms := newEnglishForms()
 			for i := range next {
-				out[i] = e.processOne(ctx, jobs[i], dim)
+				out[i] = e.processOne(ctx, jobs[i], dim, forms)
 			}
 		}()
 	}
@@ -407,8 +410,10 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 }
 
 // processOne reads, parses and embeds one file; dim is the index's vector
-// dimension (0 while a remote embedder has not answered yet).
-func (e *Engine) processOne(ctx context.Context, j syncJob, dim int) outcome {
+// dimension (0 while a remote embedder has not answered yet), forms the
+// worker's memory of analysed words. The record's field lengths are filled
+// in by apply, from Bleve's own analysis of the document.
+func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, forms *englishForms) outcome {
 	o := outcome{path: j.path}
 	if j.skip != "" {
 		o.skip = j.skip
@@ -467,7 +472,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int) outcome {
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	o.doc, o.vecs, o.excerpt, o.links = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk), graphMentions(doc)
+	o.doc, o.vecs, o.excerpt, o.links = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk, forms), graphMentions(doc)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -478,7 +483,6 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int) outcome {
 		Modified: doc.Modified,
 		Tags:     doc.Tags,
 		Chunks:   len(vecs),
-		Lens:     e.ft.fieldLens(fd),
 		Warnings: doc.Warnings,
 	}
 	return o
@@ -517,19 +521,30 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		return fmt.Errorf("state store: %w", err)
 	}
 	b := e.ft.idx.NewBatch()
-	for _, o := range out {
+	docs := make([]*document.Document, len(out))
+	for i, o := range out {
 		switch {
 		case o.touched:
 		case o.doc != nil:
-			if err := b.Index(o.path, o.doc); err != nil {
+			d, err := e.ft.document(o.path, o.doc)
+			if err != nil {
 				return fmt.Errorf("index %s: %w", o.path, err)
 			}
+			if err := b.IndexAdvanced(d); err != nil {
+				return fmt.Errorf("index %s: %w", o.path, err)
+			}
+			docs[i] = d
 		default: // removed, or skipped now
 			b.Delete(o.path)
 		}
 	}
 	if err := e.ft.idx.Batch(b); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
+	}
+	for i, d := range docs {
+		if d != nil {
+			out[i].rec.Lens = analyzedLens(d)
+		}
 	}
 	changes := make([]change, 0, len(out))
 	skips := map[string]string{}

@@ -40,7 +40,7 @@ const builtinDim = 100
 // is stored in the table (3e-4). A word the table lacks ("oligoclonal",
 // "inviscid", a product code) is not skipped but stands for itself: it
 // contributes a pseudo-random vector built from its character trigrams (see
-// addUnknown), so a query and a memory that share it are close, and a word
+// unknown), so a query and a memory that share it are close, and a word
 // sharing most of its trigrams ("axisymmetrical") is near it. Because u is
 // part of the table rather than fitted to the documents being indexed, a
 // text's vector depends on nothing but the text: adding a memory never
@@ -118,17 +118,32 @@ func (s *Static) Dim() int { return s.dim }
 
 // Embed implements Embedder: one unit-length vector per text, or an all-zero
 // vector for a text with neither a word of the vocabulary nor an unknown
-// word addUnknown accepts. It fails only when ctx is done, which it checks
+// word unknown accepts. It fails only when ctx is done, which it checks
 // before each text.
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	slab := make([]float32, len(texts)*s.dim)
 	var acc []float32
 	found := 0
+	// The chunks of one memory repeat its unknown words (a command's name
+	// in every example), and a stand-in costs a hundred hashes per trigram:
+	// each is built once per call.
+	var unknowns map[string]*unknownWord
 	take := func(tok []byte, final bool) bool {
 		row, ok := s.index[string(tok)] // no allocation: the compiler special-cases this
 		if !ok {
-			if final && s.addUnknown(acc, tok) {
+			if !final {
+				return false
+			}
+			u := unknowns[string(tok)]
+			if u == nil {
+				if unknowns == nil {
+					unknowns = map[string]*unknownWord{}
+				}
+				u = s.unknown(tok)
+				unknowns[string(tok)] = u
+			}
+			if u.add(acc) {
 				found++
 			}
 			return false
@@ -169,26 +184,46 @@ func (s *Static) Knows(text string) bool {
 	return known
 }
 
-// addUnknown adds the stand-in vector of a word the table lacks and reports
-// whether it did. The vector is the sum of pseudo-random ±1 vectors, one per
-// character trigram of "<word>" (fastText's subword idea, without trained
-// subword vectors), scaled to oovNorm. Random directions in 100 dimensions
-// are nearly orthogonal to every real word, so the stand-in adds evidence
-// only where the same or a similarly spelled unknown word occurs on both
-// sides. Tokens under three bytes or without a letter are skipped: numbers
-// and initials, which the table lacks too, would only add noise.
-func (s *Static) addUnknown(acc []float32, tok []byte) bool {
-	if len(tok) < 3 || s.oovNorm == 0 {
+// unknownWord is the stand-in vector of a word the table lacks, before
+// scaling: v times f is what it adds. ok is false for a word that gets none.
+type unknownWord struct {
+	v  [builtinDim]float32
+	f  float32
+	ok bool
+}
+
+// add adds u's scaled vector to acc and reports whether it did.
+func (u *unknownWord) add(acc []float32) bool {
+	if !u.ok {
 		return false
+	}
+	for k, x := range u.v {
+		acc[k] += u.f * x
+	}
+	return true
+}
+
+// unknown builds the stand-in vector of a word the table lacks. The vector
+// is the sum of pseudo-random ±1 vectors, one per character trigram of
+// "<word>" (fastText's subword idea, without trained subword vectors),
+// scaled to oovNorm. Random directions in 100 dimensions are nearly
+// orthogonal to every real word, so the stand-in adds evidence only where
+// the same or a similarly spelled unknown word occurs on both sides. Tokens
+// under three bytes or without a letter get none: numbers and initials,
+// which the table lacks too, would only add noise.
+func (s *Static) unknown(tok []byte) *unknownWord {
+	u := &unknownWord{}
+	if len(tok) < 3 || s.oovNorm == 0 {
+		return u
 	}
 	letter := false
 	for _, c := range tok {
 		letter = letter || 'a' <= c && c <= 'z' || c >= utf8.RuneSelf
 	}
 	if !letter {
-		return false
+		return u
 	}
-	var v [builtinDim]float32
+	v := &u.v
 	padded := func(i int) byte { // "<" + tok + ">"
 		switch i {
 		case 0:
@@ -218,13 +253,10 @@ func (s *Static) addUnknown(acc []float32, tok []byte) bool {
 		n += float64(x) * float64(x)
 	}
 	if n == 0 { // the ±1s cancelled in every component: possible, not likely
-		return false
+		return u
 	}
-	f := s.oovNorm / float32(math.Sqrt(n))
-	for k, x := range v {
-		acc[k] += f * x
-	}
-	return true
+	u.f, u.ok = s.oovNorm/float32(math.Sqrt(n)), true
+	return u
 }
 
 // splitmix64 advances the state and returns the next output (Steele, Lea

@@ -103,7 +103,10 @@ func TestEmbedVectors(t *testing.T) {
 
 func TestEmbedDeterministic(t *testing.T) {
 	s := builtinT(t)
-	texts := []string{"the cat sat on the mat", "database migration failed", "the cat sat on the mat", ""}
+	// Unknown words repeat within and across texts: their stand-ins are
+	// built once per call, and must not differ for it.
+	texts := []string{"the cat sat on the mat", "database migration failed", "the cat sat on the mat", "",
+		"oligoclonal banding, oligoclonal bands", "qwzzkxvum oligoclonal blorptastic", "blorptastic", "x9 ab blorptastic"}
 	a, err := s.Embed(context.Background(), texts)
 	if err != nil {
 		t.Fatal(err)
