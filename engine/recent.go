@@ -34,7 +34,7 @@ func (e *Engine) Recent(ctx context.Context, limit int, since time.Duration) ([]
 	}
 	var cutoff time.Time
 	if since > 0 {
-		cutoff = time.Now().Add(-since)
+		cutoff = e.now().Add(-since)
 	}
 	e.mu.RLock()
 	out := make([]Activity, 0, min(limit, len(e.files)))
