@@ -145,8 +145,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		// The truth about what is indexed is lost, but the files are not:
 		// keep the damaged file for a post-mortem and rebuild from the files.
 		why := err
-		aside := statePath + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000Z")
-		if rerr := os.Rename(statePath, aside); rerr != nil {
+		aside, rerr := setAside(statePath, e.now())
+		if rerr != nil {
 			return nil, fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
 		}
 		if e.st, err = openStore(statePath, false); err == nil {

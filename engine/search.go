@@ -32,17 +32,12 @@ func (q Query) Validate() (Query, error) {
 	default:
 		return q, fmt.Errorf("%q: %w", q.Mode, ErrBadMode)
 	}
-	switch {
-	case q.Page == 0:
-		q.Page = 1
-	case q.Page < 0 || q.Page > maxPage:
-		return q, fmt.Errorf("page %d: %w", q.Page, ErrBadPage)
+	var err error
+	if q.Page, err = countOr("page", q.Page, 1, maxPage, ErrBadPage); err != nil {
+		return q, err
 	}
-	switch {
-	case q.PageSize == 0:
-		q.PageSize = 10
-	case q.PageSize < 0 || q.PageSize > 200:
-		return q, fmt.Errorf("pageSize %d: %w", q.PageSize, ErrBadPageSize)
+	if q.PageSize, err = countOr("pageSize", q.PageSize, 10, 200, ErrBadPageSize); err != nil {
+		return q, err
 	}
 	f, err := cleanRel(q.Folder)
 	if err != nil {
@@ -75,6 +70,18 @@ func (q Query) Validate() (Query, error) {
 		q.Now = time.Now()
 	}
 	return q, nil
+}
+
+// countOr checks a count argument: 0 means def, 1..max is taken as is, and
+// anything else is an error naming the argument and wrapping bad.
+func countOr(name string, v, def, max int, bad error) (int, error) {
+	switch {
+	case v == 0:
+		return def, nil
+	case v < 0 || v > max:
+		return v, fmt.Errorf("%s %d: %w", name, v, bad)
+	}
+	return v, nil
 }
 
 // scope is the one place that decides whether a memory is inside a query's

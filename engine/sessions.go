@@ -185,8 +185,8 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	var err error
 	s.st, err = openSessionStore(statePath, cfg.ReadOnly)
 	if errors.Is(err, errCorruptState) && !cfg.ReadOnly {
-		aside := statePath + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000Z")
-		if rerr := os.Rename(statePath, aside); rerr != nil {
+		aside, rerr := setAside(statePath, time.Now())
+		if rerr != nil {
 			return nil, fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
 		}
 		why := err

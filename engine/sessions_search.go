@@ -63,17 +63,11 @@ func (q SessionQuery) Validate() (SessionQuery, error) {
 	default:
 		return q, fmt.Errorf("%q: %w", q.Role, ErrBadRole)
 	}
-	switch {
-	case q.Limit == 0:
-		q.Limit = 10
-	case q.Limit < 0 || q.Limit > maxSessionLimit:
-		return q, fmt.Errorf("limit %d: %w", q.Limit, ErrBadLimit)
+	if q.Limit, err = countOr("limit", q.Limit, 10, maxSessionLimit, ErrBadLimit); err != nil {
+		return q, err
 	}
-	switch {
-	case q.MaxHits == 0:
-		q.MaxHits = 3
-	case q.MaxHits < 0 || q.MaxHits > maxHitsPerSession:
-		return q, fmt.Errorf("maxHits %d: %w", q.MaxHits, ErrBadMaxHits)
+	if q.MaxHits, err = countOr("maxHits", q.MaxHits, 3, maxHitsPerSession, ErrBadMaxHits); err != nil {
+		return q, err
 	}
 	q.Project = strings.TrimSpace(q.Project)
 	q.SessionID = strings.TrimSpace(q.SessionID)

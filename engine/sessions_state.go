@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -59,24 +58,9 @@ type msgRec struct {
 type sessionStore struct{ db *bolt.DB }
 
 func openSessionStore(path string, readOnly bool) (*sessionStore, error) {
-	var db *bolt.DB
-	err := guardStore(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: readOnly})
-		return err
-	})
+	db, err := openBolt(path, "sessions state store", readOnly)
 	if err != nil {
-		if errors.Is(err, bolterr.ErrTimeout) {
-			return nil, errInUse(path)
-		}
-		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
-			strings.HasPrefix(err.Error(), "file size too small") {
-			err = fmt.Errorf("%w: %v", errCorruptState, err)
-		}
-		return nil, fmt.Errorf("open sessions state store %s: %w", path, err)
-	}
-	if err := verifyStore(db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open sessions state store %s: %w", path, err)
+		return nil, err
 	}
 	if !readOnly {
 		err = db.Update(func(tx *bolt.Tx) error {

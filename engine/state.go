@@ -90,25 +90,9 @@ type store struct {
 // (Open sets it aside and rebuilds); one of a newer schema is refused
 // before anything is written to it.
 func openStore(path string, readOnly bool) (*store, error) {
-	opts := &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: readOnly}
-	var db *bolt.DB
-	err := guardStore(func() (err error) {
-		db, err = bolt.Open(path, 0o600, opts)
-		return err
-	})
+	db, err := openBolt(path, "state store", readOnly)
 	if err != nil {
-		if errors.Is(err, bolterr.ErrTimeout) {
-			return nil, errInUse(path)
-		}
-		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
-			strings.HasPrefix(err.Error(), "file size too small") {
-			err = fmt.Errorf("%w: %v", errCorruptState, err)
-		}
-		return nil, fmt.Errorf("open state store %s: %w", path, err)
-	}
-	if err := verifyStore(db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open state store %s: %w", path, err)
+		return nil, err
 	}
 	s := &store{db: db}
 	if !readOnly {
@@ -134,6 +118,44 @@ func openStore(path string, readOnly bool) (*store, error) {
 		}
 	}
 	return s, nil
+}
+
+// openBolt opens one bbolt file of the index (what names it in errors). A
+// file held by another process fails with errInUse; one bbolt cannot read —
+// torn, garbled, not bbolt — with an error wrapping errCorruptState, which
+// the caller sets aside (setAside) and rebuilds.
+func openBolt(path, what string, readOnly bool) (*bolt.DB, error) {
+	var db *bolt.DB
+	err := guardStore(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: readOnly})
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, bolterr.ErrTimeout) {
+			return nil, errInUse(path)
+		}
+		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
+			strings.HasPrefix(err.Error(), "file size too small") {
+			err = fmt.Errorf("%w: %v", errCorruptState, err)
+		}
+		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
+	}
+	if err := verifyStore(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
+	}
+	return db, nil
+}
+
+// setAside renames a state store bbolt cannot read to PATH.corrupt-<time>,
+// kept for a post-mortem, so a fresh one can be rebuilt in its place. It
+// returns the new name.
+func setAside(path string, now time.Time) (string, error) {
+	aside := path + ".corrupt-" + now.UTC().Format("20060102T150405.000Z")
+	if err := os.Rename(path, aside); err != nil {
+		return "", err
+	}
+	return aside, nil
 }
 
 // checkSchema refuses an index whose schema (the meta value) is newer than
