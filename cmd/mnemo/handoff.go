@@ -15,15 +15,7 @@ import (
 // backend is what the commands other than serve need of an index: the
 // engine itself, or the running mnemo serve that holds it.
 type backend interface {
-	Search(ctx context.Context, q engine.Query) (engine.Page, error)
-	Read(ctx context.Context, id string) (engine.Memory, error)
-	Status(ctx context.Context) (engine.Status, error)
-	Sync(ctx context.Context, full bool) (engine.Report, error)
-	BuildContext(ctx context.Context, q engine.ContextQuery) (engine.ConceptContext, error)
-	Visualize(ctx context.Context, concept string, depth, maxNodes int) (engine.Diagram, error)
-	FindSimilarConcepts(ctx context.Context, concept string, maxResults int) (engine.Similar, error)
-	Concepts(ctx context.Context) ([]engine.ConceptInfo, error)
-	FileConcepts(ctx context.Context, id string) (engine.FileConcepts, error)
+	remote.Backend // what a running serve answers, and an open engine too
 	Close() error
 }
 

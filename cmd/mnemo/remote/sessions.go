@@ -6,17 +6,13 @@ import (
 	"fmt"
 
 	"mnemo/engine"
+	"mnemo/mcp"
 )
 
 // SessionsBackend is the sessions index a server may serve beside the
-// memory engine; *engine.Sessions satisfies it.
-type SessionsBackend interface {
-	Search(ctx context.Context, q engine.SessionQuery) (engine.SessionPage, error)
-	GetSession(ctx context.Context, id string, offset, limit int) (engine.SessionView, error)
-	GetMessage(ctx context.Context, id, messageID string, n int) (engine.SessionView, error)
-	Sync(ctx context.Context, full bool) (engine.SessionsReport, error)
-	Status(ctx context.Context) (engine.SessionsStatus, error)
-}
+// memory engine: what the MCP session tools need of it, one definition for
+// both (*engine.Sessions and a Client of a running serve satisfy it).
+type SessionsBackend = mcp.Sessions
 
 // The sessions ops.
 const (
