@@ -90,3 +90,24 @@ func (r Ranking) validate() error {
 	}
 	return nil
 }
+
+// fuseAll sets every candidate's fused score for mode: its text score
+// (FullText), its semantic score (Semantic), or both fused (Hybrid; RRF
+// first ranks the candidates in each list). Memories and sessions share it.
+func (f fuser) fuseAll(cands []candidate, mode Mode) {
+	if f.method == RRF && mode == Hybrid {
+		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r }, func(c *candidate) int { return c.textRank })
+		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r }, func(c *candidate) int { return c.semRank })
+	}
+	for i := range cands {
+		c := &cands[i]
+		switch mode {
+		case FullText:
+			c.fused = c.text
+		case Semantic:
+			c.fused = c.sem
+		default:
+			c.fused = f.fuse(c.text, c.sem, c.textRank, c.semRank)
+		}
+	}
+}

@@ -362,21 +362,7 @@ func (e *Engine) fuse(p searchPlan, sc scope, text []candidate, qv []float32, fo
 			cands = append(cands, candidate{rec: r, sem: math.Min(float64(h.Similarity), 1), chunk: h.Chunk, semRank: 1})
 		}
 	}
-	if p.fuser.method == RRF && p.mode == Hybrid {
-		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r }, func(c *candidate) int { return c.textRank })
-		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r }, func(c *candidate) int { return c.semRank })
-	}
-	for i := range cands {
-		c := &cands[i]
-		switch p.mode {
-		case FullText:
-			c.fused = c.text
-		case Semantic:
-			c.fused = c.sem
-		default:
-			c.fused = p.fuser.fuse(c.text, c.sem, c.textRank, c.semRank)
-		}
-	}
+	p.fuser.fuseAll(cands, p.mode)
 	return cands
 }
 

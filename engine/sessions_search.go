@@ -412,21 +412,9 @@ func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []f
 			cands = append(cands, candidate{rec: &m.rec, sem: math.Min(float64(h.Similarity), 1), semRank: 1})
 		}
 	}
-	if p.fuser.method == RRF && p.mode == Hybrid {
-		rankBy(cands, func(c *candidate) float64 { return c.text }, func(c *candidate, r int) { c.textRank = r }, func(c *candidate) int { return c.textRank })
-		rankBy(cands, func(c *candidate) float64 { return c.sem }, func(c *candidate, r int) { c.semRank = r }, func(c *candidate) int { return c.semRank })
-	}
+	p.fuser.fuseAll(cands, p.mode)
 	for i := range cands {
-		c := &cands[i]
-		switch p.mode {
-		case FullText:
-			c.fused = c.text
-		case Semantic:
-			c.fused = c.sem
-		default:
-			c.fused = p.fuser.fuse(c.text, c.sem, c.textRank, c.semRank)
-		}
-		c.score = c.fused
+		cands[i].score = cands[i].fused // sessions are not decayed
 	}
 	return cands
 }
