@@ -72,6 +72,13 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
+// writePID records this process as the writer of the index in dir, so a
+// second writer's "in use" error can name it. Best effort: the lock itself
+// is bbolt's.
+func writePID(dir string) {
+	os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+}
+
 // Layout of the index folder.
 const (
 	stateFile    = "state.db"
@@ -168,7 +175,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 
 func (e *Engine) open(ctx context.Context) error {
 	if !e.cfg.ReadOnly {
-		os.WriteFile(filepath.Join(e.cfg.IndexDir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+		writePID(e.cfg.IndexDir)
 	}
 	if err := checkSchema(e.cfg.IndexDir, e.st.meta("schema")); err != nil {
 		return err

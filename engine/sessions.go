@@ -206,7 +206,7 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 
 func (s *Sessions) open(ctx context.Context) error {
 	if !s.cfg.ReadOnly {
-		os.WriteFile(filepath.Join(s.dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+		writePID(s.dir)
 	}
 	meta := s.st.metaAll()
 	if err := checkSchema(s.dir, meta["schema"]); err != nil {

@@ -74,20 +74,29 @@ func parseBatchLine(line []byte, def searchFlags) (json.RawMessage, engine.Query
 	return id, q, nil
 }
 
+// openBatch opens the JSONL input of a --batch run: the file at path, or
+// standard input for "-". The returned func closes what it opened.
+func openBatch(path string) (io.Reader, func(), error) {
+	if path == "-" {
+		return os.Stdin, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("batch: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
 // runBatch answers every line of the JSONL file at path ("-" is stdin) with
 // one engine, after one incremental sync unless noSync. A line that fails
 // gets an error line and the batch goes on; only a broken input stream, a
 // cancelled context or a failure to open the index stops it.
 func (a *app) runBatch(ctx context.Context, path string, def searchFlags, noSync bool) error {
-	var in io.Reader = os.Stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("batch: %w", err)
-		}
-		defer f.Close()
-		in = f
+	in, closeIn, err := openBatch(path)
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 	return a.withEngine(ctx, noSync, nil, func(e backend) error {
 		if !noSync {
 			rep, err := e.Sync(ctx, false)

@@ -273,15 +273,11 @@ line that fails prints {"query", "error"} and the batch goes on.`,
 
 // sessionsBatch runs one search per line of path with one open index.
 func (a *app) sessionsBatch(ctx context.Context, sf *sessionsFlags, path string, defaults map[string]any, noSync bool) error {
-	var in io.Reader = os.Stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("batch: %w", err)
-		}
-		defer f.Close()
-		in = f
+	in, closeIn, err := openBatch(path)
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 	return a.withSessions(ctx, sf, noSync, nil, func(s sessionsBackend) error {
 		if !noSync {
 			if _, err := s.Sync(ctx, false); err != nil {
