@@ -83,6 +83,9 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 		return rep, err
 	}
 	rep.Index = time.Since(t0)
+	if err := e.flushFulltext(); err != nil { // a completed sync leaves nothing to repair
+		return rep, err
+	}
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
 		"schema":       itoa(schemaVersion),
@@ -271,7 +274,7 @@ func (e *Engine) reset() error {
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true)
+	ft, err := openFulltext(ftPath, true, lazyBatches)
 	if err != nil {
 		return err
 	}
@@ -517,7 +520,8 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			pending = append(pending, o.path)
 		}
 	}
-	if err := e.st.markPending(pending); err != nil {
+	seq, err := e.markPending(pending)
+	if err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	b := e.ft.idx.NewBatch()
@@ -538,7 +542,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			b.Delete(o.path)
 		}
 	}
-	if err := e.ft.idx.Batch(b); err != nil {
+	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
 	}
 	for i, d := range docs {
@@ -564,7 +568,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	// the engine mutex is taken, so searches never wait on the disk. Until
 	// the swap below they see the state before this batch (Bleve may
 	// already have its documents; hits without a record are left out).
-	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
+	if err := e.commitBatch(changes, skips, unskip); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	e.mu.Lock()
