@@ -187,12 +187,12 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 	processed := make(chan []outcome, 1)
 	go func() {
 		defer close(processed)
-		for i := 0; i < len(jobs); i += batchFiles {
+		for i := 0; i < len(jobs); i += e.batchFiles {
 			if pctx.Err() != nil {
 				return
 			}
 			select {
-			case processed <- e.process(pctx, jobs[i:min(i+batchFiles, len(jobs))]):
+			case processed <- e.process(pctx, jobs[i:min(i+e.batchFiles, len(jobs))]):
 			case <-pctx.Done():
 				return
 			}
