@@ -35,7 +35,10 @@ type Engine struct {
 	// countAll is the store size up to which a search asks for every chunk
 	// (countAllChunks; tests lower it to exercise the partial path).
 	countAll int
-	gs       graphState // the concept graph, guarded by mu (see graph.go)
+	// batchFiles is how many files one sync batch applies (batchFiles in
+	// sync.go; tests lower it so a few dozen files make several batches).
+	batchFiles int
+	gs         graphState // the concept graph, guarded by mu (see graph.go)
 
 	// damage is what was found wrong with the full-text index, nil if
 	// nothing: set at open or by a query that failed in Bleve, cleared by
@@ -134,7 +137,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := rk.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, persist: newPersistence()}
+	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, persist: newPersistence()}
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
 			e.indexRel = filepath.ToSlash(r)

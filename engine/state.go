@@ -23,8 +23,9 @@ import (
 // version is rebuilt; one of a newer version is refused. 2: 100-word chunks.
 // 3: excerpt indexes (excerpts.go) beside the records. 4: the concept
 // graph's postings (graph.go). 5: Thai, Lao, Khmer and Myanmar text indexed
-// as bigrams in the cjk field (analysis.go).
-const schemaVersion = 5
+// as bigrams in the cjk field (analysis.go). 6: no _all field in the
+// full-text index, excerpt indexes without stopwords (tokens.go).
+const schemaVersion = 6
 
 // metaUnfinished is the meta key a first or full sync sets when it starts
 // and clears when it completes: set at open, the last one was cut short.

@@ -190,12 +190,12 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 	processed := make(chan []outcome, 1)
 	go func() {
 		defer close(processed)
-		for i := 0; i < len(jobs); i += batchFiles {
+		for i := 0; i < len(jobs); i += e.batchFiles {
 			if pctx.Err() != nil {
 				return
 			}
 			select {
-			case processed <- e.process(pctx, jobs[i:min(i+batchFiles, len(jobs))]):
+			case processed <- e.process(pctx, jobs[i:min(i+e.batchFiles, len(jobs))]):
 			case <-pctx.Done():
 				return
 			}
@@ -378,7 +378,7 @@ type outcome struct {
 	skip    string // reason, if the file is not indexed
 	touched bool   // same content, new size/mtime: no re-indexing
 	rec     *record
-	doc     *ftDoc
+	doc     *document.Document // full-text document, text fields pre-analysed
 	vecs    [][]float32
 	excerpt []byte
 	links   []graph.Mention // the concepts the file links to
@@ -398,9 +398,9 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			forms := newEnglishForms()
+			a := e.ft.newAnalyser()
 			for i := range next {
-				out[i] = e.processOne(ctx, jobs[i], dim, forms)
+				out[i] = e.processOne(ctx, jobs[i], dim, a)
 			}
 		}()
 	}
@@ -413,10 +413,11 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 }
 
 // processOne reads, parses and embeds one file; dim is the index's vector
-// dimension (0 while a remote embedder has not answered yet), forms the
-// worker's memory of analysed words. The record's field lengths are filled
-// in by apply, from Bleve's own analysis of the document.
-func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, forms *englishForms) outcome {
+// dimension (0 while a remote embedder has not answered yet), a the
+// worker's analyser. The text is analysed once, for the full-text document
+// and the excerpt index. The record's field lengths are filled in by
+// apply, once Bleve has analysed the document's tags.
+func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser) outcome {
 	o := outcome{path: j.path}
 	if j.skip != "" {
 		o.skip = j.skip
@@ -443,16 +444,6 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, forms *engl
 		o.skip = err.Error()
 		return o
 	}
-	fd := &ftDoc{
-		Title:  doc.Title,
-		Body:   doc.Title + "\n" + doc.Text,
-		Tags:   strings.Join(doc.Tags, " "),
-		Folder: ancestors(j.path),
-		Tag:    doc.Tags,
-	}
-	if needsBigrams(fd.Body) {
-		fd.CJK = fd.Body
-	}
 	texts := make([]string, 0, len(doc.Chunks)+1)
 	for _, c := range doc.Chunks {
 		texts = append(texts, chunkText(doc.Title, c))
@@ -475,7 +466,13 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, forms *engl
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	o.doc, o.vecs, o.excerpt, o.links = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk, forms), graphMentions(doc)
+	mt := a.memory(doc.Title, doc.Text)
+	keys := ftKeys{Tags: strings.Join(doc.Tags, " "), Folder: ancestors(j.path), Tag: doc.Tags}
+	if o.doc, err = e.ft.memoryDoc(j.path, keys, mt.fields); err != nil {
+		o.err = fmt.Errorf("index %s: %w", j.path, err)
+		return o
+	}
+	o.vecs, o.excerpt, o.links = vecs, encodeExcerpts(doc.Text, bounds, mt.excerpt), graphMentions(doc)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -525,19 +522,13 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		return fmt.Errorf("state store: %w", err)
 	}
 	b := e.ft.idx.NewBatch()
-	docs := make([]*document.Document, len(out))
-	for i, o := range out {
+	for _, o := range out {
 		switch {
 		case o.touched:
 		case o.doc != nil:
-			d, err := e.ft.document(o.path, o.doc)
-			if err != nil {
+			if err := b.IndexAdvanced(o.doc); err != nil {
 				return fmt.Errorf("index %s: %w", o.path, err)
 			}
-			if err := b.IndexAdvanced(d); err != nil {
-				return fmt.Errorf("index %s: %w", o.path, err)
-			}
-			docs[i] = d
 		default: // removed, or skipped now
 			b.Delete(o.path)
 		}
@@ -545,9 +536,9 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
 	}
-	for i, d := range docs {
-		if d != nil {
-			out[i].rec.Lens = analyzedLens(d)
+	for _, o := range out {
+		if o.doc != nil && !o.touched {
+			o.rec.Lens = analyzedLens(o.doc)
 		}
 	}
 	changes := make([]change, 0, len(out))
