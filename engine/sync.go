@@ -83,6 +83,9 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 		return rep, err
 	}
 	rep.Index = time.Since(t0)
+	if err := e.flushFulltext(); err != nil { // a completed sync leaves nothing to repair
+		return rep, err
+	}
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
 		"schema":       itoa(schemaVersion),
@@ -187,12 +190,12 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 	processed := make(chan []outcome, 1)
 	go func() {
 		defer close(processed)
-		for i := 0; i < len(jobs); i += batchFiles {
+		for i := 0; i < len(jobs); i += e.batchFiles {
 			if pctx.Err() != nil {
 				return
 			}
 			select {
-			case processed <- e.process(pctx, jobs[i:min(i+batchFiles, len(jobs))]):
+			case processed <- e.process(pctx, jobs[i:min(i+e.batchFiles, len(jobs))]):
 			case <-pctx.Done():
 				return
 			}
@@ -271,7 +274,7 @@ func (e *Engine) reset() error {
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true)
+	ft, err := openFulltext(ftPath, true, lazyBatches)
 	if err != nil {
 		return err
 	}
@@ -509,7 +512,8 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			pending = append(pending, o.path)
 		}
 	}
-	if err := e.st.markPending(pending); err != nil {
+	seq, err := e.markPending(pending)
+	if err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	b := e.ft.idx.NewBatch()
@@ -524,7 +528,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			b.Delete(o.path)
 		}
 	}
-	if err := e.ft.idx.Batch(b); err != nil {
+	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
 	}
 	changes := make([]change, 0, len(out))
@@ -545,7 +549,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	// the engine mutex is taken, so searches never wait on the disk. Until
 	// the swap below they see the state before this batch (Bleve may
 	// already have its documents; hits without a record are left out).
-	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
+	if err := e.commitBatch(changes, skips, unskip); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	e.mu.Lock()
