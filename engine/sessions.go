@@ -108,6 +108,11 @@ type Sessions struct {
 	syncMu   sync.Mutex
 	indexing atomic.Bool
 	closed   atomic.Bool
+	// damage is what was found wrong with the full-text index, at open or
+	// by a query: read-only, the damaged index is all there is; a writer
+	// has replaced it by an empty one, or keeps it until its next sync
+	// rebuilds. Text searches refuse to answer from either.
+	damage atomic.Pointer[error]
 
 	mu        sync.RWMutex // guards everything below
 	sessions  map[uint32]*session
@@ -232,11 +237,13 @@ func (s *Sessions) open(ctx context.Context) error {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
 		s.needFull = "full-text index was unreadable: " + err.Error()
+		s.noteDamage(err)
 		ft, err = openFulltext(ftPath, true)
 	}
 	if err != nil {
 		return err
 	}
+	s.noteDamage(ft.damage)
 	s.ft = ft
 	if err := s.resetMemory(); err != nil {
 		return err
@@ -262,6 +269,22 @@ func (s *Sessions) open(ctx context.Context) error {
 		if n, err := s.ft.idx.DocCount(); err == nil && int(n) != len(s.msgs) {
 			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, len(s.msgs))
 		}
+	}
+	return nil
+}
+
+// noteDamage remembers that the full-text index is damaged, until a sync
+// rebuilds it; errors other than ErrIndexDamaged are not damage.
+func (s *Sessions) noteDamage(err error) {
+	if errors.Is(err, ErrIndexDamaged) {
+		s.damage.CompareAndSwap(nil, &err)
+	}
+}
+
+// damaged returns the damage noted since the index was last rebuilt, or nil.
+func (s *Sessions) damaged() error {
+	if p := s.damage.Load(); p != nil {
+		return *p
 	}
 	return nil
 }
@@ -392,6 +415,10 @@ type SessionsStatus struct {
 	FullText  int64           `json:"fullTextBytes"`
 	State     int64           `json:"stateBytes"`
 	Other     []SourceSummary `json:"otherSources,omitempty"` // indexed sessions of sources no longer configured
+	// Damaged says what is wrong with a damaged full-text index; the next
+	// sync of a writer rebuilds it, and until then text searches fail with
+	// ErrIndexDamaged.
+	Damaged string `json:"damaged,omitempty"`
 }
 
 // SourceStatus is one configured source: its root, what it holds and what it skipped.
@@ -421,6 +448,9 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
 		Indexing: s.indexing.Load(), ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
 		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(),
+	}
+	if err := s.damaged(); err != nil {
+		st.Damaged = err.Error()
 	}
 	known := map[string]bool{}
 	for _, src := range s.cfg.Sources {

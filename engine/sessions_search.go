@@ -179,6 +179,9 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		}
 		return SessionPage{}, fmt.Errorf("sessions %w", ErrIndexNotReady)
 	}
+	if err := s.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
+		return SessionPage{}, fmt.Errorf("sessions %w", err)
+	}
 	terms := s.ft.analyzeQuery(q.Text)
 	if terms.empty() {
 		return SessionPage{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
@@ -368,6 +371,7 @@ func (s *Sessions) inScope(sc sessionScope, m *message) bool {
 func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sessionScope) ([]candidate, error) {
 	hits, err := s.ft.scoreText(ctx, terms, s.rank.bm25(), s.totals)
 	if err != nil {
+		s.noteDamage(err)
 		return nil, err
 	}
 	cands := make([]candidate, 0, len(hits))

@@ -61,6 +61,9 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	s.mu.RLock()
 	why := s.needFull
 	s.mu.RUnlock()
+	if err := s.damaged(); why == "" && err != nil {
+		why = damageDetail(err)
+	}
 	if full || why != "" {
 		rep.Full, rep.Rebuilt = true, why
 		if err := s.reset(); err != nil {
@@ -135,8 +138,8 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 	s.mu.RLock()
 	why := s.needFull
 	s.mu.RUnlock()
-	if why != "" {
-		return s.Sync(ctx, true)
+	if why != "" || s.damaged() != nil {
+		return s.Sync(ctx, true) // a path-wise update cannot repair a stale index
 	}
 	defer func() { s.noteError(err) }()
 	s.syncMu.Lock()
@@ -555,6 +558,7 @@ func (s *Sessions) reset() error {
 		return err
 	}
 	s.ft = ft
+	s.damage.Store(nil)
 	if err := s.st.resetAll(); err != nil {
 		return fmt.Errorf("reset sessions state store: %w", err)
 	}

@@ -504,3 +504,88 @@ func TestSessionsManyTextMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsDamagedSegment: a damaged segment of the sessions full-text
+// index is refused, as memory search refuses its own: read-only, text
+// searches fail with ErrIndexDamaged and Status says why (semantic search
+// still answers from the vectors); a writer's searches fail the same way
+// until its next sync rebuilds, never answering "no results" from the empty
+// index that replaced the damaged one.
+func TestSessionsDamagedSegment(t *testing.T) {
+	harms := []struct {
+		name string
+		harm func(path string, n int64) error
+	}{
+		{"garbage at 50%", func(p string, n int64) error {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteAt([]byte(strings.Repeat("\xde\xad\xbe\xef", 64)), n/2)
+			return err
+		}},
+		{"truncated to half", func(p string, n int64) error { return os.Truncate(p, n/2) }},
+	}
+	for _, h := range harms {
+		t.Run(h.name, func(t *testing.T) {
+			root := sessionFixture(t)
+			idx := t.TempDir()
+			s, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustSync(t, s)
+			s.Close()
+			segs := NewestSegments(t, filepath.Join(idx, sessionsDir))
+			if len(segs) == 0 {
+				t.Fatal("no segment in the sessions index")
+			}
+			fi, err := os.Stat(segs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.harm(segs[0], fi.Size()); err != nil {
+				t.Fatal(err)
+			}
+
+			ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+			if err != nil {
+				if !errors.Is(err, ErrIndexDamaged) {
+					t.Fatalf("read-only open: %v, want ErrIndexDamaged", err)
+				}
+			} else {
+				for _, m := range []Mode{FullText, Hybrid} {
+					if p, err := ro.Search(context.Background(), SessionQuery{Text: "ledger", Mode: m}); !errors.Is(err, ErrIndexDamaged) {
+						t.Errorf("read-only %s search: %d sessions, err %v; want ErrIndexDamaged", m, len(p.Sessions), err)
+					}
+				}
+				if p, err := ro.Search(context.Background(), SessionQuery{Text: "database for the ledger", Mode: Semantic}); err != nil || len(p.Sessions) == 0 {
+					t.Errorf("read-only semantic search: %d sessions, %v; the vectors are not damaged", len(p.Sessions), err)
+				}
+				if st, _ := ro.Status(context.Background()); st.Damaged == "" {
+					t.Error("read-only Status.Damaged is empty")
+				}
+				ro.Close()
+			}
+
+			w := openTestSessions(t, idx, lineSource{root})
+			if st, _ := w.Status(context.Background()); st.Damaged == "" {
+				t.Error("writer before its sync: Status.Damaged is empty")
+			}
+			if p, err := w.Search(context.Background(), SessionQuery{Text: "ledger", Mode: FullText}); !errors.Is(err, ErrIndexDamaged) {
+				t.Errorf("writer before its sync: %d sessions, err %v; want ErrIndexDamaged", len(p.Sessions), err)
+			}
+			rep := mustSync(t, w)
+			if !rep.Full || rep.Rebuilt == "" {
+				t.Errorf("sync: Full %v, Rebuilt %q; want a rebuild that says why", rep.Full, rep.Rebuilt)
+			}
+			if st, _ := w.Status(context.Background()); st.Damaged != "" {
+				t.Errorf("after the rebuild: Damaged %q", st.Damaged)
+			}
+			if got := hitIDs(search(t, w, SessionQuery{Text: "ledger", Mode: FullText})); len(got) != 2 {
+				t.Errorf("after the rebuild: hits %v, want 2", got)
+			}
+		})
+	}
+}

@@ -13,9 +13,16 @@ import (
 // at once cost about one batch, not N. Each call still returns only after
 // its own paths are searchable (read-your-writes).
 
-// syncGroup holds the SyncPaths calls waiting for the next batch.
+// syncGroup holds the SyncPaths calls waiting for the next batch. One
+// call at a time leads: it takes the sync lock, runs one batch for every
+// call waiting by then, and hands the lead to a call that arrived during
+// its batch. The others wait only for their own batch: a call whose batch
+// is done returns at once, never queueing for the sync lock behind a batch
+// that is not its own (under load that queue, not the batches, was most
+// of a write's latency: 88 ms median wait behind 14 ms batches).
 type syncGroup struct {
 	mu      sync.Mutex
+	leading bool // a call is running a batch, or waiting for the lock to
 	waiting []*syncCall
 }
 
@@ -24,8 +31,44 @@ type syncCall struct {
 	ctx   context.Context
 	paths []string
 	done  chan struct{} // closed once rep and err are set
+	lead  chan struct{} // closed when this call is to lead the next batch
 	rep   Report
 	err   error
+}
+
+// join adds c to the next batch and returns once c's batch has run. The
+// leader holds lock while it runs a batch, so batches run one at a time
+// and not beside other work that holds it (a full sync); run must finish
+// every call it is given.
+func (g *syncGroup) join(c *syncCall, lock sync.Locker, run func([]*syncCall)) {
+	g.mu.Lock()
+	g.waiting = append(g.waiting, c)
+	lead := !g.leading
+	g.leading = true
+	g.mu.Unlock()
+	if !lead {
+		select {
+		case <-c.done:
+			return
+		case <-c.lead:
+		}
+	}
+	lock.Lock()
+	defer func() {
+		lock.Unlock()
+		g.mu.Lock()
+		if len(g.waiting) > 0 {
+			close(g.waiting[0].lead)
+		} else {
+			g.leading = false
+		}
+		g.mu.Unlock()
+	}()
+	g.mu.Lock()
+	batch := g.waiting // everything that arrived until the lock was ours
+	g.waiting = nil
+	g.mu.Unlock()
+	run(batch)
 }
 
 // SyncPaths brings the given paths (relative to the memory folder; files or
@@ -53,23 +96,8 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (Report, error) 
 			return Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}, err
 		}
 	}
-	c := &syncCall{ctx: ctx, paths: paths, done: make(chan struct{})}
-	e.group.mu.Lock()
-	e.group.waiting = append(e.group.waiting, c)
-	e.group.mu.Unlock()
-
-	// Whoever gets syncMu runs a batch for everything waiting, which may
-	// include this call or may already have served it.
-	e.syncMu.Lock()
-	e.group.mu.Lock()
-	batch := e.group.waiting
-	e.group.waiting = nil
-	e.group.mu.Unlock()
-	if len(batch) > 0 {
-		e.runGroup(batch)
-	}
-	e.syncMu.Unlock()
-	<-c.done
+	c := &syncCall{ctx: ctx, paths: paths, done: make(chan struct{}), lead: make(chan struct{})}
+	e.group.join(c, &e.syncMu, e.runGroup)
 	return c.rep, c.err
 }
 

@@ -131,3 +131,92 @@ func TestSyncPathsGroupFailureIsolated(t *testing.T) {
 		t.Errorf("wombat: %v, want ok.md", got)
 	}
 }
+
+// TestSyncGroupFollowersDoNotQueue: a call returns as soon as its own batch
+// is done, even while the next batch holds the sync lock; calls arriving
+// during a batch form exactly one next batch, led by one of them.
+func TestSyncGroupFollowersDoNotQueue(t *testing.T) {
+	var g syncGroup
+	var lock sync.Mutex
+	newCall := func(p string) *syncCall {
+		return &syncCall{ctx: context.Background(), paths: []string{p}, done: make(chan struct{}), lead: make(chan struct{})}
+	}
+	waitQueued := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for { // no event says "n calls are queued": poll, bounded
+			g.mu.Lock()
+			queued := len(g.waiting)
+			g.mu.Unlock()
+			if queued == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d calls queued after 10 s, want %d", queued, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	a, b, c := newCall("a"), newCall("b"), newCall("c")
+	returned := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
+	var mu sync.Mutex
+	var batches [][]string
+	release := make(chan struct{})
+	var run func(batch []*syncCall)
+	run = func(batch []*syncCall) {
+		var paths []string
+		for _, x := range batch {
+			paths = append(paths, x.paths[0])
+		}
+		mu.Lock()
+		batches = append(batches, paths)
+		first := len(batches) == 1
+		mu.Unlock()
+		if first { // c arrives while the first batch runs
+			go func() { g.join(c, &lock, run); close(returned["c"]) }()
+			waitQueued(1)
+		}
+		for _, x := range batch {
+			close(x.done)
+		}
+		if !first {
+			<-release // the second batch holds the lock until told
+		}
+	}
+	join := func(x *syncCall) {
+		g.join(x, &lock, run)
+		close(returned[x.paths[0]])
+	}
+
+	lock.Lock() // as a running full sync would
+	go join(a)
+	waitQueued(1)
+	go join(b)
+	waitQueued(2)
+	lock.Unlock()
+	for _, p := range []string{"a", "b"} {
+		select {
+		case <-returned[p]:
+		case <-time.After(10 * time.Second):
+			close(release)
+			t.Fatalf("call %s did not return while the next batch ran, though its own batch was done", p)
+		}
+	}
+	select {
+	case <-returned["c"]:
+		t.Fatal("call c returned before its batch finished")
+	default:
+	}
+	close(release)
+	select {
+	case <-returned["c"]:
+	case <-time.After(10 * time.Second):
+		t.Fatal("call c did not return after its batch")
+	}
+	if want := [][]string{{"a", "b"}, {"c"}}; !slices.EqualFunc(batches, want, slices.Equal) {
+		t.Errorf("batches %v, want %v", batches, want)
+	}
+	if g.leading || len(g.waiting) != 0 {
+		t.Errorf("after the last batch: leading %v, %d waiting; want idle", g.leading, len(g.waiting))
+	}
+}
