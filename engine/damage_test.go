@@ -78,13 +78,16 @@ func overwrite(p string, off int64, n int) error {
 // is opened. Read-only (search --no-sync), full-text and hybrid searches
 // fail with ErrIndexDamaged — never a panic, never "no results" — and
 // Status says what is wrong; a writer rebuilds at its next sync, says why,
-// and finds everything again.
+// and finds everything again. The vault is synced once; each harm damages
+// its own copy of the closed index.
 func TestDamagedSegment(t *testing.T) {
 	files := damageFiles()
+	synced := newVault(t, files)
+	synced.close()
 	for _, h := range harms {
 		t.Run(h.name, func(t *testing.T) {
-			v := newVault(t, files)
-			v.close()
+			t.Parallel()
+			v := synced.closedCopy(t)
 			seg := largestSegment(t, v)
 			if err := h.harm(seg, size(seg)); err != nil {
 				t.Fatal(err)

@@ -65,15 +65,19 @@ func writeNumbered(t *testing.T, dir string, n int) {
 func TestEmbedderFailsMidSync(t *testing.T) {
 	ctx := context.Background()
 	mem, idx := t.TempDir(), t.TempDir()
-	const files, batch = 2500, 1024 // three batches of at most 1024 files (sync.go batchFiles)
+	// Three batches of at most 10 files (engine.SetSyncBatch; a real sync
+	// applies 1024 per batch, which is the same code); the provider fails
+	// part-way through the second.
+	const files, batch = 25, 10
 	writeNumbered(t, mem, files)
-	f := &flaky{failAfter: 1500}
+	f := &flaky{failAfter: 15}
 	f.down.Store(true)
 	e, err := engine.Open(ctx, engine.Config{MemoryDir: mem, IndexDir: idx, Embedder: f})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	engine.SetSyncBatch(e, batch)
 	if _, err := e.Sync(ctx, false); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("Sync with a provider that stops answering: err = %v, want the provider's error", err)
 	}

@@ -4,27 +4,22 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"slices"
 	"sort"
-
-	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 )
 
 // An excerpt index is what snippets need of one text, computed once at
 // index time so that a search never re-reads, re-parses or re-tokenises a
 // memory: the plain text, its chunks' byte ranges, and for every term the
-// byte ranges where it occurs — English terms exactly as matchSpans folds,
-// lowercases and stems them, CJK terms as the cjk analyzer emits them. A
+// byte ranges where it occurs — English terms exactly as the index's
+// analyzer makes them (stopwords left out: they are never query terms),
+// CJK terms as the cjk analyzer emits them. Both come from the analysis
+// pass that also feeds the full-text index (tokens.go). A
 // search then looks up only the query's terms (binary search over the
 // sorted term table) and touches nothing else of the memory.
 //
-// CJK terms are kept only for texts with CJK letters, as the full-text
-// index keeps its cjk field. Tokenising afresh (matchSpans) also marks, in
-// a text without CJK, the Latin words of a query that has CJK letters as
+// CJK terms are kept only for texts with CJK letters of their own.
+// Tokenising afresh (matchSpans) also marks, in a text without CJK, the
+// Latin words of a query that has CJK letters as
 // the cjk analyzer spells them — unstemmed, stopwords included: a CJK
 // query with "the" in it marked every "the". The stored index marks the
 // stemmed words only, as for any other query.
@@ -47,54 +42,10 @@ const (
 // (MatchCount still counts all of them).
 const maxWindowSpans = 1024
 
-// englishForms folds, lowercases and stems one token the way the index
-// analyser does, without its stopword filter (a stopword is never a query
-// term, so it cannot match either way). It remembers every word it has
-// analysed: stemming is most of the cost of an excerpt index, and the
-// memories of one sync batch share most of their words, so a sync worker
-// keeps one for a whole batch. Not safe for concurrent use.
-type englishForms struct {
-	poss, lower, stem analysis.TokenFilter
-	fold              analysis.CharFilter
-	memo              map[string]string // word → nsEN + its form
-}
-
-func newEnglishForms() *englishForms {
-	return &englishForms{
-		fold: asciifolding.New(), poss: en.NewPossessiveFilter(), lower: lowercase.NewLowerCaseFilter(),
-		stem: en.NewEnglishStemmerFilter(), memo: map[string]string{},
-	}
-}
-
-// of returns the analysed form of a token.
-func (f *englishForms) of(word []byte) string { return f.key(word)[1:] }
-
-// key returns the excerpt-index key of a token: nsEN, then its analysed form.
-func (f *englishForms) key(word []byte) string {
-	if s, ok := f.memo[string(word)]; ok {
-		return s
-	}
-	one := analysis.TokenStream{&analysis.Token{Term: f.fold.Filter(slices.Clone(word))}}
-	one = f.stem.Filter(f.lower.Filter(f.poss.Filter(one)))
-	s := string([]byte{nsEN}) + string(one[0].Term)
-	f.memo[string(word)] = s
-	return s
-}
-
-// buildExcerpts encodes text's excerpt index; chunks are byte ranges of
-// text. forms may carry words analysed for earlier texts.
-func buildExcerpts(text string, chunks [][2]int, cjk analysis.Analyzer, forms *englishForms) []byte {
-	terms := map[string][]span{}
-	for _, t := range unicodetok.NewUnicodeTokenizer().Tokenize([]byte(text)) {
-		k := forms.key(t.Term)
-		terms[k] = append(terms[k], span{t.Start, t.End})
-	}
-	if cjk != nil && needsBigrams(text) {
-		for _, t := range cjk.Analyze([]byte(text)) {
-			k := string([]byte{nsCJK}) + string(t.Term)
-			terms[k] = append(terms[k], span{t.Start, t.End})
-		}
-	}
+// encodeExcerpts encodes the excerpt index of text: chunks are byte
+// ranges of text, terms the spans of every key (the analysis pass's,
+// tokens.go). The spans of each key are sorted here.
+func encodeExcerpts(text string, chunks [][2]int, terms map[string][]span) []byte {
 	sorted := make([]string, 0, len(terms))
 	for k := range terms {
 		sorted = append(sorted, k)

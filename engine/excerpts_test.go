@@ -8,20 +8,22 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
-	"github.com/blevesearch/bleve/v2/registry"
-
 	"mnemo/markdown"
 )
 
 func testAnalyzers(t testing.TB) *fulltext {
 	t.Helper()
-	ft, err := openFulltext(filepath.Join(t.TempDir(), "ft"), true)
+	ft, err := openFulltext(filepath.Join(t.TempDir(), "ft"), true, durableBatches)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ft.close() })
 	return ft
+}
+
+// buildExcerpts is the excerpt index a sync stores for a memory.
+func buildExcerpts(a *analyser, title, text string, chunks [][2]int) []byte {
+	return encodeExcerpts(text, chunks, a.memory(title, text).excerpt)
 }
 
 // TestExcerptIndexAgrees checks that the stored index finds exactly the
@@ -32,7 +34,7 @@ func TestExcerptIndexAgrees(t *testing.T) {
 	queries := []string{"indexing decisions", "cafe", "Müller über", "数据库迁移", "検索 インデックス", "bleve's analyzer 数据", "running runs ran", "q1 2025"}
 	vault := filepath.Join("..", "testdata", "vault")
 	var docs int
-	shared := newEnglishForms() // as a sync worker keeps one for a batch
+	shared := ft.newAnalyser() // as a sync worker keeps one for a batch
 	err := filepath.WalkDir(vault, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".md" {
 			return err
@@ -50,8 +52,8 @@ func TestExcerptIndexAgrees(t *testing.T) {
 		for _, c := range doc.Chunks {
 			bounds = append(bounds, [2]int{c.Start, c.Start + len(c.Text)})
 		}
-		enc := buildExcerpts(doc.Text, bounds, ft.cjk, newEnglishForms())
-		if again := buildExcerpts(doc.Text, bounds, ft.cjk, shared); !bytes.Equal(again, enc) {
+		enc := buildExcerpts(ft.newAnalyser(), doc.Title, doc.Text, bounds)
+		if again := buildExcerpts(shared, doc.Title, doc.Text, bounds); !bytes.Equal(again, enc) {
 			t.Errorf("%s: excerpt index built with a shared word memory differs from a fresh one", p)
 		}
 		for _, qt := range queries {
@@ -60,7 +62,7 @@ func TestExcerptIndexAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %q: %v", p, qt, err)
 			}
-			if want := matchSpans(doc.Text, q, ft.cjk); !slices.Equal(x.spans, want) {
+			if want := ft.matchSpans(doc.Text, q); !slices.Equal(x.spans, want) {
 				t.Errorf("%s %q: stored spans %v, tokenised %v", p, qt, x.spans, want)
 			}
 		}
@@ -88,7 +90,7 @@ func TestExcerptIndexAgrees(t *testing.T) {
 func TestExcerptIndexDamaged(t *testing.T) {
 	ft := testAnalyzers(t)
 	text := "Decisions about indexing: we index twice. 数据库迁移 is done."
-	enc := buildExcerpts(text, [][2]int{{0, len(text)}}, ft.cjk, newEnglishForms())
+	enc := buildExcerpts(ft.newAnalyser(), "", text, [][2]int{{0, len(text)}})
 	q := ft.analyzeQuery("indexing 数据库")
 	if _, err := readExcerpt(enc, q); err != nil {
 		t.Fatal(err)
@@ -120,11 +122,6 @@ func TestExcerptIndexDamaged(t *testing.T) {
 // BenchmarkSnippets compares cutting one memory's snippets from its stored
 // excerpt index with tokenising it afresh (what a search did before).
 func BenchmarkSnippets(b *testing.B) {
-	cache := registry.NewCache()
-	cjkA, err := cache.AnalyzerNamed(cjk.AnalyzerName)
-	if err != nil {
-		b.Fatal(err)
-	}
 	ft := testAnalyzers(b)
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "vault", "research", "search.md"))
 	if err != nil {
@@ -138,7 +135,7 @@ func BenchmarkSnippets(b *testing.B) {
 	for _, c := range doc.Chunks {
 		bounds = append(bounds, [2]int{c.Start, c.Start + len(c.Text)})
 	}
-	enc := buildExcerpts(doc.Text, bounds, cjkA, newEnglishForms())
+	enc := buildExcerpts(ft.newAnalyser(), doc.Title, doc.Text, bounds)
 	q := ft.analyzeQuery("bleve analyzer stemming")
 	b.Run("stored", func(b *testing.B) {
 		for b.Loop() {
@@ -151,13 +148,13 @@ func BenchmarkSnippets(b *testing.B) {
 	})
 	b.Run("tokenised", func(b *testing.B) {
 		for b.Loop() {
-			textSnippets(doc.Text, q, cjkA)
+			ft.textSnippets(doc.Text, q)
 		}
 	})
 	b.Run("build", func(b *testing.B) {
 		b.SetBytes(int64(len(doc.Text)))
 		for b.Loop() {
-			buildExcerpts(doc.Text, bounds, cjkA, newEnglishForms())
+			buildExcerpts(ft.newAnalyser(), doc.Title, doc.Text, bounds)
 		}
 		b.ReportMetric(float64(len(enc))/float64(len(doc.Text)), "stored-bytes/text-byte")
 	})

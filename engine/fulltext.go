@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -37,12 +38,22 @@ const (
 // textFields are the scored fields, in the order of record.Lens.
 var textFields = [...]string{fTitle, fBody, fTags, fCJK}
 
-// ftDoc is one memory as the full-text index sees it.
+// ftDoc is one memory as the full-text index's mapping describes it. The
+// sync gives Bleve the text fields (title, body, cjk) pre-analysed
+// (tokens.go) and maps only the rest, ftKeys.
 type ftDoc struct {
 	Title  string   `json:"title"`
 	Body   string   `json:"body"`
 	Tags   string   `json:"tags"`
 	CJK    string   `json:"cjk,omitempty"`
+	Folder []string `json:"folder"`
+	Tag    []string `json:"tag"`
+}
+
+// ftKeys is the part of a memory's document that Bleve's mapping analyses
+// itself: the tags (a few words) and the exact folder and tag keys.
+type ftKeys struct {
+	Tags   string   `json:"tags"`
 	Folder []string `json:"folder"`
 	Tag    []string `json:"tag"`
 }
@@ -90,6 +101,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt(fCJK, text(analyzerBigram))
 	dm.AddFieldMappingsAt(fFolder, key())
 	dm.AddFieldMappingsAt(fTag, key())
+	// Bleve's _all field (every field's terms again, with term vectors)
+	// serves queries that name no field; ours always name theirs.
+	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	im.DefaultMapping = dm
 	im.StoreDynamic = false
 	im.IndexDynamic = false
@@ -104,32 +118,71 @@ type fulltext struct {
 	damage error
 	en     analysis.Analyzer
 	cjk    analysis.Analyzer
+	// The parts of en that the one analysis pass (tokens.go) runs itself,
+	// and the indexing options the mapping gives each text field.
+	fold    analysis.CharFilter
+	filters []analysis.TokenFilter
+	opts    map[string]index.FieldIndexingOptions
 }
 
-func openFulltext(path string, create bool) (*fulltext, error) {
-	var idx bleve.Index
-	var err error
-	if _, statErr := os.Stat(path); statErr == nil {
-		var damage error
-		if idx, damage = openChecked(path, create); idx == nil {
-			return nil, damage
+// batchMode says when a Batch on a writer's full-text index returns.
+type batchMode int
+
+const (
+	// durableBatches: once Bleve has persisted the batch (Bleve's default).
+	durableBatches batchMode = iota
+	// lazyBatches: as soon as the batch is searchable (scorch's
+	// unsafe_batch); the caller keeps track of what is not on disk yet
+	// (persist.go).
+	lazyBatches
+)
+
+// writerConfig is the scorch configuration a writer opens an index with: a
+// bounded wait for Bleve's lock, the batch mode, and (tests only) a nap of
+// the persister. It is given at every open rather than kept in the index,
+// as Bleve would keep what the index is created with: it is this process's
+// choice, not the index's.
+func writerConfig(mode batchMode, nap time.Duration) map[string]any {
+	c := map[string]any{"bolt_timeout": "2s"}
+	if mode == lazyBatches {
+		c["unsafe_batch"] = true
+	}
+	if nap > 0 {
+		c["scorchPersisterOptions"] = map[string]any{"PersisterNapTimeMSec": nap.Milliseconds()}
+	}
+	return c
+}
+
+// openFulltext opens the full-text index at path: as its writer if create
+// (creating it if missing, its batches returning as mode says), else
+// read-only.
+func openFulltext(path string, create bool, mode batchMode) (*fulltext, error) {
+	return openFulltextNap(path, create, mode, 0)
+}
+
+// openFulltextNap is openFulltext with the persister's nap (Config.persisterNap).
+func openFulltextNap(path string, create bool, mode batchMode, nap time.Duration) (*fulltext, error) {
+	if _, statErr := os.Stat(path); statErr != nil {
+		if !create {
+			return nil, ErrIndexNotReady
 		}
-		if damage != nil {
-			return newFulltext(path, idx, damage)
-		}
-	} else if create {
-		var m *mapping.IndexMappingImpl
-		if m, err = newMapping(); err != nil {
+		m, err := newMapping()
+		if err != nil {
 			return nil, err
 		}
-		idx, err = bleve.New(path, m)
-	} else {
-		return nil, ErrIndexNotReady
+		idx, err := bleve.New(path, m)
+		if err == nil {
+			err = idx.Close() // and open it below, as its writer opens it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create full-text index %s: %w", path, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("open full-text index %s: %w", path, err)
+	idx, damage := openChecked(path, create, writerConfig(mode, nap))
+	if idx == nil {
+		return nil, damage
 	}
-	return newFulltext(path, idx, nil)
+	return newFulltext(path, idx, damage)
 }
 
 func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) {
@@ -139,26 +192,67 @@ func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) 
 		idx.Close()
 		return nil, fmt.Errorf("full-text index %s lacks mnemo's analyzers: %w", path, ErrIndexIncompatible)
 	}
+	if err := ft.prepareAnalysis(); err != nil {
+		idx.Close()
+		return nil, fmt.Errorf("full-text index %s: %v: %w", path, err, ErrIndexIncompatible)
+	}
 	return ft, nil
+}
+
+// prepareAnalysis takes from the index's mapping what the one analysis
+// pass needs: the English analyzer's parts, and each text field's
+// indexing options, read from a mapped sample document. The pass gives
+// Bleve term frequencies alone, so a field must not ask for stored
+// values, term vectors or doc values.
+func (ft *fulltext) prepareAnalysis() error {
+	fold, filters, err := englishChain(ft.en)
+	if err != nil {
+		return err
+	}
+	ft.fold, ft.filters = fold, filters
+	doc := document.NewDocument("sample")
+	if err := ft.idx.Mapping().MapDocument(doc, &ftDoc{Title: "t", Body: "b", CJK: "c"}); err != nil {
+		return fmt.Errorf("map a sample document: %w", err)
+	}
+	ft.opts = map[string]index.FieldIndexingOptions{}
+	doc.VisitFields(func(f index.Field) { ft.opts[f.Name()] = f.Options() })
+	for _, name := range []string{fTitle, fBody, fCJK} {
+		o, ok := ft.opts[name]
+		if !ok || !o.IsIndexed() || o.IsStored() || o.IncludeTermVectors() || o.IncludeDocValues() {
+			return fmt.Errorf("field %s is mapped with options %v, want indexed alone", name, o)
+		}
+	}
+	return nil
 }
 
 func (ft *fulltext) close() error { return ft.idx.Close() }
 
-// document maps d to the Bleve document of the memory at path, as
-// Batch.Index would; indexing it through Batch.IndexAdvanced leaves Bleve's
-// analysis on it for analyzedLens.
-func (ft *fulltext) document(path string, d *ftDoc) (*document.Document, error) {
+// memoryDoc is the Bleve document of the memory at path: its text fields
+// as the analysis pass made them, the rest mapped as Batch.Index would.
+// Indexing it through Batch.IndexAdvanced, Bleve analyses only the keys.
+func (ft *fulltext) memoryDoc(path string, keys ftKeys, text []*analysedField) (*document.Document, error) {
 	doc := document.NewDocument(path)
-	if err := ft.idx.Mapping().MapDocument(doc, d); err != nil {
+	if err := ft.idx.Mapping().MapDocument(doc, keys); err != nil {
 		return nil, err
+	}
+	for _, f := range text {
+		doc.AddField(f)
 	}
 	return doc, nil
 }
 
+// analysedDoc is a Bleve document made of pre-analysed text fields alone.
+func analysedDoc(id string, text []*analysedField) *document.Document {
+	doc := document.NewDocument(id)
+	for _, f := range text {
+		doc.AddField(f)
+	}
+	return doc
+}
+
 // analyzedLens reads, from a document Bleve has indexed, how many tokens
 // each scored field held, which BM25's length normalisation needs (Bleve
-// keeps no such total). It is what fieldLens counts, without analysing the
-// text a second time.
+// keeps no such total). Pre-analysed fields know it before indexing.
 func analyzedLens(doc *document.Document) [len(textFields)]int32 {
 	var l [len(textFields)]int32
 	doc.VisitFields(func(f index.Field) {
@@ -168,20 +262,6 @@ func analyzedLens(doc *document.Document) [len(textFields)]int32 {
 			}
 		}
 	})
-	return l
-}
-
-// fieldLens counts the tokens each scored field of d holds, which BM25's
-// length normalisation needs (Bleve keeps no such total); analyzedLens
-// gives the same counts for a document Bleve has just indexed.
-func (ft *fulltext) fieldLens(d *ftDoc) [len(textFields)]int32 {
-	var l [len(textFields)]int32
-	l[0] = int32(len(ft.en.Analyze([]byte(d.Title))))
-	l[1] = int32(len(ft.en.Analyze([]byte(d.Body))))
-	l[2] = int32(len(ft.en.Analyze([]byte(d.Tags))))
-	if d.CJK != "" {
-		l[3] = int32(len(ft.cjk.Analyze([]byte(d.CJK))))
-	}
 	return l
 }
 

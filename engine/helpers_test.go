@@ -65,6 +65,23 @@ func newVault(t testing.TB, files map[string]string, opts ...option) *vault {
 	return v
 }
 
+// closedCopy returns a vault on v's memory folder with a copy of v's
+// closed index in a fresh temp folder, not open yet: what newVault of the
+// same files then close would give, without writing and syncing them again.
+// The memory folder is shared, so the caller must only read it.
+func (v *vault) closedCopy(t testing.TB) *vault {
+	t.Helper()
+	if !v.closed {
+		t.Fatal("closedCopy of an open vault")
+	}
+	c := &vault{t: t, dir: v.dir, cfg: v.cfg, closed: true}
+	c.cfg.IndexDir = filepath.Join(t.TempDir(), "index")
+	if err := os.CopyFS(c.cfg.IndexDir, os.DirFS(v.cfg.IndexDir)); err != nil {
+		t.Fatalf("copy the index: %v", err)
+	}
+	return c
+}
+
 func (v *vault) open() {
 	v.t.Helper()
 	e, err := engine.Open(context.Background(), v.cfg)

@@ -443,6 +443,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // a row and faster than the debounce, with files written into the new
 // folder the instant it exists (before its watch can be in place).
 func TestWatchFolderDeletedAndRecreated(t *testing.T) {
+	t.Parallel() // waits on the watcher, not the CPU
 	v := newVault(t, map[string]string{
 		"keep.md":      memo("Keep", "", nil, "the kestrel stays"),
 		"box/old.md":   memo("Old", "", nil, "the ocelot was here"),

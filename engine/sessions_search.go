@@ -539,7 +539,7 @@ func (s *Sessions) result(g *sessionGroup, maxHits int, terms queryTerms) Sessio
 // in bold, as memory snippets are; a message found by meaning alone gets
 // its start. It also returns how many matches the message holds.
 func messageExcerpt(text string, q queryTerms, ft *fulltext) (string, int) {
-	spans := matchSpans(text, q, ft.cjk)
+	spans := ft.matchSpans(text, q)
 	if len(spans) == 0 {
 		return cut(text, 0, 2*snippetRadius, nil), 0
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/document"
 	bolt "go.etcd.io/bbolt"
 	bolterr "go.etcd.io/bbolt/errors"
 )
@@ -321,7 +322,7 @@ type pendingMsg struct {
 	seq  uint32
 	rec  msgRec
 	text string
-	doc  *ftDoc
+	doc  *document.Document // its full-text document, pre-analysed
 }
 
 // commit writes a batch and clears its pending marks in one transaction.

@@ -219,11 +219,12 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 		rep.Removed++
 	}
 	done += len(gone)
+	a := s.ft.newAnalyser() // one per batch, as a memory sync worker keeps
 	for _, j := range jobs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := s.readOne(ctx, b, j, rep); err != nil {
+		if err := s.readOne(ctx, b, j, a, rep); err != nil {
 			return err
 		}
 		done++
@@ -231,7 +232,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 			if err := s.apply(ctx, b); err != nil {
 				return err
 			}
-			b = &sessionBatch{}
+			b, a = &sessionBatch{}, s.ft.newAnalyser()
 			progress()
 		}
 	}
@@ -262,8 +263,9 @@ const (
 	RoleSummary = "summary"
 )
 
-// readOne reads one transcript from its cursor into b.
-func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, rep *SessionsReport) error {
+// readOne reads one transcript from its cursor into b, analysing its
+// messages with a.
+func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a *analyser, rep *SessionsReport) error {
 	fi, statErr := os.Stat(j.path)
 	s.mu.Lock()
 	ss := s.byPath[j.path]
@@ -307,11 +309,8 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, r
 			}
 			ids[id] = seq
 			pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
-			pm.doc = &ftDoc{Body: m.Text}
-			if needsBigrams(m.Text) {
-				pm.doc.CJK = m.Text
-			}
-			pm.rec.Lens = s.ft.fieldLens(pm.doc)
+			pm.doc = analysedDoc(docID(old.SID, seq), a.message(m.Text))
+			pm.rec.Lens = analyzedLens(pm.doc)
 			w.msgs = append(w.msgs, pm)
 			return nil
 		},
@@ -460,9 +459,9 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 		}
 	}
 	s.mu.RUnlock()
-	for i, sid := range b.sids {
-		for _, m := range b.writes[i].msgs {
-			if err := fb.Index(docID(sid, m.seq), m.doc); err != nil {
+	for _, w := range b.writes {
+		for _, m := range w.msgs {
+			if err := fb.IndexAdvanced(m.doc); err != nil {
 				return fmt.Errorf("index message: %w", err)
 			}
 		}
@@ -553,7 +552,7 @@ func (s *Sessions) reset() error {
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove sessions full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true)
+	ft, err := openFulltext(ftPath, true, durableBatches)
 	if err != nil {
 		return err
 	}

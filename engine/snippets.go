@@ -4,9 +4,6 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/blevesearch/bleve/v2/analysis"
-	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 )
 
 // Snippet shape: up to maxSnippets windows of about snippetRadius bytes
@@ -21,35 +18,18 @@ type span struct{ start, end int }
 
 // textSnippets cuts the snippets of any plain text for a query — a text
 // that has no excerpt index (excerpts.go), such as one never indexed — and
-// returns them with how many matches the text holds. It tokenises the
+// returns them with how many matches the text holds. It analyses the
 // whole text: searches over indexed memories use the stored excerpt index
 // instead.
-func textSnippets(text string, q queryTerms, cjk analysis.Analyzer) ([]string, int) {
-	spans := matchSpans(text, q, cjk)
+func (ft *fulltext) textSnippets(text string, q queryTerms) ([]string, int) {
+	spans := ft.matchSpans(text, q)
 	return excerpts(text, spans), len(spans)
 }
 
-// matchSpans finds where the query's terms occur in text. It tokenises the
-// original text (so offsets are exact) and then folds, lowercases and stems
-// each token the way the index analyser does.
-func matchSpans(text string, q queryTerms, cjkAnalyzer analysis.Analyzer) []span {
-	var out []span
-	if len(q.en) > 0 {
-		forms := newEnglishForms()
-		for _, t := range unicodetok.NewUnicodeTokenizer().Tokenize([]byte(text)) {
-			if _, ok := q.en[forms.of(t.Term)]; ok {
-				out = append(out, span{t.Start, t.End})
-			}
-		}
-	}
-	if len(q.cjk) > 0 && cjkAnalyzer != nil {
-		for _, t := range cjkAnalyzer.Analyze([]byte(text)) {
-			if _, ok := q.cjk[string(t.Term)]; ok {
-				out = append(out, span{t.Start, t.End})
-			}
-		}
-	}
-	return mergeSpans(out)
+// matchSpans finds where the query's terms occur in text, analysing it as
+// the index does (tokens.go), with offsets in the original text.
+func (ft *fulltext) matchSpans(text string, q queryTerms) []span {
+	return ft.newAnalyser().matchSpans(text, q)
 }
 
 // mergeSpans sorts spans and merges overlaps (CJK bigrams overlap each other).
@@ -77,11 +57,11 @@ func (e *Engine) snippets(r *record, q queryTerms, chunk int, semantic bool) ([]
 	}
 	if len(x.spans) == 0 {
 		// The title (or tags) may be all that matched.
-		if ts := matchSpans(r.Title, q, e.ft.cjk); len(ts) > 0 {
+		if ts := e.ft.matchSpans(r.Title, q); len(ts) > 0 {
 			return []string{cut(r.Title, 0, len(r.Title), ts)}, len(ts)
 		}
 		if tags := strings.Join(r.Tags, " "); tags != "" {
-			if ts := matchSpans(tags, q, e.ft.cjk); len(ts) > 0 {
+			if ts := e.ft.matchSpans(tags, q); len(ts) > 0 {
 				return []string{"tags: " + cut(tags, 0, len(tags), ts)}, len(ts)
 			}
 		}

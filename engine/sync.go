@@ -83,6 +83,9 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 		return rep, err
 	}
 	rep.Index = time.Since(t0)
+	if err := e.flushFulltext(); err != nil { // a completed sync leaves nothing to repair
+		return rep, err
+	}
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
 		"schema":       itoa(schemaVersion),
@@ -187,11 +190,11 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 	processed := make(chan []outcome, 1)
 	go func() {
 		defer close(processed)
-		for i := 0; i < len(jobs); i += batchFiles {
+		for i := 0; i < len(jobs); i += e.batchFiles {
 			if pctx.Err() != nil {
 				return
 			}
-			batch := jobs[i:min(i+batchFiles, len(jobs))]
+			batch := jobs[i:min(i+e.batchFiles, len(jobs))]
 			fr := e.newFolderReader()
 			for k := range batch {
 				batch[k].reader = fr
@@ -278,7 +281,7 @@ func (e *Engine) reset() error {
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true)
+	ft, err := openFulltext(ftPath, true, lazyBatches)
 	if err != nil {
 		return err
 	}
@@ -383,7 +386,7 @@ type outcome struct {
 	skip    string // reason, if the file is not indexed
 	touched bool   // same content, new size/mtime: no re-indexing
 	rec     *record
-	doc     *ftDoc
+	doc     *document.Document // full-text document, text fields pre-analysed
 	vecs    [][]float32
 	excerpt []byte
 	links   []graph.Mention // the concepts the file links to
@@ -403,9 +406,9 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			forms := newEnglishForms()
+			a := e.ft.newAnalyser()
 			for i := range next {
-				out[i] = e.processOne(ctx, jobs[i], dim, forms)
+				out[i] = e.processOne(ctx, jobs[i], dim, a)
 			}
 		}()
 	}
@@ -418,10 +421,11 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 }
 
 // processOne reads, parses and embeds one file; dim is the index's vector
-// dimension (0 while a remote embedder has not answered yet), forms the
-// worker's memory of analysed words. The record's field lengths are filled
-// in by apply, from Bleve's own analysis of the document.
-func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, forms *englishForms) outcome {
+// dimension (0 while a remote embedder has not answered yet), a the
+// worker's analyser. The text is analysed once, for the full-text document
+// and the excerpt index. The record's field lengths are filled in by
+// apply, once Bleve has analysed the document's tags.
+func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser) outcome {
 	o := outcome{path: j.path}
 	if j.skip != "" {
 		o.skip = j.skip
@@ -448,16 +452,6 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, forms *engl
 		o.skip = err.Error()
 		return o
 	}
-	fd := &ftDoc{
-		Title:  doc.Title,
-		Body:   doc.Title + "\n" + doc.Text,
-		Tags:   strings.Join(doc.Tags, " "),
-		Folder: ancestors(j.path),
-		Tag:    doc.Tags,
-	}
-	if needsBigrams(fd.Body) {
-		fd.CJK = fd.Body
-	}
 	texts := make([]string, 0, len(doc.Chunks)+1)
 	for _, c := range doc.Chunks {
 		texts = append(texts, chunkText(doc.Title, c))
@@ -480,7 +474,13 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, forms *engl
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	o.doc, o.vecs, o.excerpt, o.links = fd, vecs, buildExcerpts(doc.Text, bounds, e.ft.cjk, forms), graphMentions(doc)
+	mt := a.memory(doc.Title, doc.Text)
+	keys := ftKeys{Tags: strings.Join(doc.Tags, " "), Folder: ancestors(j.path), Tag: doc.Tags}
+	if o.doc, err = e.ft.memoryDoc(j.path, keys, mt.fields); err != nil {
+		o.err = fmt.Errorf("index %s: %w", j.path, err)
+		return o
+	}
+	o.vecs, o.excerpt, o.links = vecs, encodeExcerpts(doc.Text, bounds, mt.excerpt), graphMentions(doc)
 	o.rec = &record{
 		Path:     j.path,
 		Size:     j.size,
@@ -525,33 +525,28 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			pending = append(pending, o.path)
 		}
 	}
-	if err := e.st.markPending(pending); err != nil {
+	seq, err := e.markPending(pending)
+	if err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	b := e.ft.idx.NewBatch()
-	docs := make([]*document.Document, len(out))
-	for i, o := range out {
+	for _, o := range out {
 		switch {
 		case o.touched:
 		case o.doc != nil:
-			d, err := e.ft.document(o.path, o.doc)
-			if err != nil {
+			if err := b.IndexAdvanced(o.doc); err != nil {
 				return fmt.Errorf("index %s: %w", o.path, err)
 			}
-			if err := b.IndexAdvanced(d); err != nil {
-				return fmt.Errorf("index %s: %w", o.path, err)
-			}
-			docs[i] = d
 		default: // removed, or skipped now
 			b.Delete(o.path)
 		}
 	}
-	if err := e.ft.idx.Batch(b); err != nil {
+	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
 	}
-	for i, d := range docs {
-		if d != nil {
-			out[i].rec.Lens = analyzedLens(d)
+	for _, o := range out {
+		if o.doc != nil && !o.touched {
+			o.rec.Lens = analyzedLens(o.doc)
 		}
 	}
 	changes := make([]change, 0, len(out))
@@ -572,7 +567,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	// the engine mutex is taken, so searches never wait on the disk. Until
 	// the swap below they see the state before this batch (Bleve may
 	// already have its documents; hits without a record are left out).
-	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
+	if err := e.commitBatch(changes, skips, unskip); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	e.mu.Lock()

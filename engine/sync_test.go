@@ -597,6 +597,7 @@ func TestCloseTwice(t *testing.T) {
 }
 
 func TestSecondWriterIsRefused(t *testing.T) {
+	t.Parallel() // waits on the lock, not the CPU
 	v := newVault(t, map[string]string{"a.md": "alpha"})
 	start := time.Now()
 	e2, err := engine.Open(context.Background(), v.cfg)

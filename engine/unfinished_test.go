@@ -15,7 +15,9 @@ import (
 // that has not synced yet — must say indexing, in search results and in
 // status, not present the part as the whole. A full sync cut short is the same.
 func TestInterruptedFirstSyncShowsIndexing(t *testing.T) {
-	const n = 2500 // three batches of at most 1024 (sync.go batchFiles)
+	// Three batches of at most 10 (engine.SetSyncBatch; a real sync
+	// applies 1024 files per batch, which is the same code).
+	const n, batch = 25, 10
 	files := map[string]string{}
 	for i := range n {
 		files[fmt.Sprintf("m%04d.md", i)] = memo(fmt.Sprintf("Memo %d", i), "2024-01-01", nil, "the wombat burrows")
@@ -42,6 +44,7 @@ func TestInterruptedFirstSyncShowsIndexing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			engine.SetSyncBatch(e, batch)
 			if _, err := e.Sync(ctx, full); !errors.Is(err, context.Canceled) {
 				t.Fatalf("interrupted sync: %v, want context.Canceled", err)
 			}

@@ -268,11 +268,43 @@ func (f *folderReader) close() {
 // link makes the check and the rename one step). It never replaces anything
 // but a regular file: a link, FIFO or device at rel is refused.
 func (e *Engine) writeMemory(rel string, data []byte, perm fs.FileMode, noClobber bool) error {
+	tmp, err := e.stageMemory(path.Dir(rel), data, perm)
+	if err != nil {
+		return fmt.Errorf("write: %w", e.vaultErr(rel, err))
+	}
+	return e.placeMemory(tmp, rel, noClobber)
+}
+
+// stageMemory writes data to a new hidden file in folder, flushed to disk,
+// and returns its name (relative to the memory folder) for placeMemory.
+// It takes no lock: the flush, the slow part of a write, can run beside
+// other writes.
+func (e *Engine) stageMemory(folder string, data []byte, perm fs.FileMode) (string, error) {
+	r, err := e.openVault()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	return writeTemp(r, folder, data, perm)
+}
+
+// discardStaged removes a file stageMemory wrote that is not to be placed.
+func (e *Engine) discardStaged(tmp string) {
+	if r, err := e.openVault(); err == nil {
+		r.Remove(tmp)
+		r.Close()
+	}
+}
+
+// placeMemory renames the staged file tmp to rel, as writeMemory says, or
+// removes it if it cannot.
+func (e *Engine) placeMemory(tmp, rel string, noClobber bool) error {
 	r, err := e.openVault()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	defer r.Remove(tmp) // fails harmlessly once renamed
 	name := filepath.FromSlash(rel)
 	if fi, err := r.Lstat(name); err == nil {
 		if noClobber {
@@ -283,11 +315,6 @@ func (e *Engine) writeMemory(rel string, data []byte, perm fs.FileMode, noClobbe
 		}
 	}
 	old := e.stamp(rel)
-	tmp, err := writeTemp(r, path.Dir(rel), data, perm)
-	if err != nil {
-		return fmt.Errorf("write: %w", e.vaultErr(rel, err))
-	}
-	defer r.Remove(tmp) // fails harmlessly once renamed
 	if noClobber {
 		err = renameNoClobber(r, tmp, name)
 	} else {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -189,6 +190,7 @@ func watchMemo(title, body string) string {
 }
 
 func TestWatchWriteEditDelete(t *testing.T) {
+	t.Parallel() // waits on the watcher, not the CPU
 	w := startWatch(t, map[string]string{"old.md": watchMemo("Old", "present before the watcher started")}, WatchOptions{})
 	if got := w.find("present"); !slices.Equal(got, []string{"old.md"}) {
 		t.Fatalf("start-up sync: %v", got)
@@ -209,6 +211,7 @@ func TestWatchWriteEditDelete(t *testing.T) {
 }
 
 func TestWatchRenameAndMoveKeepReadTime(t *testing.T) {
+	t.Parallel() // waits on the watcher, not the CPU
 	w := startWatch(t, nil, WatchOptions{})
 	w.write("inbox/a.md", watchMemo("Alpha", "the wombatrix digs"))
 	w.finds("wombatrix", "inbox/a.md")
@@ -269,6 +272,7 @@ func TestWatchRenameAndMoveKeepReadTime(t *testing.T) {
 }
 
 func TestWatchFolders(t *testing.T) {
+	t.Parallel() // waits on the watcher, not the CPU
 	w := startWatch(t, map[string]string{
 		"old/one.md":        watchMemo("One", "kiwiberry one"),
 		"old/deep/two.md":   watchMemo("Two", "kiwiberry two"),
@@ -321,6 +325,7 @@ func TestWatchFolders(t *testing.T) {
 }
 
 func TestWatchAtomicSave(t *testing.T) {
+	t.Parallel() // waits on the watcher, not the CPU
 	w := startWatch(t, map[string]string{"x.md": watchMemo("X", "original pomelo")}, WatchOptions{})
 	// What editors do: write a temporary file beside it, rename it over.
 	tmp := w.abs("x.md.tmp")
@@ -338,6 +343,7 @@ func TestWatchAtomicSave(t *testing.T) {
 }
 
 func TestWatchIgnoresHidden(t *testing.T) {
+	t.Parallel() // waits on the watcher, not the CPU
 	w := startWatch(t, nil, WatchOptions{})
 	w.write(".obsidian/cache.md", watchMemo("Hidden", "jackfruit"))
 	w.write(".hidden.md", watchMemo("Hidden", "jackfruit"))
@@ -354,6 +360,7 @@ func TestWatchIgnoresHidden(t *testing.T) {
 }
 
 func TestWatchStartupReconciles(t *testing.T) {
+	t.Parallel() // waits on the watcher, not the CPU
 	w := startWatch(t, map[string]string{
 		"keep.md":   watchMemo("Keep", "persimmon"),
 		"edit.md":   watchMemo("Edit", "blueberry"),
@@ -375,6 +382,7 @@ func TestWatchStartupReconciles(t *testing.T) {
 }
 
 func TestWatchLimitFallsBackToRescans(t *testing.T) {
+	t.Parallel() // waits on the watcher, not the CPU
 	w := &watched{t: t}
 	root := t.TempDir()
 	w.dir, w.index = filepath.Join(root, "memory"), filepath.Join(root, "index")
@@ -403,12 +411,21 @@ func TestWatchLimitFallsBackToRescans(t *testing.T) {
 	w.finds("longan", "b/two.md")
 }
 
-// TestWatchBurst writes 2,000 files as fast as it can; once the watcher
-// settles, the index must equal the files.
+// TestWatchBurst writes 500 files into 20 new folders as fast as it can
+// (many watcher batches while files keep coming); once the watcher
+// settles, the index must equal the files. MNEMO_WATCH_BURST sets the
+// count (2000 was the default: the same batches, more of them).
 func TestWatchBurst(t *testing.T) {
-	n := 2000
+	t.Parallel() // waits on the watcher, not the CPU
+	n := 500
 	if testing.Short() {
 		n = 300
+	}
+	if s := os.Getenv("MNEMO_WATCH_BURST"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 20 {
+			t.Fatalf("$MNEMO_WATCH_BURST=%q: want a whole number of at least 20", s)
+		}
 	}
 	w := startWatch(t, nil, WatchOptions{})
 	token := func(i int) string { // letters only, no vowels: no stemmer touches them

@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
+	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/document"
+	index "github.com/blevesearch/bleve_index_api"
+	"github.com/blevesearch/segment"
+)
+
+// One analysis pass: a memory's text is analysed once, in the sync
+// worker, and the same tokens feed both the full-text index (as
+// pre-analysed Bleve fields, so Bleve does not analyse them again) and the
+// excerpt index (their spans mapped back to the original text). Before,
+// Bleve analysed the body and the excerpt index tokenised and stemmed it a
+// second time; on tldr (38k files) the two cost about 5 of a full sync's
+// 14 CPU seconds.
+//
+// The terms are exactly those of the index's English analyzer (mnemo_en:
+// asciifolding over the whole text, Unicode word segmentation, then the
+// possessive, lowercase, stopword and Snowball filters), because queries
+// are analysed by it: TestAnalysisPassAgrees compares them. The pass runs
+// the analyzer's own filters, once per distinct word (the memo), and its
+// own character filter once per distinct non-ASCII rune.
+
+// analyser runs the one analysis pass. It remembers every word and rune it
+// has analysed, so a sync worker keeps one for a whole batch, whose
+// memories share most of their words. Not safe for concurrent use.
+type analyser struct {
+	ft    *fulltext
+	runes map[rune]string   // non-ASCII rune → its folded form
+	words map[string]*aword // folded word → its term
+	// buffers reused from one text to the next
+	folded     []byte
+	start, end []int32 // per folded byte: the original range of its rune
+	toks       []token
+}
+
+// aword is what the English filters make of one word.
+type aword struct {
+	term []byte // shared by every TokenFreq of the word: never written
+	key  string // excerpt-index key: nsEN, then the term
+	stop bool   // dropped (a stopword)
+}
+
+// token is one indexed word of a text: its term and its byte range in the
+// original (unfolded) text.
+type token struct {
+	w          *aword
+	start, end int
+}
+
+// newAnalyser returns an analyser for ft's English analyzer.
+func (ft *fulltext) newAnalyser() *analyser {
+	return &analyser{ft: ft, runes: map[rune]string{}, words: map[string]*aword{}}
+}
+
+// englishChain checks that the index's English analyzer is one the pass
+// reproduces — asciifolding, which folds rune by rune, then Unicode word
+// segmentation — and returns its character filter and token filters. An
+// index whose mapping says otherwise was not made by this mnemo.
+func englishChain(a analysis.Analyzer) (analysis.CharFilter, []analysis.TokenFilter, error) {
+	da, ok := a.(*analysis.DefaultAnalyzer)
+	if !ok {
+		return nil, nil, fmt.Errorf("analyzer %s is a %T, not a custom analyzer", analyzerEN, a)
+	}
+	if len(da.CharFilters) != 1 {
+		return nil, nil, fmt.Errorf("analyzer %s has %d character filters, want asciifolding alone", analyzerEN, len(da.CharFilters))
+	}
+	if _, ok := da.CharFilters[0].(*asciifolding.AsciiFoldingFilter); !ok {
+		return nil, nil, fmt.Errorf("analyzer %s folds with a %T, want asciifolding", analyzerEN, da.CharFilters[0])
+	}
+	if _, ok := da.Tokenizer.(*unicodetok.UnicodeTokenizer); !ok {
+		return nil, nil, fmt.Errorf("analyzer %s tokenises with a %T, want unicode", analyzerEN, da.Tokenizer)
+	}
+	return da.CharFilters[0], da.TokenFilters, nil
+}
+
+// tokens analyses text and returns its indexed words in order, stopwords
+// included (marked); the slice is reused by the next call.
+//
+// Bleve folds the whole text, then segments it. Folding is rune by rune,
+// so the pass folds ASCII as is and each other rune through the memo,
+// remembering for every folded byte the original range of its rune: a
+// token's span is the range from its first rune's start to its last rune's
+// end. (A rune that folds to several, like ½ to 1⁄2, gives each of its
+// words the whole rune.) Invalid UTF-8 folds to U+FFFD, as Bleve's
+// conversion to runes makes it, which is never part of a word.
+func (a *analyser) tokens(text string) []token {
+	a.folded, a.start, a.end = a.folded[:0], a.start[:0], a.end[:0]
+	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf {
+			a.folded = append(a.folded, c)
+			a.start, a.end = append(a.start, int32(i)), append(a.end, int32(i+1))
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		f, ok := a.runes[r]
+		if !ok {
+			f = string(a.ft.fold.Filter([]byte(string(r))))
+			a.runes[r] = f
+		}
+		a.folded = append(a.folded, f...)
+		for range len(f) {
+			a.start, a.end = append(a.start, int32(i)), append(a.end, int32(i+n))
+		}
+		i += n
+	}
+	a.toks = a.toks[:0]
+	seg := segment.NewWordSegmenterDirect(a.folded)
+	pos := 0
+	for seg.Segment() {
+		b := seg.Bytes()
+		if seg.Type() != segment.None {
+			a.toks = append(a.toks, token{w: a.word(b), start: int(a.start[pos]), end: int(a.end[pos+len(b)-1])})
+		}
+		pos += len(b)
+	}
+	return a.toks
+}
+
+// word returns what the English filters make of one folded word.
+func (a *analyser) word(b []byte) *aword {
+	if w, ok := a.words[string(b)]; ok {
+		return w
+	}
+	ts := analysis.TokenStream{&analysis.Token{Term: bytes.Clone(b), Start: 0, End: len(b), Position: 1}}
+	for _, f := range a.ft.filters {
+		ts = f.Filter(ts)
+	}
+	w := &aword{stop: len(ts) == 0}
+	if !w.stop {
+		w.term = ts[0].Term
+		w.key = string([]byte{nsEN}) + string(w.term)
+	}
+	a.words[string(b)] = w
+	return w
+}
+
+// frequencies counts the terms of toks as one field of the index: term
+// frequencies, and the field's length (its tokens, stopwords left out).
+func frequencies(toks []token) (freqs index.TokenFrequencies, length, size int) {
+	freqs = make(index.TokenFrequencies, len(toks)/2)
+	slab := make([]index.TokenFreq, 0, len(toks)/2)
+	for _, t := range toks {
+		if t.w.stop {
+			continue
+		}
+		length++
+		tf := freqs[string(t.w.term)]
+		if tf == nil {
+			slab = append(slab, index.TokenFreq{Term: t.w.term})
+			tf = &slab[len(slab)-1]
+			if len(slab) == cap(slab) {
+				slab = make([]index.TokenFreq, 0, max(16, len(toks)/4))
+			}
+			freqs[string(t.w.term)] = tf
+			size += tokenFreqSize + len(t.w.term)
+		}
+		tf.SetFrequency(tf.Frequency() + 1)
+	}
+	return freqs, length, size
+}
+
+// tokenFreqSize is about what one term of a field costs in memory: its
+// map entry and TokenFreq (Bleve counts a batch's size).
+const tokenFreqSize = 64
+
+// memoryText is one memory's text, analysed: its Bleve fields and the term
+// spans of its excerpt index.
+type memoryText struct {
+	fields  []*analysedField
+	excerpt map[string][]span // excerpt-index key → spans in the plain text
+}
+
+// memory analyses a memory's title and plain text once. The body field is
+// title + "\n" + text; the title field is its tokens before the newline,
+// which always ends a word; the excerpt index holds the tokens after it,
+// its spans counted from the start of text. Text with CJK or SEA letters
+// also gets the cjk field, analysed once by the bigram analyzer and shared
+// with the excerpt index in the same way.
+func (a *analyser) memory(title, text string) memoryText {
+	body := title + "\n" + text
+	off := len(title) + 1
+	toks := a.tokens(body)
+	var nTitle int
+	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
+		nTitle++
+	}
+	m := memoryText{excerpt: make(map[string][]span, len(toks)/3)}
+	for _, t := range toks[nTitle:] {
+		if !t.w.stop {
+			m.excerpt[t.w.key] = append(m.excerpt[t.w.key], span{t.start - off, t.end - off})
+		}
+	}
+	m.fields = append(m.fields, a.field(fTitle, toks[:nTitle], len(title)), a.field(fBody, toks, len(body)))
+	if needsBigrams(body) {
+		f, cjk := a.cjkField(body)
+		m.fields = append(m.fields, f)
+		// As before the one pass, only text with CJK letters of its own
+		// gets CJK keys (see excerpts.go).
+		if needsBigrams(text) {
+			for _, t := range cjk {
+				if t.Start >= off {
+					k := string([]byte{nsCJK}) + string(t.Term)
+					m.excerpt[k] = append(m.excerpt[k], span{t.Start - off, t.End - off})
+				}
+			}
+		}
+	}
+	return m
+}
+
+// message analyses a session message: its body field, and its cjk field
+// if it has CJK or SEA letters.
+func (a *analyser) message(text string) []*analysedField {
+	fs := []*analysedField{a.field(fBody, a.tokens(text), len(text))}
+	if needsBigrams(text) {
+		f, _ := a.cjkField(text)
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// cjkField analyses text for the cjk field, with the bigram analyzer
+// (which needs no memo: few texts have CJK or SEA letters).
+func (a *analyser) cjkField(text string) (*analysedField, analysis.TokenStream) {
+	toks := a.ft.cjk.Analyze([]byte(text))
+	return &analysedField{
+		name: fCJK, opts: a.ft.opts[fCJK], bytes: len(text), length: len(toks),
+		freqs: analysis.TokenFrequency(toks, nil, a.ft.opts[fCJK]), size: tokenFreqSize * len(toks),
+	}, toks
+}
+
+func (a *analyser) field(name string, toks []token, n int) *analysedField {
+	freqs, length, size := frequencies(toks)
+	return &analysedField{name: name, opts: a.ft.opts[name], bytes: n, length: length, freqs: freqs, size: size}
+}
+
+// matchSpans finds where the query's terms occur in text, analysing it as
+// the index does.
+func (a *analyser) matchSpans(text string, q queryTerms) []span {
+	var out []span
+	if len(q.en) > 0 {
+		for _, t := range a.tokens(text) {
+			if _, ok := q.en[string(t.w.term)]; ok && !t.w.stop {
+				out = append(out, span{t.start, t.end})
+			}
+		}
+	}
+	if len(q.cjk) > 0 {
+		for _, t := range a.ft.cjk.Analyze([]byte(text)) {
+			if _, ok := q.cjk[string(t.Term)]; ok {
+				out = append(out, span{t.Start, t.End})
+			}
+		}
+	}
+	return mergeSpans(out)
+}
+
+// analysedField is a text field of a Bleve document whose terms the pass
+// computed: Bleve's Analyze is a no-op for it, and its indexing reads the
+// frequencies and length as they are. It carries no stored value, term
+// vectors or doc values, as the mapping asks for none (see newFulltext).
+type analysedField struct {
+	name   string
+	opts   index.FieldIndexingOptions
+	bytes  int
+	length int
+	freqs  index.TokenFrequencies
+	size   int // of freqs, estimated
+}
+
+var _ document.Field = (*analysedField)(nil)
+var _ index.Field = (*analysedField)(nil)
+
+func (f *analysedField) Name() string                                     { return f.name }
+func (f *analysedField) ArrayPositions() []uint64                         { return nil }
+func (f *analysedField) Options() index.FieldIndexingOptions              { return f.opts }
+func (f *analysedField) Analyze()                                         {}
+func (f *analysedField) Value() []byte                                    { return nil }
+func (f *analysedField) NumPlainTextBytes() uint64                        { return uint64(f.bytes) }
+func (f *analysedField) EncodedFieldType() byte                           { return 't' }
+func (f *analysedField) AnalyzedLength() int                              { return f.length }
+func (f *analysedField) AnalyzedTokenFrequencies() index.TokenFrequencies { return f.freqs }
+
+// Size estimates the field's memory, which Bleve counts against a batch.
+func (f *analysedField) Size() int {
+	return 64 + len(f.name) + f.size
+}

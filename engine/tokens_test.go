@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"mnemo/markdown"
+)
+
+// analysisSamples are texts that stress the analysis pass: diacritics,
+// ß, æ and ligatures, possessives with every apostrophe, CJK and SEA text,
+// emoji, invalid UTF-8, runes that fold to several (½), stopwords alone.
+var analysisSamples = []struct{ title, text string }{
+	{"", ""},
+	{"The", "of the and a an it is"},
+	{"Bleve's index", "James' and Müller's cafés, naïve façade ÆSIR ﬁle Straße œuvre Ærø"},
+	{"It’s", "Bleve’s ＇s o'clock rock'n'roll can't won’t"},
+	{"数据库", "数据库迁移 検索インデックス 한국어 and English"},
+	{"English title", "only 中文 here, 数据库's index"},
+	{"ภาษาไทย", "สวัสดีครับ running runs ລາວ ខ្មែរ မြန်မာ"},
+	{"Q1 2025", "v1.2.3 10:30 e-mail foo_bar x86-64 --- ½ x² ① ⅓cup №5 ™ ©"},
+	{"emoji 🚀", "deploy 🚀🔥 done 👩‍💻 ok ✅ flags 🇫🇷 keycap 1️⃣"},
+	{"bad \xff utf8", "abc\xffdef \xc3 trunc \xe2\x82 more caf\xc3\xa9 \xed\xa0\x80 surrogate"},
+	{"Ελληνικά", "Привет мир, Ἀθῆναι, עברית, العربية, हिन्दी, ﬀ ﬃ ﬆ"},
+	{"tab\there", "line\r\nbreak\u2028sep\u0085nel \u00a0nbsp zero\u200bwidth soft\u00adhyphen"},
+	{"WWW", "https://example.com/a?b=c user@example.com C++ C# .NET node.js"},
+	{"a", strings.Repeat("word running ", 300)},
+	{"ＦＵＬＬ ｗｉｄｔｈ", "ｈｅｌｌｏ ＷＯＲＬＤ ＡＢＣ１２３ ｶﾀｶﾅ"},
+}
+
+// referenceField analyses text as Bleve would for a field with this
+// analyzer: term → frequency, and the field's length.
+func referenceField(a analysis.Analyzer, opts index.FieldIndexingOptions, text string) (map[string]int, int) {
+	toks := a.Analyze([]byte(text))
+	return freqMap(analysis.TokenFrequency(toks, nil, opts)), len(toks)
+}
+
+func freqMap(tf index.TokenFrequencies) map[string]int {
+	m := make(map[string]int, len(tf))
+	for k, v := range tf {
+		if string(v.Term) != k {
+			m["key≠term:"+k] = 1
+		}
+		m[k] = v.Frequency()
+	}
+	return m
+}
+
+// passDiff compares the pass's fields for one memory with Bleve's own
+// analysis of them, and the excerpt spans with the plain text they cover;
+// it returns what differs, "" if nothing does.
+func passDiff(ft *fulltext, a *analyser, title, text string) string {
+	body := title + "\n" + text
+	mt := a.memory(title, text)
+	want := map[string]string{fTitle: title, fBody: body}
+	if needsBigrams(body) {
+		want[fCJK] = body
+	}
+	var diffs []string
+	got := map[string]bool{}
+	for _, f := range mt.fields {
+		got[f.name] = true
+		src, ok := want[f.name]
+		if !ok {
+			diffs = append(diffs, "unexpected field "+f.name)
+			continue
+		}
+		an := ft.en
+		if f.name == fCJK {
+			an = ft.cjk
+		}
+		wf, wl := referenceField(an, ft.opts[f.name], src)
+		gf := freqMap(f.AnalyzedTokenFrequencies())
+		if !maps.Equal(gf, wf) || f.AnalyzedLength() != wl {
+			diffs = append(diffs, fmt.Sprintf("%s: length %d, Bleve %d; terms differ: %s", f.name, f.AnalyzedLength(), wl, mapDiff(gf, wf)))
+		}
+		if f.Options() != ft.opts[f.name] {
+			diffs = append(diffs, fmt.Sprintf("%s: options %v, mapping %v", f.name, f.Options(), ft.opts[f.name]))
+		}
+	}
+	for name := range want {
+		if !got[name] {
+			diffs = append(diffs, "missing field "+name)
+		}
+	}
+	// Every English span covers text that Bleve's analyzer turns into its
+	// term, and the text has as many as Bleve's analysis of it alone.
+	spans := 0
+	for k, ss := range mt.excerpt {
+		if k[0] != nsEN {
+			continue
+		}
+		for _, s := range ss {
+			spans++
+			if s.start < 0 || s.end > len(text) || s.start >= s.end {
+				diffs = append(diffs, fmt.Sprintf("span %v of %q outside the text", s, k[1:]))
+				continue
+			}
+			if !slices.ContainsFunc(ft.en.Analyze([]byte(text[s.start:s.end])), func(t *analysis.Token) bool { return string(t.Term) == k[1:] }) {
+				diffs = append(diffs, fmt.Sprintf("span %q is not term %q", text[s.start:s.end], k[1:]))
+			}
+		}
+	}
+	if n := len(ft.en.Analyze([]byte(text))); spans != n {
+		diffs = append(diffs, fmt.Sprintf("excerpt holds %d English spans, Bleve finds %d terms in the text", spans, n))
+	}
+	// A session message is one body field (and cjk).
+	for _, f := range a.message(text) {
+		an := ft.en
+		if f.name == fCJK {
+			an = ft.cjk
+		}
+		wf, wl := referenceField(an, ft.opts[f.name], text)
+		if gf := freqMap(f.AnalyzedTokenFrequencies()); !maps.Equal(gf, wf) || f.AnalyzedLength() != wl {
+			diffs = append(diffs, fmt.Sprintf("message %s: length %d, Bleve %d; terms differ: %s", f.name, f.AnalyzedLength(), wl, mapDiff(gf, wf)))
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// mapDiff names a few terms whose counts differ.
+func mapDiff(got, want map[string]int) string {
+	var d []string
+	for k, v := range got {
+		if want[k] != v {
+			d = append(d, fmt.Sprintf("%q %d≠%d", k, v, want[k]))
+		}
+	}
+	for k, v := range want {
+		if _, ok := got[k]; !ok {
+			d = append(d, fmt.Sprintf("%q missing (Bleve %d)", k, v))
+		}
+	}
+	sort.Strings(d)
+	return strings.Join(d[:min(len(d), 5)], ", ")
+}
+
+// vaultTexts parses every memory under dir: path → title and plain text.
+func vaultTexts(t testing.TB, dir string) map[string][2]string {
+	t.Helper()
+	out := map[string][2]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".md" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		doc, err := markdown.Parse(p, data, markdown.Options{})
+		if err != nil {
+			return nil // not a memory the sync would index
+		}
+		out[p] = [2]string{doc.Title, doc.Text}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAnalysisPassAgrees checks that the one analysis pass gives every
+// text field exactly the terms, frequencies and length that Bleve's
+// analyzers give it (queries are analysed by them), for the sample vault
+// and the hard cases of analysisSamples, with a fresh analyser and with
+// one whose memo holds every earlier text's words.
+func TestAnalysisPassAgrees(t *testing.T) {
+	ft := testAnalyzers(t)
+	texts := vaultTexts(t, filepath.Join("..", "testdata", "vault"))
+	if len(texts) < 30 {
+		t.Fatalf("only %d memories read from the sample vault", len(texts))
+	}
+	for i, s := range analysisSamples {
+		texts[fmt.Sprintf("sample %d", i)] = [2]string{s.title, s.text}
+	}
+	shared := ft.newAnalyser()
+	names := slices.Sorted(maps.Keys(texts))
+	for _, name := range names {
+		tt := texts[name]
+		for _, a := range []*analyser{ft.newAnalyser(), shared} {
+			if d := passDiff(ft, a, tt[0], tt[1]); d != "" {
+				t.Errorf("%s (title %q): %s", name, tt[0], d)
+				break
+			}
+		}
+	}
+	// The test is not vacuous: the samples do fold, stem, drop and bigram.
+	mt := ft.newAnalyser().memory("Bleve's index", "Müller's cafés running the 数据库")
+	terms := map[string]bool{}
+	for _, f := range mt.fields {
+		for k := range f.AnalyzedTokenFrequencies() {
+			terms[f.name+":"+k] = true
+		}
+	}
+	for _, k := range []string{"title:bleve", "body:muller", "body:cafe", "body:run", "cjk:数据", "cjk:据库"} {
+		if !terms[k] {
+			t.Errorf("term %s missing from %v", k, slices.Sorted(maps.Keys(terms)))
+		}
+	}
+	if terms["body:the"] {
+		t.Error("stopword the indexed")
+	}
+}
+
+// TestAnalysisPassAgreesCorpus runs TestAnalysisPassAgrees's comparison
+// over every memory of the folder MNEMO_BENCH_DIR names (e.g.
+// /tmp/mnemo-bench/corpora/tldr, every language), and reports how many
+// disagree and why. Skipped without it.
+func TestAnalysisPassAgreesCorpus(t *testing.T) {
+	dir := os.Getenv("MNEMO_BENCH_DIR")
+	if dir == "" {
+		t.Skip("set MNEMO_BENCH_DIR to a folder of markdown (e.g. /tmp/mnemo-bench/corpora/tldr) to compare the analysis pass with Bleve over it")
+	}
+	ft := testAnalyzers(t)
+	texts := vaultTexts(t, dir)
+	a := ft.newAnalyser()
+	var bad []string
+	for p, tt := range texts {
+		if d := passDiff(ft, a, tt[0], tt[1]); d != "" {
+			bad = append(bad, p+": "+d)
+		}
+	}
+	sort.Strings(bad)
+	t.Logf("%d memories compared, %d disagree", len(texts), len(bad))
+	for _, b := range bad[:min(len(bad), 20)] {
+		t.Error(b)
+	}
+}
