@@ -194,8 +194,15 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 			if pctx.Err() != nil {
 				return
 			}
+			batch := jobs[i:min(i+e.batchFiles, len(jobs))]
+			fr := e.newFolderReader()
+			for k := range batch {
+				batch[k].reader = fr
+			}
+			out := e.process(pctx, batch)
+			fr.close()
 			select {
-			case processed <- e.process(pctx, jobs[i:min(i+e.batchFiles, len(jobs))]):
+			case processed <- out:
 			case <-pctx.Done():
 				return
 			}
@@ -368,7 +375,8 @@ func notMemory(m fs.FileMode) string {
 type syncJob struct {
 	path string
 	seen
-	old *record
+	old    *record
+	reader *folderReader // the batch's: reads the file
 }
 
 // outcome is what processing one file produced.
@@ -426,7 +434,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser
 		o.skip = fmt.Sprintf("file is %d bytes, over the %d-byte limit", j.size, e.cfg.MaxFileBytes)
 		return o
 	}
-	data, _, err := e.readMemory(j.path)
+	data, _, err := j.reader.read(j.path)
 	if err != nil {
 		o.skip = "unreadable: " + err.Error()
 		return o
