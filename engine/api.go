@@ -71,6 +71,11 @@ type Config struct {
 	// (frontmatter created/modified, read times) and the default "now" of
 	// decay, so tests can move time instead of waiting for it.
 	Clock func() time.Time
+
+	// persisterNap, in tests, holds Bleve's persister back this long
+	// before each persist, so a test can kill the process while a write it
+	// answered is searchable but not yet on disk.
+	persisterNap time.Duration
 }
 
 // Query is one search request. The zero value of each optional field means

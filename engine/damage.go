@@ -175,13 +175,14 @@ func panicInBleve() bool {
 	}
 }
 
-// openChecked opens an existing full-text index, read-only unless write,
-// after checkFulltext has passed it. Read-only, it returns the index
+// openChecked opens an existing full-text index, read-only unless write
+// (then with the scorch configuration writer), after checkFulltext has
+// passed it. Read-only, it returns the index
 // together with the damage it found, if it could open it at all. The check runs on a read-only open
 // even for a writer: a writer's background merger reads segments in
 // goroutines where no recover reaches, so a damaged segment must be found
 // before they start. An index that fails to open is damaged too.
-func openChecked(path string, write bool) (idx bleve.Index, err error) {
+func openChecked(path string, write bool, writer map[string]any) (idx bleve.Index, err error) {
 	err = withFaults(func() (err error) {
 		defer guardBleve(&err)
 		// A reader must neither take Bleve's exclusive lock nor write.
@@ -207,7 +208,7 @@ func openChecked(path string, write bool) (idx bleve.Index, err error) {
 	// A writer waits a bounded time for the lock instead of forever.
 	err = withFaults(func() (err error) {
 		defer guardBleve(&err)
-		if idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": "2s"}); err != nil {
+		if idx, err = bleve.OpenUsing(path, writer); err != nil {
 			idx = nil
 		}
 		return err

@@ -45,11 +45,12 @@ type Engine struct {
 	// the rebuild (reset).
 	damage atomic.Pointer[error]
 
-	writeMu  sync.Mutex  // memory files' read-modify-writes (lockWrites)
-	syncMu   sync.Mutex  // one sync at a time
-	readsMu  sync.Mutex  // orders read-time changes: store, then map
-	group    syncGroup   // SyncPaths calls waiting to share one batch
-	indexing atomic.Bool // a sync is running
+	writeMu  sync.Mutex   // memory files' read-modify-writes (lockWrites)
+	syncMu   sync.Mutex   // one sync at a time
+	readsMu  sync.Mutex   // orders read-time changes: store, then map
+	group    syncGroup    // SyncPaths calls waiting to share one batch
+	persist  *persistence // which full-text batches are on disk (persist.go)
+	indexing atomic.Bool  // a sync is running
 	closed   atomic.Bool
 
 	mu        sync.RWMutex // guards everything below
@@ -136,7 +137,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := rk.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles}
+	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, persist: newPersistence()}
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
 			e.indexRel = filepath.ToSlash(r)
@@ -199,7 +200,7 @@ func (e *Engine) open(ctx context.Context) error {
 		e.needFull = fmt.Sprintf("embedder changed from %s to %s", name, e.emb.Name())
 	}
 	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
-	ft, err := openFulltext(ftPath, !e.cfg.ReadOnly)
+	ft, err := openFulltextNap(ftPath, !e.cfg.ReadOnly, lazyBatches, e.cfg.persisterNap)
 	if err != nil && !e.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		// A corrupt full-text index is rebuilt from the files, never trusted.
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
@@ -209,7 +210,7 @@ func (e *Engine) open(ctx context.Context) error {
 			e.needFull = damageDetail(err)
 		}
 		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
-		ft, err = openFulltext(ftPath, true)
+		ft, err = openFulltext(ftPath, true, lazyBatches)
 	}
 	if err != nil {
 		return err
@@ -259,6 +260,10 @@ func (e *Engine) open(ctx context.Context) error {
 // dropPending undoes a batch a crash interrupted: its paths leave both the
 // full-text index and the state, so the next sync indexes them afresh.
 func (e *Engine) dropPending(ctx context.Context, paths []string) error {
+	seq, err := e.markPending(paths) // marked already: this numbers the batch
+	if err != nil {
+		return fmt.Errorf("repair interrupted batch: %w", err)
+	}
 	b := e.ft.idx.NewBatch()
 	changes := make([]change, 0, len(paths))
 	for _, p := range paths {
@@ -266,10 +271,15 @@ func (e *Engine) dropPending(ctx context.Context, paths []string) error {
 		changes = append(changes, change{path: p})
 		delete(e.files, p)
 	}
-	if err := e.ft.idx.Batch(b); err != nil {
+	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("repair interrupted batch: %w", err)
 	}
-	return e.st.commitBatch(changes, nil, nil)
+	// Rare, and at open: wait for Bleve, so that the commit clears the
+	// marks too and the repair is done once.
+	if err := e.persist.wait(persistTimeout); err != nil {
+		return fmt.Errorf("repair interrupted batch: %w", err)
+	}
+	return e.commitBatch(changes, nil, nil)
 }
 
 // loadVectors fills the vector store from the state store, where every
@@ -336,6 +346,9 @@ func (e *Engine) Close() error {
 	}
 	var errs []error
 	if e.ft != nil {
+		if !e.cfg.ReadOnly {
+			errs = append(errs, e.flushFulltext())
+		}
 		errs = append(errs, e.ft.close())
 	}
 	if e.st != nil {

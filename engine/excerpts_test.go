@@ -13,7 +13,7 @@ import (
 
 func testAnalyzers(t testing.TB) *fulltext {
 	t.Helper()
-	ft, err := openFulltext(filepath.Join(t.TempDir(), "ft"), true)
+	ft, err := openFulltext(filepath.Join(t.TempDir(), "ft"), true, durableBatches)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -124,30 +125,64 @@ type fulltext struct {
 	opts    map[string]index.FieldIndexingOptions
 }
 
-func openFulltext(path string, create bool) (*fulltext, error) {
-	var idx bleve.Index
-	var err error
-	if _, statErr := os.Stat(path); statErr == nil {
-		var damage error
-		if idx, damage = openChecked(path, create); idx == nil {
-			return nil, damage
+// batchMode says when a Batch on a writer's full-text index returns.
+type batchMode int
+
+const (
+	// durableBatches: once Bleve has persisted the batch (Bleve's default).
+	durableBatches batchMode = iota
+	// lazyBatches: as soon as the batch is searchable (scorch's
+	// unsafe_batch); the caller keeps track of what is not on disk yet
+	// (persist.go).
+	lazyBatches
+)
+
+// writerConfig is the scorch configuration a writer opens an index with: a
+// bounded wait for Bleve's lock, the batch mode, and (tests only) a nap of
+// the persister. It is given at every open rather than kept in the index,
+// as Bleve would keep what the index is created with: it is this process's
+// choice, not the index's.
+func writerConfig(mode batchMode, nap time.Duration) map[string]any {
+	c := map[string]any{"bolt_timeout": "2s"}
+	if mode == lazyBatches {
+		c["unsafe_batch"] = true
+	}
+	if nap > 0 {
+		c["scorchPersisterOptions"] = map[string]any{"PersisterNapTimeMSec": nap.Milliseconds()}
+	}
+	return c
+}
+
+// openFulltext opens the full-text index at path: as its writer if create
+// (creating it if missing, its batches returning as mode says), else
+// read-only.
+func openFulltext(path string, create bool, mode batchMode) (*fulltext, error) {
+	return openFulltextNap(path, create, mode, 0)
+}
+
+// openFulltextNap is openFulltext with the persister's nap (Config.persisterNap).
+func openFulltextNap(path string, create bool, mode batchMode, nap time.Duration) (*fulltext, error) {
+	if _, statErr := os.Stat(path); statErr != nil {
+		if !create {
+			return nil, ErrIndexNotReady
 		}
-		if damage != nil {
-			return newFulltext(path, idx, damage)
-		}
-	} else if create {
-		var m *mapping.IndexMappingImpl
-		if m, err = newMapping(); err != nil {
+		m, err := newMapping()
+		if err != nil {
 			return nil, err
 		}
-		idx, err = bleve.New(path, m)
-	} else {
-		return nil, ErrIndexNotReady
+		idx, err := bleve.New(path, m)
+		if err == nil {
+			err = idx.Close() // and open it below, as its writer opens it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create full-text index %s: %w", path, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("open full-text index %s: %w", path, err)
+	idx, damage := openChecked(path, create, writerConfig(mode, nap))
+	if idx == nil {
+		return nil, damage
 	}
-	return newFulltext(path, idx, nil)
+	return newFulltext(path, idx, damage)
 }
 
 func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) {

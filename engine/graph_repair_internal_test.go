@@ -18,12 +18,10 @@ func TestGraphRepairInterruptedBatch(t *testing.T) {
 		"a.md": "# A\n\n[[Aardvark]] and [[Burrow]]\n",
 		"b.md": "# B\n\n[[Badger]] and [[Burrow]]\n",
 	})
-	if err := e.st.markPending([]string{"a.md"}); err != nil {
+	if err := e.st.markPending([]string{"a.md"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	crashClose(t, e)
 	e, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("reopen after the crash: %v", err)

@@ -231,14 +231,14 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
 	ftPath := filepath.Join(s.dir, fulltextDir)
-	ft, err := openFulltext(ftPath, !s.cfg.ReadOnly)
+	ft, err := openFulltext(ftPath, !s.cfg.ReadOnly, durableBatches)
 	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
 		s.needFull = "full-text index was unreadable: " + err.Error()
 		s.noteDamage(err)
-		ft, err = openFulltext(ftPath, true)
+		ft, err = openFulltext(ftPath, true, durableBatches)
 	}
 	if err != nil {
 		return err

@@ -552,7 +552,7 @@ func (s *Sessions) reset() error {
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove sessions full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true)
+	ft, err := openFulltext(ftPath, true, durableBatches)
 	if err != nil {
 		return err
 	}

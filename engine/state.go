@@ -392,11 +392,16 @@ type change struct {
 }
 
 // markPending records the paths a batch is about to write to the full-text
-// index. If the process dies before commitBatch, the next open drops exactly
-// these paths from the indexes and re-syncs them: no ghost, no loss.
-func (s *store) markPending(paths []string) error {
+// index, and clears the marks of batches the full-text index has persisted
+// since (see persist.go). If the process dies before a path's mark is
+// cleared, the next open drops exactly these paths from the indexes and
+// re-syncs them: no ghost, no loss.
+func (s *store) markPending(paths, clear []string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketPending)
+		if err := deleteKeys(b, clear); err != nil {
+			return err
+		}
 		for _, p := range paths {
 			if err := b.Put([]byte(p), nil); err != nil {
 				return err
@@ -406,11 +411,25 @@ func (s *store) markPending(paths []string) error {
 	})
 }
 
-// commitBatch writes a batch's records and vectors and clears its pending marks, in one transaction.
-func (s *store) commitBatch(changes []change, skips map[string]string, unskip []string) error {
+func deleteKeys(b *bolt.Bucket, keys []string) error {
+	for _, k := range keys {
+		if err := b.Delete([]byte(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitBatch writes a batch's records and vectors, in one transaction that
+// also clears the pending marks clear. The batch's own marks stay until the
+// full-text index has persisted it (persist.go).
+func (s *store) commitBatch(changes []change, skips map[string]string, unskip, clear []string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		files, vecs, pend, sk := tx.Bucket(bucketFiles), tx.Bucket(bucketVectors), tx.Bucket(bucketPending), tx.Bucket(bucketSkips)
+		files, vecs, sk := tx.Bucket(bucketFiles), tx.Bucket(bucketVectors), tx.Bucket(bucketSkips)
 		exc := tx.Bucket(bucketExcerpts)
+		if err := deleteKeys(tx.Bucket(bucketPending), clear); err != nil {
+			return err
+		}
 		for _, c := range changes {
 			if !c.keepVectors {
 				if err := deleteVectors(vecs, c.path); err != nil {
@@ -448,24 +467,13 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip []
 			if err := putGraph(tx, c.path, c.graph); err != nil {
 				return err
 			}
-			if err := pend.Delete([]byte(c.path)); err != nil {
-				return err
-			}
 		}
 		for p, why := range skips {
 			if err := sk.Put([]byte(p), []byte(why)); err != nil {
 				return err
 			}
-			if err := pend.Delete([]byte(p)); err != nil {
-				return err
-			}
 		}
-		for _, p := range unskip {
-			if err := sk.Delete([]byte(p)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return deleteKeys(sk, unskip)
 	})
 }
 

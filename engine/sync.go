@@ -83,6 +83,9 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 		return rep, err
 	}
 	rep.Index = time.Since(t0)
+	if err := e.flushFulltext(); err != nil { // a completed sync leaves nothing to repair
+		return rep, err
+	}
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
 		"schema":       itoa(schemaVersion),
@@ -191,8 +194,15 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 			if pctx.Err() != nil {
 				return
 			}
+			batch := jobs[i:min(i+e.batchFiles, len(jobs))]
+			fr := e.newFolderReader()
+			for k := range batch {
+				batch[k].reader = fr
+			}
+			out := e.process(pctx, batch)
+			fr.close()
 			select {
-			case processed <- e.process(pctx, jobs[i:min(i+e.batchFiles, len(jobs))]):
+			case processed <- out:
 			case <-pctx.Done():
 				return
 			}
@@ -271,7 +281,7 @@ func (e *Engine) reset() error {
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true)
+	ft, err := openFulltext(ftPath, true, lazyBatches)
 	if err != nil {
 		return err
 	}
@@ -365,7 +375,8 @@ func notMemory(m fs.FileMode) string {
 type syncJob struct {
 	path string
 	seen
-	old *record
+	old    *record
+	reader *folderReader // the batch's: reads the file
 }
 
 // outcome is what processing one file produced.
@@ -424,7 +435,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser
 		o.skip = fmt.Sprintf("file is %d bytes, over the %d-byte limit", j.size, e.cfg.MaxFileBytes)
 		return o
 	}
-	data, _, err := e.readMemory(j.path)
+	data, _, err := j.reader.read(j.path)
 	if err != nil {
 		o.skip = "unreadable: " + err.Error()
 		return o
@@ -514,7 +525,8 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			pending = append(pending, o.path)
 		}
 	}
-	if err := e.st.markPending(pending); err != nil {
+	seq, err := e.markPending(pending)
+	if err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	b := e.ft.idx.NewBatch()
@@ -529,7 +541,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 			b.Delete(o.path)
 		}
 	}
-	if err := e.ft.idx.Batch(b); err != nil {
+	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
 	}
 	for _, o := range out {
@@ -555,7 +567,7 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	// the engine mutex is taken, so searches never wait on the disk. Until
 	// the swap below they see the state before this batch (Bleve may
 	// already have its documents; hits without a record are left out).
-	if err := e.st.commitBatch(changes, skips, unskip); err != nil {
+	if err := e.commitBatch(changes, skips, unskip); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	e.mu.Lock()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -218,5 +219,49 @@ func TestSyncGroupFollowersDoNotQueue(t *testing.T) {
 	}
 	if g.leading || len(g.waiting) != 0 {
 		t.Errorf("after the last batch: leading %v, %d waiting; want idle", g.leading, len(g.waiting))
+	}
+}
+
+// TestWriteStagesBeforeTheLock: a Write that creates a memory writes and
+// flushes its file before it takes the write lock, so a writer holding the
+// lock (flushing its own file) does not hold it up; named under the lock,
+// the memory is indexed and no staged file is left. A Write refused
+// (ErrExists) leaves no staged file either.
+func TestWriteStagesBeforeTheLock(t *testing.T) {
+	cfg, e := openRepairVault(t, map[string]string{"seed.md": "# Seed\n\nalpha\n"})
+	defer e.Close()
+	staged := func() []string {
+		m, _ := filepath.Glob(filepath.Join(cfg.MemoryDir, "notes", ".mnemo-*.tmp"))
+		return m
+	}
+	e.writeMu.Lock() // as a writer flushing its file would
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Write(context.Background(), WriteRequest{Title: "Staged", Content: "the okapi grazes", Folder: "notes"})
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(staged()) == 0 { // no event says "the file is staged": poll, bounded
+		if time.Now().After(deadline) {
+			e.writeMu.Unlock()
+			t.Fatal("no staged file while another writer held the lock: the write waited to write its file")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	e.writeMu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := repairSearch(t, e, "okapi", FullText); !slices.Equal(got, []string{"notes/staged.md"}) {
+		t.Errorf("okapi → %v, want notes/staged.md", got)
+	}
+	if s := staged(); len(s) != 0 {
+		t.Errorf("staged files left: %v", s)
+	}
+	if _, err := e.Write(context.Background(), WriteRequest{Title: "Staged", Content: "again", Folder: "notes"}); !errors.Is(err, ErrExists) {
+		t.Errorf("same title again: %v, want ErrExists", err)
+	}
+	if s := staged(); len(s) != 0 {
+		t.Errorf("staged files left after a refused write: %v", s)
 	}
 }

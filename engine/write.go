@@ -117,8 +117,6 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 		}
 	}
 
-	unlock := e.lockWrites()
-	defer unlock()
 	if err := e.mkdirInside(folder); err != nil {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
@@ -126,34 +124,56 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
 	now := e.now().UTC().Truncate(time.Second)
-	created := now
+	render := func(rel string, created time.Time) ([]byte, error) {
+		front, err := renderFront(title, created, now, tags)
+		if err != nil {
+			return nil, err
+		}
+		data := append(front, withNewline(req.Content)...)
+		return data, e.checkSize(rel, data)
+	}
+	// Most writes create a memory, whose file does not depend on what the
+	// folder holds: it is written and flushed before the write lock is
+	// taken, so that writers do not queue behind each other's fsync, and
+	// only named under the lock. An overwrite keeps the created date of
+	// the file it replaces, so it writes under the lock.
+	data, err := render(path.Join(folder, slug(title)+".md"), now)
+	if err != nil {
+		return Memory{}, err
+	}
+	tmp, err := e.stageMemory(folder, data, 0o644)
+	if err != nil {
+		return Memory{}, fmt.Errorf("write: %w", e.vaultErr(folder, err))
+	}
+	unlock := e.lockWrites()
+	defer unlock()
 	rel, existing, err := e.target(folder, title)
 	if err != nil {
+		e.discardStaged(tmp)
 		return Memory{}, err
 	}
-	perm := fs.FileMode(0o644)
-	if existing {
-		if !req.Overwrite {
-			return Memory{}, fmt.Errorf("%s has the title %q (set overwrite to replace it): %w", rel, title, ErrExists)
+	if !existing {
+		if err := e.placeMemory(tmp, rel, true); err != nil {
+			return Memory{}, err
 		}
-		data, fi, err := e.readMemory(rel)
-		if err != nil {
-			return Memory{}, fmt.Errorf("overwrite: %w", err)
-		}
-		perm = fi.Mode().Perm()
-		if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && !doc.Created.IsZero() {
-			created = doc.Created
-		}
+		return e.indexed(ctx, rel, unlock)
 	}
-	front, err := renderFront(title, created, now, tags)
+	e.discardStaged(tmp)
+	if !req.Overwrite {
+		return Memory{}, fmt.Errorf("%s has the title %q (set overwrite to replace it): %w", rel, title, ErrExists)
+	}
+	old, fi, err := e.readMemory(rel)
 	if err != nil {
+		return Memory{}, fmt.Errorf("overwrite: %w", err)
+	}
+	created := now
+	if doc, err := markdown.Parse(rel, old, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && !doc.Created.IsZero() {
+		created = doc.Created
+	}
+	if data, err = render(rel, created); err != nil {
 		return Memory{}, err
 	}
-	data := append(front, withNewline(req.Content)...)
-	if err := e.checkSize(rel, data); err != nil {
-		return Memory{}, err
-	}
-	if err := e.writeMemory(rel, data, perm, !existing); err != nil {
+	if err := e.writeMemory(rel, data, fi.Mode().Perm(), false); err != nil {
 		return Memory{}, err
 	}
 	return e.indexed(ctx, rel, unlock)
