@@ -51,7 +51,7 @@ import (
 // MNEMO_CRASH_FILES the vault size (default 3000).
 func TestKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and kills it; skipped with -short")
+		t.Skip("runs the mnemo binary and kills it; skipped with -short")
 	}
 	rounds := crashEnvInt(t, "MNEMO_CRASH_ROUNDS", 3)
 	seed := crashEnvInt(t, "MNEMO_CRASH_SEED", 1)

@@ -46,7 +46,9 @@ const builtinDim = 100
 // text's vector depends on nothing but the text: adding a memory never
 // changes the vectors of the others.
 //
-// A Static is read-only after construction and safe for concurrent use.
+// A Static is safe for concurrent use: its table is read-only after
+// construction, and the stand-ins of unknown words it has built are kept in
+// a bounded cache of its own (see unknownCache).
 type Static struct {
 	dim    int
 	index  map[string]int32
@@ -57,6 +59,8 @@ type Static struct {
 	// SIF-weighted length of the 10,000 rarest rows, so an unknown word
 	// counts as much as a rare known one.
 	oovNorm float32
+	// unknowns keeps recent stand-ins; a sync's workers share it.
+	unknowns *unknownCache
 }
 
 var builtin struct {
@@ -94,7 +98,7 @@ func newStatic(data []byte) (*Static, error) {
 	for r := range coef {
 		coef[r] = float32(w[r]) * t.Scales[r]
 	}
-	s := &Static{dim: t.Dim, index: t.Index, quant: t.Quant, coef: coef, common: t.Common}
+	s := &Static{dim: t.Dim, index: t.Index, quant: t.Quant, coef: coef, common: t.Common, unknowns: newUnknownCache(unknownCacheWords)}
 	tail := max(0, len(coef)-10000) // about 1 ms at start-up
 	var sum float64
 	for r := tail; r < len(coef); r++ {
@@ -126,22 +130,18 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	var acc []float32
 	found := 0
 	// The chunks of one memory repeat its unknown words (a command's name
-	// in every example), and a stand-in costs a hundred hashes per trigram:
-	// each is built once per call.
-	var unknowns map[string]*unknownWord
+	// in every example), and so do the memories of one folder; a stand-in
+	// costs a hundred hashes per trigram: they are cached.
 	take := func(tok []byte, final bool) bool {
 		row, ok := s.index[string(tok)] // no allocation: the compiler special-cases this
 		if !ok {
 			if !final {
 				return false
 			}
-			u := unknowns[string(tok)]
+			u := s.unknowns.get(tok)
 			if u == nil {
-				if unknowns == nil {
-					unknowns = map[string]*unknownWord{}
-				}
 				u = s.unknown(tok)
-				unknowns[string(tok)] = u
+				s.unknowns.put(string(tok), u)
 			}
 			if u.add(acc) {
 				found++
