@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -35,17 +36,25 @@ type analyser struct {
 	ft    *fulltext
 	runes map[rune]string   // non-ASCII rune → its folded form
 	words map[string]*aword // folded word → its term
+	terms map[string]*aword // term → the one aword of all its words
+	stop  *aword            // what every stopword is (never grouped)
 	// buffers reused from one text to the next
-	folded     []byte
-	start, end []int32 // per folded byte: the original range of its rune
-	toks       []token
+	folded []byte
+	start  []int32 // per folded byte: where its rune starts in the original
+	toks   []token
+	counts []int
+	text   uint64 // counts the texts memory has grouped (aword.text)
 }
 
-// aword is what the English filters make of one word.
+// aword is a term the English filters make of words: every word with the
+// same term shares one, so that memory groups spans by term.
 type aword struct {
 	term []byte // shared by every TokenFreq of the word: never written
-	key  string // excerpt-index key: nsEN, then the term
+	key  string // excerpt-index key: nsEN, then the term ("" until needed)
 	stop bool   // dropped (a stopword)
+	// where memory groups the word's spans in the text it is grouping
+	text uint64
+	slot int
 }
 
 // token is one indexed word of a text: its term and its byte range in the
@@ -57,7 +66,7 @@ type token struct {
 
 // newAnalyser returns an analyser for ft's English analyzer.
 func (ft *fulltext) newAnalyser() *analyser {
-	return &analyser{ft: ft, runes: map[rune]string{}, words: map[string]*aword{}}
+	return &analyser{ft: ft, runes: map[rune]string{}, words: map[string]*aword{}, terms: map[string]*aword{}, stop: &aword{stop: true}}
 }
 
 // englishChain checks that the index's English analyzer is one the pass
@@ -86,17 +95,17 @@ func englishChain(a analysis.Analyzer) (analysis.CharFilter, []analysis.TokenFil
 //
 // Bleve folds the whole text, then segments it. Folding is rune by rune,
 // so the pass folds ASCII as is and each other rune through the memo,
-// remembering for every folded byte the original range of its rune: a
-// token's span is the range from its first rune's start to its last rune's
-// end. (A rune that folds to several, like ½ to 1⁄2, gives each of its
-// words the whole rune.) Invalid UTF-8 folds to U+FFFD, as Bleve's
-// conversion to runes makes it, which is never part of a word.
+// remembering for every folded byte where its rune starts in the original:
+// a token's span runs from its first rune's start to its last rune's end.
+// (A rune that folds to several, like ½ to 1⁄2, gives each of its words
+// the whole rune.) Invalid UTF-8 folds to U+FFFD, as Bleve's conversion to
+// runes makes it, which is never part of a word.
 func (a *analyser) tokens(text string) []token {
-	a.folded, a.start, a.end = a.folded[:0], a.start[:0], a.end[:0]
+	a.folded, a.start = slices.Grow(a.folded[:0], len(text)), slices.Grow(a.start[:0], len(text))
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf {
 			a.folded = append(a.folded, c)
-			a.start, a.end = append(a.start, int32(i)), append(a.end, int32(i+1))
+			a.start = append(a.start, int32(i))
 			i++
 			continue
 		}
@@ -108,7 +117,7 @@ func (a *analyser) tokens(text string) []token {
 		}
 		a.folded = append(a.folded, f...)
 		for range len(f) {
-			a.start, a.end = append(a.start, int32(i)), append(a.end, int32(i+n))
+			a.start = append(a.start, int32(i))
 		}
 		i += n
 	}
@@ -118,7 +127,9 @@ func (a *analyser) tokens(text string) []token {
 	for seg.Segment() {
 		b := seg.Bytes()
 		if seg.Type() != segment.None {
-			a.toks = append(a.toks, token{w: a.word(b), start: int(a.start[pos]), end: int(a.end[pos+len(b)-1])})
+			last := int(a.start[pos+len(b)-1])
+			_, n := utf8.DecodeRuneInString(text[last:])
+			a.toks = append(a.toks, token{w: a.word(b), start: int(a.start[pos]), end: last + n})
 		}
 		pos += len(b)
 	}
@@ -134,10 +145,15 @@ func (a *analyser) word(b []byte) *aword {
 	for _, f := range a.ft.filters {
 		ts = f.Filter(ts)
 	}
-	w := &aword{stop: len(ts) == 0}
-	if !w.stop {
-		w.term = ts[0].Term
-		w.key = string([]byte{nsEN}) + string(w.term)
+	var w *aword
+	switch {
+	case len(ts) == 0:
+		w = a.stop
+	case a.terms[string(ts[0].Term)] != nil:
+		w = a.terms[string(ts[0].Term)] // another form of a known term
+	default:
+		w = &aword{term: ts[0].Term}
+		a.terms[string(w.term)] = w
 	}
 	a.words[string(b)] = w
 	return w
@@ -172,20 +188,20 @@ func frequencies(toks []token) (freqs index.TokenFrequencies, length, size int) 
 // map entry and TokenFreq (Bleve counts a batch's size).
 const tokenFreqSize = 64
 
-// memoryText is one memory's text, analysed: its Bleve fields and the term
-// spans of its excerpt index.
+// memoryText is one memory's text, analysed: its Bleve fields and the
+// terms of its excerpt index.
 type memoryText struct {
 	fields  []*analysedField
-	excerpt map[string][]span // excerpt-index key → spans in the plain text
+	excerpt []excerptTerm // spans in the plain text
 }
 
-// memory analyses a memory's title and plain text once. The body field is
-// title + "\n" + text; the title field is its tokens before the newline,
-// which always ends a word; the excerpt index holds the tokens after it,
-// its spans counted from the start of text. Text with CJK or SEA letters
-// also gets the cjk field, analysed once by the bigram analyzer and shared
-// with the excerpt index in the same way.
-func (a *analyser) memory(title, text string) memoryText {
+// memory analyses a memory's title, plain text and tags once. The body
+// field is title + "\n" + text; the title field is its tokens before the
+// newline, which always ends a word; the excerpt index holds the tokens
+// after it, its spans counted from the start of text. Text with CJK or SEA
+// letters also gets the cjk field, analysed once by the bigram analyzer
+// and shared with the excerpt index in the same way.
+func (a *analyser) memory(title, text, tags string) memoryText {
 	body := title + "\n" + text
 	off := len(title) + 1
 	toks := a.tokens(body)
@@ -193,27 +209,61 @@ func (a *analyser) memory(title, text string) memoryText {
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++
 	}
-	m := memoryText{excerpt: make(map[string][]span, len(toks)/3)}
+	var m memoryText
+	m.fields = append(m.fields, a.field(fTitle, toks[:nTitle], len(title)), a.field(fBody, toks, len(body)))
+	// The excerpt index's English terms: the text's tokens grouped by
+	// word, each word's spans in one slice of a shared array, in order.
+	a.text++
+	counts := a.counts[:0]
+	n := 0
 	for _, t := range toks[nTitle:] {
-		if !t.w.stop {
-			m.excerpt[t.w.key] = append(m.excerpt[t.w.key], span{t.start - off, t.end - off})
+		if w := t.w; !w.stop {
+			if w.text != a.text {
+				if w.key == "" {
+					w.key = string([]byte{nsEN}) + string(w.term)
+				}
+				w.text, w.slot = a.text, len(m.excerpt)
+				m.excerpt = append(m.excerpt, excerptTerm{key: w.key})
+				counts = append(counts, 0)
+			}
+			counts[w.slot]++
+			n++
 		}
 	}
-	m.fields = append(m.fields, a.field(fTitle, toks[:nTitle], len(title)), a.field(fBody, toks, len(body)))
+	a.counts = counts
+	all := make([]span, n)
+	for i, k := range counts {
+		m.excerpt[i].spans, all = all[:0:k], all[k:]
+	}
+	for _, t := range toks[nTitle:] {
+		if !t.w.stop {
+			x := &m.excerpt[t.w.slot]
+			x.spans = append(x.spans, span{t.start - off, t.end - off})
+		}
+	}
 	if needsBigrams(body) {
 		f, cjk := a.cjkField(body)
 		m.fields = append(m.fields, f)
 		// As before the one pass, only text with CJK letters of its own
 		// gets CJK keys (see excerpts.go).
 		if needsBigrams(text) {
+			slot := map[string]int{}
 			for _, t := range cjk {
-				if t.Start >= off {
-					k := string([]byte{nsCJK}) + string(t.Term)
-					m.excerpt[k] = append(m.excerpt[k], span{t.Start - off, t.End - off})
+				if t.Start < off {
+					continue
 				}
+				k := string([]byte{nsCJK}) + string(t.Term)
+				i, ok := slot[k]
+				if !ok {
+					i = len(m.excerpt)
+					slot[k] = i
+					m.excerpt = append(m.excerpt, excerptTerm{key: k})
+				}
+				m.excerpt[i].spans = append(m.excerpt[i].spans, span{t.Start - off, t.End - off})
 			}
 		}
 	}
+	m.fields = append(m.fields, a.field(fTags, a.tokens(tags), len(tags)))
 	return m
 }
 
