@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"os"
-	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -119,18 +119,19 @@ const (
 )
 
 // writerConfig is the scorch configuration a writer opens an index with: a
-// bounded wait for Bleve's lock, the batch mode, and (tests only) a nap of
-// the persister. It is given at every open rather than kept in the index,
-// as Bleve would keep what the index is created with: it is this process's
-// choice, not the index's.
-func writerConfig(mode batchMode, nap time.Duration) map[string]any {
+// bounded wait for Bleve's lock, the batch mode, and over them the options
+// of over (Config.scorch; tests only). Bleve's persister and merge plan
+// are left as they are: BenchmarkTrickleWrites found no gain in CPU per
+// write from a persister nap, and a lower merge floor slowed tldr's
+// queries (see there). It is given at every open rather
+// than kept in the index, as Bleve would keep what the index is created
+// with: it is this process's choice, not the index's.
+func writerConfig(mode batchMode, over map[string]any) map[string]any {
 	c := map[string]any{"bolt_timeout": "2s"}
 	if mode == lazyBatches {
 		c["unsafe_batch"] = true
 	}
-	if nap > 0 {
-		c["scorchPersisterOptions"] = map[string]any{"PersisterNapTimeMSec": nap.Milliseconds()}
-	}
+	maps.Copy(c, over)
 	return c
 }
 
@@ -138,11 +139,12 @@ func writerConfig(mode batchMode, nap time.Duration) map[string]any {
 // (creating it if missing, its batches returning as mode says), else
 // read-only.
 func openFulltext(path string, create bool, mode batchMode) (*fulltext, error) {
-	return openFulltextNap(path, create, mode, 0)
+	return openFulltextUsing(path, create, mode, nil)
 }
 
-// openFulltextNap is openFulltext with the persister's nap (Config.persisterNap).
-func openFulltextNap(path string, create bool, mode batchMode, nap time.Duration) (*fulltext, error) {
+// openFulltextUsing is openFulltext with scorch options over the writer's
+// (Config.scorch).
+func openFulltextUsing(path string, create bool, mode batchMode, over map[string]any) (*fulltext, error) {
 	if _, statErr := os.Stat(path); statErr != nil {
 		if !create {
 			return nil, ErrIndexNotReady
@@ -159,7 +161,7 @@ func openFulltextNap(path string, create bool, mode batchMode, nap time.Duration
 			return nil, fmt.Errorf("create full-text index %s: %w", path, err)
 		}
 	}
-	idx, damage := openChecked(path, create, writerConfig(mode, nap))
+	idx, damage := openChecked(path, create, writerConfig(mode, over))
 	if idx == nil {
 		return nil, damage
 	}

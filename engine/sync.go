@@ -281,7 +281,7 @@ func (e *Engine) reset() error {
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true, lazyBatches)
+	ft, err := e.openFulltext(ftPath, true)
 	if err != nil {
 		return err
 	}
