@@ -12,7 +12,7 @@ import (
 // sync (exit 1, no stack trace); search (which syncs first) rebuilds, says
 // so on stderr in one line, and answers; status then shows nothing amiss.
 func TestDamagedIndexCLI(t *testing.T) {
-	t.Parallel() // waits on mnemo processes; TestKill9 alone stays serial, for its kill timing
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
 		t.Skip("runs the mnemo binary; skipped with -short")
 	}

@@ -16,7 +16,7 @@ import (
 // the test vault into a fresh index, search it, run a batch, read a hit and
 // ask for the status.
 func TestEndToEnd(t *testing.T) {
-	t.Parallel() // waits on mnemo processes; TestKill9 alone stays serial, for its kill timing
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
 		t.Skip("runs the mnemo binary; skipped with -short")
 	}

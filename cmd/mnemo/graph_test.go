@@ -18,7 +18,7 @@ import (
 // in `mnemo graph --no-sync` (answered through serve's socket) as soon as
 // serve logs the sync that picked them up.
 func TestGraphCommands(t *testing.T) {
-	t.Parallel() // waits on mnemo processes; TestKill9 alone stays serial, for its kill timing
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
 		t.Skip("runs the mnemo binary; skipped with -short")
 	}

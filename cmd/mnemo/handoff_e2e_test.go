@@ -18,7 +18,7 @@ import (
 // that must work beside it: they go through the server's socket, see its
 // state, record their reads in it, and keep their exit statuses.
 func TestHandoff(t *testing.T) {
-	t.Parallel() // waits on mnemo processes; TestKill9 alone stays serial, for its kill timing
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
 		t.Skip("runs the mnemo binary; skipped with -short")
 	}

@@ -55,7 +55,7 @@ const hangUpGrace = 15 * time.Second
 // the tools, search, read, get an argument wrong; then hang up, and serve
 // must stop cleanly.
 func TestMCPStdio(t *testing.T) {
-	t.Parallel() // waits on mnemo processes; TestKill9 alone stays serial, for its kill timing
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
 		t.Skip("runs the mnemo binary; skipped with -short")
 	}

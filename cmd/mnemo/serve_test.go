@@ -146,7 +146,7 @@ func (s *server) stop() {
 // a file written while it runs is indexed, a second writer is refused, and
 // SIGTERM stops it cleanly with the state flushed.
 func TestServe(t *testing.T) {
-	t.Parallel() // waits on mnemo processes; TestKill9 alone stays serial, for its kill timing
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
 		t.Skip("runs the mnemo binary; skipped with -short")
 	}

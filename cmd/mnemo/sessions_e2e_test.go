@@ -61,7 +61,7 @@ func appendFile(t *testing.T, path, s string) {
 // Claude Code transcript, then serve: a message appended while it runs is
 // searchable from this process, through the socket, within one second.
 func TestSessionsCommands(t *testing.T) {
-	t.Parallel() // waits on mnemo processes; TestKill9 alone stays serial, for its kill timing
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
 		t.Skip("runs the mnemo binary; skipped with -short")
 	}

@@ -17,7 +17,7 @@ import (
 // that is not a request, a batch — and expects a JSON-RPC error for each
 // (id null) and the session to go on answering real requests.
 func TestServeSurvivesMalformedLines(t *testing.T) {
-	t.Parallel() // waits on mnemo processes; TestKill9 alone stays serial, for its kill timing
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
 		t.Skip("runs the mnemo binary; skipped with -short")
 	}
