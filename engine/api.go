@@ -72,10 +72,11 @@ type Config struct {
 	// decay, so tests can move time instead of waiting for it.
 	Clock func() time.Time
 
-	// persisterNap, in tests, holds Bleve's persister back this long
-	// before each persist, so a test can kill the process while a write it
-	// answered is searchable but not yet on disk.
-	persisterNap time.Duration
+	// scorch, in tests and benchmarks, overrides options of the memory
+	// index's scorch configuration (writerConfig): a persister held back
+	// so a test can kill the process while a write it answered is
+	// searchable but not on disk, or merge policies to compare.
+	scorch map[string]any
 }
 
 // Query is one search request. The zero value of each optional field means

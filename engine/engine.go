@@ -201,7 +201,7 @@ func (e *Engine) open(ctx context.Context) error {
 		e.needFull = fmt.Sprintf("embedder changed from %s to %s", name, e.emb.Name())
 	}
 	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
-	ft, err := openFulltextNap(ftPath, !e.cfg.ReadOnly, lazyBatches, e.cfg.persisterNap)
+	ft, err := e.openFulltext(ftPath, !e.cfg.ReadOnly)
 	if err != nil && !e.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		// A corrupt full-text index is rebuilt from the files, never trusted.
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
@@ -211,7 +211,7 @@ func (e *Engine) open(ctx context.Context) error {
 			e.needFull = damageDetail(err)
 		}
 		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
-		ft, err = openFulltext(ftPath, true, lazyBatches)
+		ft, err = e.openFulltext(ftPath, true)
 	}
 	if err != nil {
 		return err

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // An excerpt index is what snippets need of one text, computed once at
@@ -42,16 +44,20 @@ const (
 // (MatchCount still counts all of them).
 const maxWindowSpans = 1024
 
-// encodeExcerpts encodes the excerpt index of text: chunks are byte
-// ranges of text, terms the spans of every key (the analysis pass's,
-// tokens.go). The spans of each key are sorted here.
-func encodeExcerpts(text string, chunks [][2]int, terms map[string][]span) []byte {
-	sorted := make([]string, 0, len(terms))
-	for k := range terms {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
+// excerptTerm is one key of an excerpt index and where it occurs.
+type excerptTerm struct {
+	key   string // nsEN or nsCJK, then the term
+	spans []span
+}
 
+// encodeExcerpts encodes the excerpt index of text: chunks are byte
+// ranges of text, terms the analysis pass's keys (tokens.go). Keys are
+// sorted here, and each key's spans, where they are not already.
+func encodeExcerpts(text string, chunks [][2]int, terms []excerptTerm) []byte {
+	byKey := func(a, b excerptTerm) int { return strings.Compare(a.key, b.key) }
+	if !slices.IsSortedFunc(terms, byKey) {
+		slices.SortFunc(terms, byKey)
+	}
 	out := make([]byte, 0, 2*len(text)+64)
 	out = binary.AppendUvarint(out, uint64(len(text)))
 	out = append(out, text...)
@@ -60,19 +66,21 @@ func encodeExcerpts(text string, chunks [][2]int, terms map[string][]span) []byt
 		out = binary.AppendUvarint(out, uint64(c[0]))
 		out = binary.AppendUvarint(out, uint64(c[1]-c[0]))
 	}
-	out = binary.AppendUvarint(out, uint64(len(sorted)))
+	out = binary.AppendUvarint(out, uint64(len(terms)))
 	table := len(out)
-	out = append(out, make([]byte, 4*len(sorted))...)
+	out = append(out, make([]byte, 4*len(terms))...)
 	entries := len(out)
-	for i, k := range sorted {
+	byStart := func(a, b span) int { return a.start - b.start }
+	for i, t := range terms {
 		binary.LittleEndian.PutUint32(out[table+4*i:], uint32(len(out)-entries))
-		out = binary.AppendUvarint(out, uint64(len(k)))
-		out = append(out, k...)
-		ss := terms[k]
-		sort.Slice(ss, func(i, j int) bool { return ss[i].start < ss[j].start })
-		out = binary.AppendUvarint(out, uint64(len(ss)))
+		out = binary.AppendUvarint(out, uint64(len(t.key)))
+		out = append(out, t.key...)
+		if !slices.IsSortedFunc(t.spans, byStart) {
+			slices.SortStableFunc(t.spans, byStart)
+		}
+		out = binary.AppendUvarint(out, uint64(len(t.spans)))
 		prev := 0
-		for _, s := range ss {
+		for _, s := range t.spans {
 			out = binary.AppendUvarint(out, uint64(s.start-prev))
 			out = binary.AppendUvarint(out, uint64(s.end-s.start))
 			prev = s.start

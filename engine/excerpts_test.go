@@ -23,7 +23,7 @@ func testAnalyzers(t testing.TB) *fulltext {
 
 // buildExcerpts is the excerpt index a sync stores for a memory.
 func buildExcerpts(a *analyser, title, text string, chunks [][2]int) []byte {
-	return encodeExcerpts(text, chunks, a.memory(title, text).excerpt)
+	return encodeExcerpts(text, chunks, a.memory(title, text, "").excerpt)
 }
 
 // TestExcerptIndexAgrees checks that the stored index finds exactly the

@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"os"
-	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	// Indexes before schema 6 name the keyword analyzer in their mapping;
+	// it must be registered to open them (and rebuild them).
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -22,15 +24,14 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 )
 
-// Field names of the full-text index. Text fields are scored by our own BM25
-// (see scoreText); folder and tag are exact keys.
+// Field names of the full-text index, all scored by our own BM25 (see
+// scoreText). Folder and tag filters are applied to the records, not
+// here: indexes before schema 6 also held them as keys no query read.
 const (
-	fTitle  = "title"
-	fBody   = "body" // title + headings + plain text: what BM25 ranks by
-	fTags   = "tags"
-	fCJK    = "cjk" // title + body again, CJK bigrams, only for files with CJK text
-	fFolder = "folder"
-	fTag    = "tag"
+	fTitle = "title"
+	fBody  = "body" // title + headings + plain text: what BM25 ranks by
+	fTags  = "tags"
+	fCJK   = "cjk" // title + body again, CJK bigrams, only for files with CJK text
 
 	analyzerEN = "mnemo_en"
 )
@@ -38,24 +39,14 @@ const (
 // textFields are the scored fields, in the order of record.Lens.
 var textFields = [...]string{fTitle, fBody, fTags, fCJK}
 
-// ftDoc is one memory as the full-text index's mapping describes it. The
-// sync gives Bleve the text fields (title, body, cjk) pre-analysed
-// (tokens.go) and maps only the rest, ftKeys.
+// ftDoc is one memory as the full-text index's mapping describes it. A
+// sync does not map it: it gives Bleve the fields pre-analysed (tokens.go),
+// with the options the mapping gives them (prepareAnalysis).
 type ftDoc struct {
-	Title  string   `json:"title"`
-	Body   string   `json:"body"`
-	Tags   string   `json:"tags"`
-	CJK    string   `json:"cjk,omitempty"`
-	Folder []string `json:"folder"`
-	Tag    []string `json:"tag"`
-}
-
-// ftKeys is the part of a memory's document that Bleve's mapping analyses
-// itself: the tags (a few words) and the exact folder and tag keys.
-type ftKeys struct {
-	Tags   string   `json:"tags"`
-	Folder []string `json:"folder"`
-	Tag    []string `json:"tag"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
+	Tags  string `json:"tags"`
+	CJK   string `json:"cjk,omitempty"`
 }
 
 // newMapping is the one place that says how memories are analysed: English
@@ -86,21 +77,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		f.DocValues = false
 		return f
 	}
-	key := func() *mapping.FieldMapping {
-		f := bleve.NewKeywordFieldMapping()
-		f.Store = false
-		f.IncludeInAll = false
-		f.IncludeTermVectors = false
-		f.DocValues = false
-		return f
-	}
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fTitle, text(analyzerEN))
 	dm.AddFieldMappingsAt(fBody, text(analyzerEN))
 	dm.AddFieldMappingsAt(fTags, text(analyzerEN))
 	dm.AddFieldMappingsAt(fCJK, text(analyzerBigram))
-	dm.AddFieldMappingsAt(fFolder, key())
-	dm.AddFieldMappingsAt(fTag, key())
 	// Bleve's _all field (every field's terms again, with term vectors)
 	// serves queries that name no field; ours always name theirs.
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
@@ -138,18 +119,19 @@ const (
 )
 
 // writerConfig is the scorch configuration a writer opens an index with: a
-// bounded wait for Bleve's lock, the batch mode, and (tests only) a nap of
-// the persister. It is given at every open rather than kept in the index,
-// as Bleve would keep what the index is created with: it is this process's
-// choice, not the index's.
-func writerConfig(mode batchMode, nap time.Duration) map[string]any {
+// bounded wait for Bleve's lock, the batch mode, and over them the options
+// of over (Config.scorch; tests only). Bleve's persister and merge plan
+// are left as they are: BenchmarkTrickleWrites found no gain in CPU per
+// write from a persister nap, and a lower merge floor slowed tldr's
+// queries (see there). It is given at every open rather
+// than kept in the index, as Bleve would keep what the index is created
+// with: it is this process's choice, not the index's.
+func writerConfig(mode batchMode, over map[string]any) map[string]any {
 	c := map[string]any{"bolt_timeout": "2s"}
 	if mode == lazyBatches {
 		c["unsafe_batch"] = true
 	}
-	if nap > 0 {
-		c["scorchPersisterOptions"] = map[string]any{"PersisterNapTimeMSec": nap.Milliseconds()}
-	}
+	maps.Copy(c, over)
 	return c
 }
 
@@ -157,11 +139,12 @@ func writerConfig(mode batchMode, nap time.Duration) map[string]any {
 // (creating it if missing, its batches returning as mode says), else
 // read-only.
 func openFulltext(path string, create bool, mode batchMode) (*fulltext, error) {
-	return openFulltextNap(path, create, mode, 0)
+	return openFulltextUsing(path, create, mode, nil)
 }
 
-// openFulltextNap is openFulltext with the persister's nap (Config.persisterNap).
-func openFulltextNap(path string, create bool, mode batchMode, nap time.Duration) (*fulltext, error) {
+// openFulltextUsing is openFulltext with scorch options over the writer's
+// (Config.scorch).
+func openFulltextUsing(path string, create bool, mode batchMode, over map[string]any) (*fulltext, error) {
 	if _, statErr := os.Stat(path); statErr != nil {
 		if !create {
 			return nil, ErrIndexNotReady
@@ -178,7 +161,7 @@ func openFulltextNap(path string, create bool, mode batchMode, nap time.Duration
 			return nil, fmt.Errorf("create full-text index %s: %w", path, err)
 		}
 	}
-	idx, damage := openChecked(path, create, writerConfig(mode, nap))
+	idx, damage := openChecked(path, create, writerConfig(mode, over))
 	if idx == nil {
 		return nil, damage
 	}
@@ -211,12 +194,12 @@ func (ft *fulltext) prepareAnalysis() error {
 	}
 	ft.fold, ft.filters = fold, filters
 	doc := document.NewDocument("sample")
-	if err := ft.idx.Mapping().MapDocument(doc, &ftDoc{Title: "t", Body: "b", CJK: "c"}); err != nil {
+	if err := ft.idx.Mapping().MapDocument(doc, &ftDoc{Title: "t", Body: "b", Tags: "g", CJK: "c"}); err != nil {
 		return fmt.Errorf("map a sample document: %w", err)
 	}
 	ft.opts = map[string]index.FieldIndexingOptions{}
 	doc.VisitFields(func(f index.Field) { ft.opts[f.Name()] = f.Options() })
-	for _, name := range []string{fTitle, fBody, fCJK} {
+	for _, name := range textFields {
 		o, ok := ft.opts[name]
 		if !ok || !o.IsIndexed() || o.IsStored() || o.IncludeTermVectors() || o.IncludeDocValues() {
 			return fmt.Errorf("field %s is mapped with options %v, want indexed alone", name, o)
@@ -227,21 +210,8 @@ func (ft *fulltext) prepareAnalysis() error {
 
 func (ft *fulltext) close() error { return ft.idx.Close() }
 
-// memoryDoc is the Bleve document of the memory at path: its text fields
-// as the analysis pass made them, the rest mapped as Batch.Index would.
-// Indexing it through Batch.IndexAdvanced, Bleve analyses only the keys.
-func (ft *fulltext) memoryDoc(path string, keys ftKeys, text []*analysedField) (*document.Document, error) {
-	doc := document.NewDocument(path)
-	if err := ft.idx.Mapping().MapDocument(doc, keys); err != nil {
-		return nil, err
-	}
-	for _, f := range text {
-		doc.AddField(f)
-	}
-	return doc, nil
-}
-
-// analysedDoc is a Bleve document made of pre-analysed text fields alone.
+// analysedDoc is a Bleve document made of fields the analysis pass made;
+// indexed through Batch.IndexAdvanced, Bleve does not analyse them again.
 func analysedDoc(id string, text []*analysedField) *document.Document {
 	doc := document.NewDocument(id)
 	for _, f := range text {
@@ -250,9 +220,9 @@ func analysedDoc(id string, text []*analysedField) *document.Document {
 	return doc
 }
 
-// analyzedLens reads, from a document Bleve has indexed, how many tokens
-// each scored field held, which BM25's length normalisation needs (Bleve
-// keeps no such total). Pre-analysed fields know it before indexing.
+// analyzedLens reads how many tokens each scored field of a document
+// holds, which BM25's length normalisation needs (Bleve keeps no such
+// total); pre-analysed fields know it before Bleve indexes them.
 func analyzedLens(doc *document.Document) [len(textFields)]int32 {
 	var l [len(textFields)]int32
 	doc.VisitFields(func(f index.Field) {

@@ -129,6 +129,12 @@ func (p *persistence) wait(timeout time.Duration) error {
 	return nil
 }
 
+// openFulltext opens the memory index's full-text index (see openFulltext),
+// its batches lazy.
+func (e *Engine) openFulltext(path string, create bool) (*fulltext, error) {
+	return openFulltextUsing(path, create, lazyBatches, e.cfg.scorch)
+}
+
 // markPending marks paths pending in the state store before their batch
 // goes to Bleve (clearing, in the same transaction, the marks of batches
 // Bleve has persisted since), and returns the number that batch must be

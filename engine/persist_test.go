@@ -151,7 +151,7 @@ func kill9Child(t *testing.T, dir string) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cfg.persisterNap = time.Hour
+	cfg.scorch = map[string]any{"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": time.Hour.Milliseconds()}}
 	if e, err = Open(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -309,7 +309,7 @@ func (e *Engine) reset() error {
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true, lazyBatches)
+	ft, err := e.openFulltext(ftPath, true)
 	if err != nil {
 		return err
 	}
@@ -451,8 +451,7 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 // processOne reads, parses and embeds one file; dim is the index's vector
 // dimension (0 while a remote embedder has not answered yet), a the
 // worker's analyser. The text is analysed once, for the full-text document
-// and the excerpt index. The record's field lengths are filled in by
-// apply, once Bleve has analysed the document's tags.
+// and the excerpt index.
 func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser) outcome {
 	o := outcome{path: j.path}
 	if j.skip != "" {
@@ -502,14 +501,10 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	mt := a.memory(doc.Title, doc.Text)
-	keys := ftKeys{Tags: strings.Join(doc.Tags, " "), Folder: ancestors(j.path), Tag: doc.Tags}
-	if o.doc, err = e.ft.memoryDoc(j.path, keys, mt.fields); err != nil {
-		o.err = fmt.Errorf("index %s: %w", j.path, err)
-		return o
-	}
-	o.vecs, o.excerpt, o.links = vecs, encodeExcerpts(doc.Text, bounds, mt.excerpt), graphMentions(doc)
+	mt := a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
+	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, encodeExcerpts(doc.Text, bounds, mt.excerpt), graphMentions(doc)
 	o.rec = &record{
+		Lens:     analyzedLens(o.doc),
 		Path:     j.path,
 		Size:     j.size,
 		MtimeNs:  j.mtimeNs,
@@ -571,11 +566,6 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	}
 	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
-	}
-	for _, o := range out {
-		if o.doc != nil && !o.touched {
-			o.rec.Lens = analyzedLens(o.doc)
-		}
 	}
 	changes := make([]change, 0, len(out))
 	skips := map[string]string{}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -35,17 +36,25 @@ type analyser struct {
 	ft    *fulltext
 	runes map[rune]string   // non-ASCII rune → its folded form
 	words map[string]*aword // folded word → its term
+	terms map[string]*aword // term → the one aword of all its words
+	stop  *aword            // what every stopword is (never grouped)
 	// buffers reused from one text to the next
-	folded     []byte
-	start, end []int32 // per folded byte: the original range of its rune
-	toks       []token
+	folded []byte
+	start  []int32 // per folded byte: where its rune starts in the original
+	toks   []token
+	groups []group
+	text   uint64 // counts the texts group has counted (aword.text)
 }
 
-// aword is what the English filters make of one word.
+// aword is a term the English filters make of words: every word with the
+// same term shares one, so that memory groups spans by term.
 type aword struct {
 	term []byte // shared by every TokenFreq of the word: never written
-	key  string // excerpt-index key: nsEN, then the term
+	key  string // excerpt-index key: nsEN, then the term ("" until needed)
 	stop bool   // dropped (a stopword)
+	// the term's slot in the text being grouped, if text is that text's
+	text uint64
+	slot int
 }
 
 // token is one indexed word of a text: its term and its byte range in the
@@ -57,7 +66,7 @@ type token struct {
 
 // newAnalyser returns an analyser for ft's English analyzer.
 func (ft *fulltext) newAnalyser() *analyser {
-	return &analyser{ft: ft, runes: map[rune]string{}, words: map[string]*aword{}}
+	return &analyser{ft: ft, runes: map[rune]string{}, words: map[string]*aword{}, terms: map[string]*aword{}, stop: &aword{stop: true}}
 }
 
 // englishChain checks that the index's English analyzer is one the pass
@@ -86,17 +95,17 @@ func englishChain(a analysis.Analyzer) (analysis.CharFilter, []analysis.TokenFil
 //
 // Bleve folds the whole text, then segments it. Folding is rune by rune,
 // so the pass folds ASCII as is and each other rune through the memo,
-// remembering for every folded byte the original range of its rune: a
-// token's span is the range from its first rune's start to its last rune's
-// end. (A rune that folds to several, like ½ to 1⁄2, gives each of its
-// words the whole rune.) Invalid UTF-8 folds to U+FFFD, as Bleve's
-// conversion to runes makes it, which is never part of a word.
+// remembering for every folded byte where its rune starts in the original:
+// a token's span runs from its first rune's start to its last rune's end.
+// (A rune that folds to several, like ½ to 1⁄2, gives each of its words
+// the whole rune.) Invalid UTF-8 folds to U+FFFD, as Bleve's conversion to
+// runes makes it, which is never part of a word.
 func (a *analyser) tokens(text string) []token {
-	a.folded, a.start, a.end = a.folded[:0], a.start[:0], a.end[:0]
+	a.folded, a.start = slices.Grow(a.folded[:0], len(text)), slices.Grow(a.start[:0], len(text))
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf {
 			a.folded = append(a.folded, c)
-			a.start, a.end = append(a.start, int32(i)), append(a.end, int32(i+1))
+			a.start = append(a.start, int32(i))
 			i++
 			continue
 		}
@@ -108,7 +117,7 @@ func (a *analyser) tokens(text string) []token {
 		}
 		a.folded = append(a.folded, f...)
 		for range len(f) {
-			a.start, a.end = append(a.start, int32(i)), append(a.end, int32(i+n))
+			a.start = append(a.start, int32(i))
 		}
 		i += n
 	}
@@ -118,7 +127,9 @@ func (a *analyser) tokens(text string) []token {
 	for seg.Segment() {
 		b := seg.Bytes()
 		if seg.Type() != segment.None {
-			a.toks = append(a.toks, token{w: a.word(b), start: int(a.start[pos]), end: int(a.end[pos+len(b)-1])})
+			last := int(a.start[pos+len(b)-1])
+			_, n := utf8.DecodeRuneInString(text[last:])
+			a.toks = append(a.toks, token{w: a.word(b), start: int(a.start[pos]), end: last + n})
 		}
 		pos += len(b)
 	}
@@ -134,93 +145,169 @@ func (a *analyser) word(b []byte) *aword {
 	for _, f := range a.ft.filters {
 		ts = f.Filter(ts)
 	}
-	w := &aword{stop: len(ts) == 0}
-	if !w.stop {
-		w.term = ts[0].Term
-		w.key = string([]byte{nsEN}) + string(w.term)
+	var w *aword
+	switch {
+	case len(ts) == 0:
+		w = a.stop
+	case a.terms[string(ts[0].Term)] != nil:
+		w = a.terms[string(ts[0].Term)] // another form of a known term
+	default:
+		w = &aword{term: ts[0].Term}
+		a.terms[string(w.term)] = w
 	}
 	a.words[string(b)] = w
 	return w
 }
 
-// frequencies counts the terms of toks as one field of the index: term
-// frequencies, and the field's length (its tokens, stopwords left out).
-func frequencies(toks []token) (freqs index.TokenFrequencies, length, size int) {
-	freqs = make(index.TokenFrequencies, len(toks)/2)
-	slab := make([]index.TokenFreq, 0, len(toks)/2)
-	for _, t := range toks {
-		if t.w.stop {
+// group is one term of the text being analysed and how often it occurs
+// before and after a split point (memory: in the title, in the text).
+type group struct {
+	w             *aword
+	before, after int
+}
+
+// group counts the terms of toks, stopwords left out, before and after
+// toks[split], in the order they first occur. A term's slot is kept in its
+// aword, so counting costs no map lookup per token. The slice is reused by
+// the next call.
+func (a *analyser) group(toks []token, split int) []group {
+	a.text++
+	gs := a.groups[:0]
+	for i, t := range toks {
+		w := t.w
+		if w.stop {
 			continue
 		}
-		length++
-		tf := freqs[string(t.w.term)]
-		if tf == nil {
-			slab = append(slab, index.TokenFreq{Term: t.w.term})
-			tf = &slab[len(slab)-1]
-			if len(slab) == cap(slab) {
-				slab = make([]index.TokenFreq, 0, max(16, len(toks)/4))
-			}
-			freqs[string(t.w.term)] = tf
-			size += tokenFreqSize + len(t.w.term)
+		if w.text != a.text {
+			w.text, w.slot = a.text, len(gs)
+			gs = append(gs, group{w: w})
 		}
-		tf.SetFrequency(tf.Frequency() + 1)
+		if i < split {
+			gs[w.slot].before++
+		} else {
+			gs[w.slot].after++
+		}
 	}
-	return freqs, length, size
+	a.groups = gs
+	return gs
 }
+
+// field makes the index field name of text (n bytes) from its term counts.
+func (a *analyser) field(name string, gs []group, n int, count func(group) int) *analysedField {
+	f := &analysedField{name: name, opts: a.ft.opts[name], bytes: n}
+	terms := 0
+	for _, g := range gs {
+		if count(g) > 0 {
+			terms++
+		}
+	}
+	f.freqs = make(index.TokenFrequencies, terms)
+	slab := make([]index.TokenFreq, terms)
+	for _, g := range gs {
+		if c := count(g); c > 0 {
+			tf := &slab[0]
+			slab = slab[1:]
+			tf.Term = g.w.term
+			tf.SetFrequency(c)
+			f.freqs[string(g.w.term)] = tf
+			f.length += c
+			f.size += tokenFreqSize + len(g.w.term)
+		}
+	}
+	return f
+}
+
+// Which of a group's counts a field takes.
+func countBefore(g group) int { return g.before }
+func countAll(g group) int    { return g.before + g.after }
 
 // tokenFreqSize is about what one term of a field costs in memory: its
 // map entry and TokenFreq (Bleve counts a batch's size).
 const tokenFreqSize = 64
 
-// memoryText is one memory's text, analysed: its Bleve fields and the term
-// spans of its excerpt index.
+// memoryText is one memory's text, analysed: its Bleve fields and the
+// terms of its excerpt index.
 type memoryText struct {
 	fields  []*analysedField
-	excerpt map[string][]span // excerpt-index key → spans in the plain text
+	excerpt []excerptTerm // spans in the plain text
 }
 
-// memory analyses a memory's title and plain text once. The body field is
-// title + "\n" + text; the title field is its tokens before the newline,
-// which always ends a word; the excerpt index holds the tokens after it,
-// its spans counted from the start of text. Text with CJK or SEA letters
-// also gets the cjk field, analysed once by the bigram analyzer and shared
-// with the excerpt index in the same way.
-func (a *analyser) memory(title, text string) memoryText {
+// memory analyses a memory's title, plain text and tags once. The body
+// field is title + "\n" + text; the title field is its tokens before the
+// newline, which always ends a word; the excerpt index holds the tokens
+// after it, its spans counted from the start of text. Text with CJK or SEA
+// letters also gets the cjk field, analysed once by the bigram analyzer
+// and shared with the excerpt index in the same way.
+func (a *analyser) memory(title, text, tags string) memoryText {
 	body := title + "\n" + text
 	off := len(title) + 1
 	toks := a.tokens(body)
-	var nTitle int
+	nTitle := 0
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++
 	}
-	m := memoryText{excerpt: make(map[string][]span, len(toks)/3)}
-	for _, t := range toks[nTitle:] {
-		if !t.w.stop {
-			m.excerpt[t.w.key] = append(m.excerpt[t.w.key], span{t.start - off, t.end - off})
+	gs := a.group(toks, nTitle)
+	var m memoryText
+	m.fields = append(m.fields, a.field(fTitle, gs, len(title), countBefore), a.field(fBody, gs, len(body), countAll))
+	// The excerpt index's English terms: each term of the text with its
+	// spans, in order, in one slice of a shared array.
+	n, terms := 0, 0
+	for _, g := range gs {
+		if g.after > 0 {
+			n += g.after
+			terms++
 		}
 	}
-	m.fields = append(m.fields, a.field(fTitle, toks[:nTitle], len(title)), a.field(fBody, toks, len(body)))
+	m.excerpt = make([]excerptTerm, 0, terms)
+	spans := make([]span, n)
+	for _, g := range gs {
+		if g.after > 0 {
+			if g.w.key == "" {
+				g.w.key = string([]byte{nsEN}) + string(g.w.term)
+			}
+			g.w.slot = len(m.excerpt) // now the term's slot in m.excerpt
+			m.excerpt = append(m.excerpt, excerptTerm{key: g.w.key, spans: spans[:0:g.after]})
+			spans = spans[g.after:]
+		}
+	}
+	for _, t := range toks[nTitle:] {
+		if !t.w.stop {
+			x := &m.excerpt[t.w.slot]
+			x.spans = append(x.spans, span{t.start - off, t.end - off})
+		}
+	}
 	if needsBigrams(body) {
 		f, cjk := a.cjkField(body)
 		m.fields = append(m.fields, f)
 		// As before the one pass, only text with CJK letters of its own
 		// gets CJK keys (see excerpts.go).
 		if needsBigrams(text) {
+			slot := map[string]int{}
 			for _, t := range cjk {
-				if t.Start >= off {
-					k := string([]byte{nsCJK}) + string(t.Term)
-					m.excerpt[k] = append(m.excerpt[k], span{t.Start - off, t.End - off})
+				if t.Start < off {
+					continue
 				}
+				k := string([]byte{nsCJK}) + string(t.Term)
+				i, ok := slot[k]
+				if !ok {
+					i = len(m.excerpt)
+					slot[k] = i
+					m.excerpt = append(m.excerpt, excerptTerm{key: k})
+				}
+				m.excerpt[i].spans = append(m.excerpt[i].spans, span{t.Start - off, t.End - off})
 			}
 		}
 	}
+	tt := a.tokens(tags)
+	m.fields = append(m.fields, a.field(fTags, a.group(tt, len(tt)), len(tags), countBefore))
 	return m
 }
 
 // message analyses a session message: its body field, and its cjk field
 // if it has CJK or SEA letters.
 func (a *analyser) message(text string) []*analysedField {
-	fs := []*analysedField{a.field(fBody, a.tokens(text), len(text))}
+	toks := a.tokens(text)
+	fs := []*analysedField{a.field(fBody, a.group(toks, len(toks)), len(text), countBefore)}
 	if needsBigrams(text) {
 		f, _ := a.cjkField(text)
 		fs = append(fs, f)
@@ -236,11 +323,6 @@ func (a *analyser) cjkField(text string) (*analysedField, analysis.TokenStream) 
 		name: fCJK, opts: a.ft.opts[fCJK], bytes: len(text), length: len(toks),
 		freqs: analysis.TokenFrequency(toks, nil, a.ft.opts[fCJK]), size: tokenFreqSize * len(toks),
 	}, toks
-}
-
-func (a *analyser) field(name string, toks []token, n int) *analysedField {
-	freqs, length, size := frequencies(toks)
-	return &analysedField{name: name, opts: a.ft.opts[name], bytes: n, length: length, freqs: freqs, size: size}
 }
 
 // matchSpans finds where the query's terms occur in text, analysing it as

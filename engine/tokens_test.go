@@ -20,22 +20,22 @@ import (
 // analysisSamples are texts that stress the analysis pass: diacritics,
 // ß, æ and ligatures, possessives with every apostrophe, CJK and SEA text,
 // emoji, invalid UTF-8, runes that fold to several (½), stopwords alone.
-var analysisSamples = []struct{ title, text string }{
-	{"", ""},
-	{"The", "of the and a an it is"},
-	{"Bleve's index", "James' and Müller's cafés, naïve façade ÆSIR ﬁle Straße œuvre Ærø"},
-	{"It’s", "Bleve’s ＇s o'clock rock'n'roll can't won’t"},
-	{"数据库", "数据库迁移 検索インデックス 한국어 and English"},
-	{"English title", "only 中文 here, 数据库's index"},
-	{"ภาษาไทย", "สวัสดีครับ running runs ລາວ ខ្មែរ မြန်မာ"},
-	{"Q1 2025", "v1.2.3 10:30 e-mail foo_bar x86-64 --- ½ x² ① ⅓cup №5 ™ ©"},
-	{"emoji 🚀", "deploy 🚀🔥 done 👩‍💻 ok ✅ flags 🇫🇷 keycap 1️⃣"},
-	{"bad \xff utf8", "abc\xffdef \xc3 trunc \xe2\x82 more caf\xc3\xa9 \xed\xa0\x80 surrogate"},
-	{"Ελληνικά", "Привет мир, Ἀθῆναι, עברית, العربية, हिन्दी, ﬀ ﬃ ﬆ"},
-	{"tab\there", "line\r\nbreak\u2028sep\u0085nel \u00a0nbsp zero\u200bwidth soft\u00adhyphen"},
-	{"WWW", "https://example.com/a?b=c user@example.com C++ C# .NET node.js"},
-	{"a", strings.Repeat("word running ", 300)},
-	{"ＦＵＬＬ ｗｉｄｔｈ", "ｈｅｌｌｏ ＷＯＲＬＤ ＡＢＣ１２３ ｶﾀｶﾅ"},
+var analysisSamples = []struct{ title, text, tags string }{
+	{"", "", ""},
+	{"The", "of the and a an it is", "the"},
+	{"Bleve's index", "James' and Müller's cafés, naïve façade ÆSIR ﬁle Straße œuvre Ærø", "bleve's café x"},
+	{"It’s", "Bleve’s ＇s o'clock rock'n'roll can't won’t", "tag"},
+	{"数据库", "数据库迁移 検索インデックス 한국어 and English", "数据 db"},
+	{"English title", "only 中文 here, 数据库's index", "tag"},
+	{"ภาษาไทย", "สวัสดีครับ running runs ລາວ ខ្មែរ မြန်မာ", "tag"},
+	{"Q1 2025", "v1.2.3 10:30 e-mail foo_bar x86-64 --- ½ x² ① ⅓cup №5 ™ ©", "tag"},
+	{"emoji 🚀", "deploy 🚀🔥 done 👩‍💻 ok ✅ flags 🇫🇷 keycap 1️⃣", "🚀 launch"},
+	{"bad \xff utf8", "abc\xffdef \xc3 trunc \xe2\x82 more caf\xc3\xa9 \xed\xa0\x80 surrogate", "x\xffy"},
+	{"Ελληνικά", "Привет мир, Ἀθῆναι, עברית, العربية, हिन्दी, ﬀ ﬃ ﬆ", "tag"},
+	{"tab\there", "line\r\nbreak\u2028sep\u0085nel \u00a0nbsp zero\u200bwidth soft\u00adhyphen", "tag"},
+	{"WWW", "https://example.com/a?b=c user@example.com C++ C# .NET node.js", "tag"},
+	{"a", strings.Repeat("word running ", 300), "ｔａｇ \xfe déjà"},
+	{"ＦＵＬＬ ｗｉｄｔｈ", "ｈｅｌｌｏ ＷＯＲＬＤ ＡＢＣ１２３ ｶﾀｶﾅ", "tag"},
 }
 
 // referenceField analyses text as Bleve would for a field with this
@@ -59,10 +59,10 @@ func freqMap(tf index.TokenFrequencies) map[string]int {
 // passDiff compares the pass's fields for one memory with Bleve's own
 // analysis of them, and the excerpt spans with the plain text they cover;
 // it returns what differs, "" if nothing does.
-func passDiff(ft *fulltext, a *analyser, title, text string) string {
+func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	body := title + "\n" + text
-	mt := a.memory(title, text)
-	want := map[string]string{fTitle: title, fBody: body}
+	mt := a.memory(title, text, tags)
+	want := map[string]string{fTitle: title, fBody: body, fTags: tags}
 	if needsBigrams(body) {
 		want[fCJK] = body
 	}
@@ -96,11 +96,17 @@ func passDiff(ft *fulltext, a *analyser, title, text string) string {
 	// Every English span covers text that Bleve's analyzer turns into its
 	// term, and the text has as many as Bleve's analysis of it alone.
 	spans := 0
-	for k, ss := range mt.excerpt {
+	keys := map[string]bool{}
+	for _, x := range mt.excerpt {
+		k := x.key
+		if keys[k] {
+			diffs = append(diffs, fmt.Sprintf("excerpt key %q twice", k))
+		}
+		keys[k] = true
 		if k[0] != nsEN {
 			continue
 		}
-		for _, s := range ss {
+		for _, s := range x.spans {
 			spans++
 			if s.start < 0 || s.end > len(text) || s.start >= s.end {
 				diffs = append(diffs, fmt.Sprintf("span %v of %q outside the text", s, k[1:]))
@@ -145,10 +151,10 @@ func mapDiff(got, want map[string]int) string {
 	return strings.Join(d[:min(len(d), 5)], ", ")
 }
 
-// vaultTexts parses every memory under dir: path → title and plain text.
-func vaultTexts(t testing.TB, dir string) map[string][2]string {
+// vaultTexts parses every memory under dir: path → title, plain text, tags.
+func vaultTexts(t testing.TB, dir string) map[string][3]string {
 	t.Helper()
-	out := map[string][2]string{}
+	out := map[string][3]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".md" {
 			return err
@@ -161,7 +167,7 @@ func vaultTexts(t testing.TB, dir string) map[string][2]string {
 		if err != nil {
 			return nil // not a memory the sync would index
 		}
-		out[p] = [2]string{doc.Title, doc.Text}
+		out[p] = [3]string{doc.Title, doc.Text, strings.Join(doc.Tags, " ")}
 		return nil
 	})
 	if err != nil {
@@ -182,28 +188,28 @@ func TestAnalysisPassAgrees(t *testing.T) {
 		t.Fatalf("only %d memories read from the sample vault", len(texts))
 	}
 	for i, s := range analysisSamples {
-		texts[fmt.Sprintf("sample %d", i)] = [2]string{s.title, s.text}
+		texts[fmt.Sprintf("sample %d", i)] = [3]string{s.title, s.text, s.tags}
 	}
 	shared := ft.newAnalyser()
 	names := slices.Sorted(maps.Keys(texts))
 	for _, name := range names {
 		tt := texts[name]
 		for _, a := range []*analyser{ft.newAnalyser(), shared} {
-			if d := passDiff(ft, a, tt[0], tt[1]); d != "" {
+			if d := passDiff(ft, a, tt[0], tt[1], tt[2]); d != "" {
 				t.Errorf("%s (title %q): %s", name, tt[0], d)
 				break
 			}
 		}
 	}
 	// The test is not vacuous: the samples do fold, stem, drop and bigram.
-	mt := ft.newAnalyser().memory("Bleve's index", "Müller's cafés running the 数据库")
+	mt := ft.newAnalyser().memory("Bleve's index", "Müller's cafés running the 数据库", "ops")
 	terms := map[string]bool{}
 	for _, f := range mt.fields {
 		for k := range f.AnalyzedTokenFrequencies() {
 			terms[f.name+":"+k] = true
 		}
 	}
-	for _, k := range []string{"title:bleve", "body:muller", "body:cafe", "body:run", "cjk:数据", "cjk:据库"} {
+	for _, k := range []string{"title:bleve", "body:muller", "body:cafe", "body:run", "cjk:数据", "cjk:据库", "tags:op"} {
 		if !terms[k] {
 			t.Errorf("term %s missing from %v", k, slices.Sorted(maps.Keys(terms)))
 		}
@@ -227,7 +233,7 @@ func TestAnalysisPassAgreesCorpus(t *testing.T) {
 	a := ft.newAnalyser()
 	var bad []string
 	for p, tt := range texts {
-		if d := passDiff(ft, a, tt[0], tt[1]); d != "" {
+		if d := passDiff(ft, a, tt[0], tt[1], tt[2]); d != "" {
 			bad = append(bad, p+": "+d)
 		}
 	}

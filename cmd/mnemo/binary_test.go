@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"mnemo/engine/enginetest"
 )
 
 // built is the mnemo binary the end-to-end tests run: this test binary,
@@ -71,6 +73,7 @@ func TestMain(m *testing.M) {
 		main() // started by mnemoBinary's symlink: be mnemo
 		return
 	}
+	cleanup := enginetest.RAMTempDir() // thousands of small files: see its doc
 	// serve and the sessions commands read agent transcripts under $HOME:
 	// no test may index the real ones.
 	home, err := os.MkdirTemp("", "mnemo-home-")
@@ -86,5 +89,6 @@ func TestMain(m *testing.M) {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
+	cleanup()
 	os.Exit(code)
 }

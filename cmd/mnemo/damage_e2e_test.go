@@ -12,8 +12,9 @@ import (
 // sync (exit 1, no stack trace); search (which syncs first) rebuilds, says
 // so on stderr in one line, and answers; status then shows nothing amiss.
 func TestDamagedIndexCLI(t *testing.T) {
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
+		t.Skip("runs the mnemo binary; skipped with -short")
 	}
 	bin := mnemoBinary(t)
 	root := filepath.Join(t.TempDir(), "root")

@@ -12,12 +12,13 @@ import (
 	"mnemo/engine"
 )
 
-// TestEndToEnd builds the binary and drives it as the benchmarks do: sync
+// TestEndToEnd runs the binary and drives it as the benchmarks do: sync
 // the test vault into a fresh index, search it, run a batch, read a hit and
 // ask for the status.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
+		t.Skip("runs the mnemo binary; skipped with -short")
 	}
 	dir := t.TempDir()
 	bin := mnemoBinary(t)

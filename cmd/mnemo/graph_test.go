@@ -18,8 +18,9 @@ import (
 // in `mnemo graph --no-sync` (answered through serve's socket) as soon as
 // serve logs the sync that picked them up.
 func TestGraphCommands(t *testing.T) {
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
+		t.Skip("runs the mnemo binary; skipped with -short")
 	}
 	bin := mnemoBinary(t)
 	root := filepath.Join(t.TempDir(), "root")

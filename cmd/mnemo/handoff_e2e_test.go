@@ -18,8 +18,9 @@ import (
 // that must work beside it: they go through the server's socket, see its
 // state, record their reads in it, and keep their exit statuses.
 func TestHandoff(t *testing.T) {
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
+		t.Skip("runs the mnemo binary; skipped with -short")
 	}
 	dir := t.TempDir()
 	bin := mnemoBinary(t)

@@ -55,8 +55,9 @@ const hangUpGrace = 15 * time.Second
 // the tools, search, read, get an argument wrong; then hang up, and serve
 // must stop cleanly.
 func TestMCPStdio(t *testing.T) {
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
+		t.Skip("runs the mnemo binary; skipped with -short")
 	}
 	cs, cmd, stderr := mcpChild(t)
 	ctx := context.Background()

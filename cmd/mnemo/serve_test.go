@@ -142,12 +142,13 @@ func (s *server) stop() {
 	}
 }
 
-// TestServe builds the binary and runs `mnemo serve` on a temporary vault:
+// TestServe runs `mnemo serve` on a temporary vault:
 // a file written while it runs is indexed, a second writer is refused, and
 // SIGTERM stops it cleanly with the state flushed.
 func TestServe(t *testing.T) {
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
+		t.Skip("runs the mnemo binary; skipped with -short")
 	}
 	dir := t.TempDir()
 	bin := mnemoBinary(t)

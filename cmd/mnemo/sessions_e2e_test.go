@@ -61,8 +61,9 @@ func appendFile(t *testing.T, path, s string) {
 // Claude Code transcript, then serve: a message appended while it runs is
 // searchable from this process, through the socket, within one second.
 func TestSessionsCommands(t *testing.T) {
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
+		t.Skip("runs the mnemo binary; skipped with -short")
 	}
 	bin := mnemoBinary(t)
 	dir := t.TempDir()

@@ -17,8 +17,9 @@ import (
 // that is not a request, a batch — and expects a JSON-RPC error for each
 // (id null) and the session to go on answering real requests.
 func TestServeSurvivesMalformedLines(t *testing.T) {
+	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
+		t.Skip("runs the mnemo binary; skipped with -short")
 	}
 	bin := mnemoBinary(t)
 	root := filepath.Join(t.TempDir(), "root")

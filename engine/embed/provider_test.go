@@ -401,6 +401,7 @@ func TestRemoteErrors(t *testing.T) {
 	for _, a := range apis {
 		for _, tt := range tests {
 			t.Run(a.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel() // the Retry-After and backoff cases wait real seconds
 				f, url := serve(t, a, tt.script(a))
 				cfg := quick
 				if tt.cfg != nil {
