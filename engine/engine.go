@@ -260,10 +260,6 @@ func (e *Engine) open(ctx context.Context) error {
 // dropPending undoes a batch a crash interrupted: its paths leave both the
 // full-text index and the state, so the next sync indexes them afresh.
 func (e *Engine) dropPending(ctx context.Context, paths []string) error {
-	seq, err := e.markPending(paths) // marked already: this numbers the batch
-	if err != nil {
-		return fmt.Errorf("repair interrupted batch: %w", err)
-	}
 	b := e.ft.idx.NewBatch()
 	changes := make([]change, 0, len(paths))
 	for _, p := range paths {
@@ -271,15 +267,16 @@ func (e *Engine) dropPending(ctx context.Context, paths []string) error {
 		changes = append(changes, change{path: p})
 		delete(e.files, p)
 	}
+	seq, err := e.commitBatch(paths, changes, nil, nil) // marked already: this numbers the batch
+	if err != nil {
+		return fmt.Errorf("repair interrupted batch: %w", err)
+	}
 	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("repair interrupted batch: %w", err)
 	}
-	// Rare, and at open: wait for Bleve, so that the commit clears the
-	// marks too and the repair is done once.
-	if err := e.persist.wait(persistTimeout); err != nil {
-		return fmt.Errorf("repair interrupted batch: %w", err)
-	}
-	return e.commitBatch(changes, nil, nil)
+	// Rare, and at open: wait for Bleve and clear the marks, so that the
+	// repair is done once.
+	return e.flushFulltext()
 }
 
 // loadVectors fills the vector store from the state store, where every

@@ -421,14 +421,21 @@ func deleteKeys(b *bolt.Bucket, keys []string) error {
 }
 
 // commitBatch writes a batch's records and vectors, in one transaction that
-// also clears the pending marks clear. The batch's own marks stay until the
-// full-text index has persisted it (persist.go).
-func (s *store) commitBatch(changes []change, skips map[string]string, unskip, clear []string) error {
+// also clears the pending marks clear and sets those of mark: the paths
+// the batch is about to change in the full-text index, whose marks stay
+// until the full-text index has persisted it (persist.go).
+func (s *store) commitBatch(changes []change, skips map[string]string, unskip, mark, clear []string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		files, vecs, sk := tx.Bucket(bucketFiles), tx.Bucket(bucketVectors), tx.Bucket(bucketSkips)
 		exc := tx.Bucket(bucketExcerpts)
-		if err := deleteKeys(tx.Bucket(bucketPending), clear); err != nil {
+		pend := tx.Bucket(bucketPending)
+		if err := deleteKeys(pend, clear); err != nil {
 			return err
+		}
+		for _, p := range mark {
+			if err := pend.Put([]byte(p), nil); err != nil {
+				return err
+			}
 		}
 		for _, c := range changes {
 			if !c.keepVectors {

@@ -507,9 +507,10 @@ func chunkText(title string, c markdown.Chunk) string {
 	return b.String()
 }
 
-// apply writes one batch to the full-text index, the vector store and the
-// state store. The paths are marked pending first, so a crash part-way
-// leaves a mark that the next Open repairs.
+// apply writes one batch to the state store, the full-text index and the
+// vector store. The state store's commit comes first and marks the paths
+// pending in the same transaction (one fsync), so a crash at any later
+// point leaves a mark that the next Open repairs (persist.go).
 func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep *Report) error {
 	var pending []string
 	for _, o := range out {
@@ -519,10 +520,6 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		if !o.touched {
 			pending = append(pending, o.path)
 		}
-	}
-	seq, err := e.markPending(pending)
-	if err != nil {
-		return fmt.Errorf("state store: %w", err)
 	}
 	b := e.ft.idx.NewBatch()
 	for _, o := range out {
@@ -535,9 +532,6 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		default: // removed, or skipped now
 			b.Delete(o.path)
 		}
-	}
-	if err := e.ftBatch(b, seq); err != nil {
-		return fmt.Errorf("full-text batch: %w", err)
 	}
 	changes := make([]change, 0, len(out))
 	skips := map[string]string{}
@@ -557,8 +551,12 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	// the engine mutex is taken, so searches never wait on the disk. Until
 	// the swap below they see the state before this batch (Bleve may
 	// already have its documents; hits without a record are left out).
-	if err := e.commitBatch(changes, skips, unskip); err != nil {
+	seq, err := e.commitBatch(pending, changes, skips, unskip)
+	if err != nil {
 		return fmt.Errorf("state store: %w", err)
+	}
+	if err := e.ftBatch(b, seq); err != nil {
+		return fmt.Errorf("full-text batch: %w", err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

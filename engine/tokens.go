@@ -42,8 +42,8 @@ type analyser struct {
 	folded []byte
 	start  []int32 // per folded byte: where its rune starts in the original
 	toks   []token
-	counts []int
-	text   uint64 // counts the texts memory has grouped (aword.text)
+	groups []group
+	text   uint64 // counts the texts group has counted (aword.text)
 }
 
 // aword is a term the English filters make of words: every word with the
@@ -52,7 +52,7 @@ type aword struct {
 	term []byte // shared by every TokenFreq of the word: never written
 	key  string // excerpt-index key: nsEN, then the term ("" until needed)
 	stop bool   // dropped (a stopword)
-	// where memory groups the word's spans in the text it is grouping
+	// the term's slot in the text being grouped, if text is that text's
 	text uint64
 	slot int
 }
@@ -159,30 +159,67 @@ func (a *analyser) word(b []byte) *aword {
 	return w
 }
 
-// frequencies counts the terms of toks as one field of the index: term
-// frequencies, and the field's length (its tokens, stopwords left out).
-func frequencies(toks []token) (freqs index.TokenFrequencies, length, size int) {
-	freqs = make(index.TokenFrequencies, len(toks)/2)
-	slab := make([]index.TokenFreq, 0, len(toks)/2)
-	for _, t := range toks {
-		if t.w.stop {
+// group is one term of the text being analysed and how often it occurs
+// before and after a split point (memory: in the title, in the text).
+type group struct {
+	w             *aword
+	before, after int
+}
+
+// group counts the terms of toks, stopwords left out, before and after
+// toks[split], in the order they first occur. A term's slot is kept in its
+// aword, so counting costs no map lookup per token. The slice is reused by
+// the next call.
+func (a *analyser) group(toks []token, split int) []group {
+	a.text++
+	gs := a.groups[:0]
+	for i, t := range toks {
+		w := t.w
+		if w.stop {
 			continue
 		}
-		length++
-		tf := freqs[string(t.w.term)]
-		if tf == nil {
-			slab = append(slab, index.TokenFreq{Term: t.w.term})
-			tf = &slab[len(slab)-1]
-			if len(slab) == cap(slab) {
-				slab = make([]index.TokenFreq, 0, max(16, len(toks)/4))
-			}
-			freqs[string(t.w.term)] = tf
-			size += tokenFreqSize + len(t.w.term)
+		if w.text != a.text {
+			w.text, w.slot = a.text, len(gs)
+			gs = append(gs, group{w: w})
 		}
-		tf.SetFrequency(tf.Frequency() + 1)
+		if i < split {
+			gs[w.slot].before++
+		} else {
+			gs[w.slot].after++
+		}
 	}
-	return freqs, length, size
+	a.groups = gs
+	return gs
 }
+
+// field makes the index field name of text (n bytes) from its term counts.
+func (a *analyser) field(name string, gs []group, n int, count func(group) int) *analysedField {
+	f := &analysedField{name: name, opts: a.ft.opts[name], bytes: n}
+	terms := 0
+	for _, g := range gs {
+		if count(g) > 0 {
+			terms++
+		}
+	}
+	f.freqs = make(index.TokenFrequencies, terms)
+	slab := make([]index.TokenFreq, terms)
+	for _, g := range gs {
+		if c := count(g); c > 0 {
+			tf := &slab[0]
+			slab = slab[1:]
+			tf.Term = g.w.term
+			tf.SetFrequency(c)
+			f.freqs[string(g.w.term)] = tf
+			f.length += c
+			f.size += tokenFreqSize + len(g.w.term)
+		}
+	}
+	return f
+}
+
+// Which of a group's counts a field takes.
+func countBefore(g group) int { return g.before }
+func countAll(g group) int    { return g.before + g.after }
 
 // tokenFreqSize is about what one term of a field costs in memory: its
 // map entry and TokenFreq (Bleve counts a batch's size).
@@ -205,35 +242,33 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 	body := title + "\n" + text
 	off := len(title) + 1
 	toks := a.tokens(body)
-	var nTitle int
+	nTitle := 0
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++
 	}
+	gs := a.group(toks, nTitle)
 	var m memoryText
-	m.fields = append(m.fields, a.field(fTitle, toks[:nTitle], len(title)), a.field(fBody, toks, len(body)))
-	// The excerpt index's English terms: the text's tokens grouped by
-	// word, each word's spans in one slice of a shared array, in order.
-	a.text++
-	counts := a.counts[:0]
-	n := 0
-	for _, t := range toks[nTitle:] {
-		if w := t.w; !w.stop {
-			if w.text != a.text {
-				if w.key == "" {
-					w.key = string([]byte{nsEN}) + string(w.term)
-				}
-				w.text, w.slot = a.text, len(m.excerpt)
-				m.excerpt = append(m.excerpt, excerptTerm{key: w.key})
-				counts = append(counts, 0)
-			}
-			counts[w.slot]++
-			n++
+	m.fields = append(m.fields, a.field(fTitle, gs, len(title), countBefore), a.field(fBody, gs, len(body), countAll))
+	// The excerpt index's English terms: each term of the text with its
+	// spans, in order, in one slice of a shared array.
+	n, terms := 0, 0
+	for _, g := range gs {
+		if g.after > 0 {
+			n += g.after
+			terms++
 		}
 	}
-	a.counts = counts
-	all := make([]span, n)
-	for i, k := range counts {
-		m.excerpt[i].spans, all = all[:0:k], all[k:]
+	m.excerpt = make([]excerptTerm, 0, terms)
+	spans := make([]span, n)
+	for _, g := range gs {
+		if g.after > 0 {
+			if g.w.key == "" {
+				g.w.key = string([]byte{nsEN}) + string(g.w.term)
+			}
+			g.w.slot = len(m.excerpt) // now the term's slot in m.excerpt
+			m.excerpt = append(m.excerpt, excerptTerm{key: g.w.key, spans: spans[:0:g.after]})
+			spans = spans[g.after:]
+		}
 	}
 	for _, t := range toks[nTitle:] {
 		if !t.w.stop {
@@ -263,14 +298,16 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 			}
 		}
 	}
-	m.fields = append(m.fields, a.field(fTags, a.tokens(tags), len(tags)))
+	tt := a.tokens(tags)
+	m.fields = append(m.fields, a.field(fTags, a.group(tt, len(tt)), len(tags), countBefore))
 	return m
 }
 
 // message analyses a session message: its body field, and its cjk field
 // if it has CJK or SEA letters.
 func (a *analyser) message(text string) []*analysedField {
-	fs := []*analysedField{a.field(fBody, a.tokens(text), len(text))}
+	toks := a.tokens(text)
+	fs := []*analysedField{a.field(fBody, a.group(toks, len(toks)), len(text), countBefore)}
 	if needsBigrams(text) {
 		f, _ := a.cjkField(text)
 		fs = append(fs, f)
@@ -286,11 +323,6 @@ func (a *analyser) cjkField(text string) (*analysedField, analysis.TokenStream) 
 		name: fCJK, opts: a.ft.opts[fCJK], bytes: len(text), length: len(toks),
 		freqs: analysis.TokenFrequency(toks, nil, a.ft.opts[fCJK]), size: tokenFreqSize * len(toks),
 	}, toks
-}
-
-func (a *analyser) field(name string, toks []token, n int) *analysedField {
-	freqs, length, size := frequencies(toks)
-	return &analysedField{name: name, opts: a.ft.opts[name], bytes: n, length: length, freqs: freqs, size: size}
 }
 
 // matchSpans finds where the query's terms occur in text, analysing it as
