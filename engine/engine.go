@@ -35,9 +35,10 @@ type Engine struct {
 	// countAll is the store size up to which a search asks for every chunk
 	// (countAllChunks; tests lower it to exercise the partial path).
 	countAll int
-	// batchFiles is how many files one sync batch applies (batchFiles in
-	// sync.go; tests lower it so a few dozen files make several batches).
+	// batchFiles and batchBytes bound one sync batch (see batchFiles in
+	// sync.go; tests lower them so a few dozen files make several batches).
 	batchFiles int
+	batchBytes int64
 	gs         graphState // the concept graph, guarded by mu (see graph.go)
 
 	// damage is what was found wrong with the full-text index, nil if
@@ -137,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := rk.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, persist: newPersistence()}
+	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: newPersistence()}
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
 			e.indexRel = filepath.ToSlash(r)

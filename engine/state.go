@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -428,6 +429,11 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip, m
 	return s.db.Update(func(tx *bolt.Tx) error {
 		files, vecs, sk := tx.Bucket(bucketFiles), tx.Bucket(bucketVectors), tx.Bucket(bucketSkips)
 		exc := tx.Bucket(bucketExcerpts)
+		if first, ok := firstPath(changes); ok {
+			packIfAppending(files, []byte(first))
+			packIfAppending(exc, []byte(first))
+			packIfAppending(vecs, vectorKey(first, 0))
+		}
 		pend := tx.Bucket(bucketPending)
 		if err := deleteKeys(pend, clear); err != nil {
 			return err
@@ -482,6 +488,31 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip, m
 		}
 		return deleteKeys(sk, unskip)
 	})
+}
+
+// packIfAppending fills b's pages to the brim in this transaction when the
+// batch's keys (first is the smallest) all sort after b's last key, as they
+// do in a full sync, which writes the files in path order. bbolt splits a
+// node at half a page by default, room for inserts that appending never
+// uses: a tldr sync left the records, vectors and excerpt indexes on pages
+// 47% full (156 MB of pages for 79 MB of data). Batches that insert among
+// existing keys keep the default.
+func packIfAppending(b *bolt.Bucket, first []byte) {
+	if last, _ := b.Cursor().Last(); last == nil || bytes.Compare(first, last) > 0 {
+		b.FillPercent = 1
+	}
+}
+
+// firstPath is the smallest path among changes, false if there is none.
+func firstPath(changes []change) (string, bool) {
+	if len(changes) == 0 {
+		return "", false
+	}
+	first := changes[0].path
+	for _, c := range changes[1:] {
+		first = min(first, c.path)
+	}
+	return first, true
 }
 
 func deleteVectors(b *bolt.Bucket, path string) error {
