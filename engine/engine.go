@@ -35,9 +35,10 @@ type Engine struct {
 	// countAll is the store size up to which a search asks for every chunk
 	// (countAllChunks; tests lower it to exercise the partial path).
 	countAll int
-	// batchFiles is how many files one sync batch applies (batchFiles in
-	// sync.go; tests lower it so a few dozen files make several batches).
+	// batchFiles and batchBytes bound one sync batch (see batchFiles in
+	// sync.go; tests lower them so a few dozen files make several batches).
 	batchFiles int
+	batchBytes int64
 	gs         graphState // the concept graph, guarded by mu (see graph.go)
 
 	// damage is what was found wrong with the full-text index, nil if
@@ -137,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := rk.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, persist: newPersistence()}
+	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: newPersistence()}
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
 			e.indexRel = filepath.ToSlash(r)
@@ -260,10 +261,6 @@ func (e *Engine) open(ctx context.Context) error {
 // dropPending undoes a batch a crash interrupted: its paths leave both the
 // full-text index and the state, so the next sync indexes them afresh.
 func (e *Engine) dropPending(ctx context.Context, paths []string) error {
-	seq, err := e.markPending(paths) // marked already: this numbers the batch
-	if err != nil {
-		return fmt.Errorf("repair interrupted batch: %w", err)
-	}
 	b := e.ft.idx.NewBatch()
 	changes := make([]change, 0, len(paths))
 	for _, p := range paths {
@@ -271,15 +268,16 @@ func (e *Engine) dropPending(ctx context.Context, paths []string) error {
 		changes = append(changes, change{path: p})
 		delete(e.files, p)
 	}
+	seq, err := e.commitBatch(paths, changes, nil, nil) // marked already: this numbers the batch
+	if err != nil {
+		return fmt.Errorf("repair interrupted batch: %w", err)
+	}
 	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("repair interrupted batch: %w", err)
 	}
-	// Rare, and at open: wait for Bleve, so that the commit clears the
-	// marks too and the repair is done once.
-	if err := e.persist.wait(persistTimeout); err != nil {
-		return fmt.Errorf("repair interrupted batch: %w", err)
-	}
-	return e.commitBatch(changes, nil, nil)
+	// Rare, and at open: wait for Bleve and clear the marks, so that the
+	// repair is done once.
+	return e.flushFulltext()
 }
 
 // loadVectors fills the vector store from the state store, where every

@@ -13,18 +13,19 @@ import (
 // A write used to wait, inside its Bleve batch, for Bleve's persister to
 // write the batch's segment and fsync it and Bleve's root file: under load
 // that wait (behind whatever the persister and merger were busy with) was
-// the largest part of a write's latency. The memory index is opened with
-// scorch's unsafe_batch, so a batch returns as soon as its documents are
-// searchable, and durability comes from the pending marks instead: a path
-// is marked pending, durably, before its batch reaches Bleve (as before),
-// and its mark now stays until Bleve reports the batch persisted, not just
-// until the state store's commit. A crash at any point leaves a mark on
-// every path Bleve's files may disagree on; the next Open drops those paths
-// from both indexes and the next sync indexes them again from the memory
-// files, which the write made durable before it answered. Marks of
-// persisted batches are cleared by the next transaction that touches the
-// state store anyway (the next batch's mark or commit), so clearing costs
-// no fsync of its own.
+// the largest part of a write's latency; and it paid two state-store
+// commits (a pending mark, then the records), each with its fsyncs. The
+// memory index is opened with scorch's unsafe_batch, so a batch returns as
+// soon as its documents are searchable, and durability comes from the
+// pending marks: one state-store transaction writes a batch's records and
+// marks its paths pending before the batch reaches Bleve, and a mark stays
+// until Bleve reports the batch persisted. A crash at any point leaves a
+// mark on every path Bleve's files may disagree on; the next Open drops
+// those paths from both indexes and the next sync indexes them again from
+// the memory files, which a write made durable before it answered
+// (TestWriteSurvivesKill9). Marks of persisted batches are cleared by the
+// next batch's transaction, so clearing costs no fsync of its own; a
+// completed Sync and Close wait for Bleve and clear what is left.
 
 // persistence follows which full-text batches Bleve has persisted, and so
 // which pending marks may go.
@@ -63,6 +64,18 @@ func (p *persistence) cleared() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.takeClearable()
+}
+
+// abandon gives up batch seq, which never reached Bleve: its paths' marks
+// must stay (until a later batch changes them again, or the next open).
+func (p *persistence) abandon(seq uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for path, s := range p.unsaved {
+		if s == seq {
+			delete(p.unsaved, path)
+		}
+	}
 }
 
 // restore puts back marks a failed transaction did not clear.
@@ -135,13 +148,14 @@ func (e *Engine) openFulltext(path string, create bool) (*fulltext, error) {
 	return openFulltextUsing(path, create, lazyBatches, e.cfg.scorch)
 }
 
-// markPending marks paths pending in the state store before their batch
-// goes to Bleve (clearing, in the same transaction, the marks of batches
-// Bleve has persisted since), and returns the number that batch must be
-// tracked under (ftBatch).
-func (e *Engine) markPending(paths []string) (uint64, error) {
-	seq, clear := e.persist.begin(paths)
-	if err := e.st.markPending(paths, clear); err != nil {
+// commitBatch commits a batch's records to the state store and, in the same
+// transaction, marks pending the paths the batch is about to change in the
+// full-text index and clears the marks of batches Bleve has persisted
+// since. It returns the number the batch must be given to ftBatch under.
+func (e *Engine) commitBatch(pending []string, changes []change, skips map[string]string, unskip []string) (uint64, error) {
+	seq, clear := e.persist.begin(pending)
+	if err := e.st.commitBatch(changes, skips, unskip, pending, clear); err != nil {
+		e.persist.abandon(seq)
 		e.persist.restore(clear)
 		return 0, err
 	}
@@ -149,21 +163,15 @@ func (e *Engine) markPending(paths []string) (uint64, error) {
 }
 
 // ftBatch writes b to the full-text index as batch seq. It returns once b
-// is searchable; Bleve persists it in the background.
+// is searchable; Bleve persists it in the background. If Bleve refuses the
+// batch, its paths' marks stay until the next open repairs them.
 func (e *Engine) ftBatch(b *bleve.Batch, seq uint64) error {
 	e.persist.track(b, seq)
-	return e.ft.idx.Batch(b)
-}
-
-// commitBatch commits a batch's records to the state store; the batch's
-// pending marks stay until Bleve has persisted it.
-func (e *Engine) commitBatch(changes []change, skips map[string]string, unskip []string) error {
-	clear := e.persist.cleared()
-	if err := e.st.commitBatch(changes, skips, unskip, clear); err != nil {
-		e.persist.restore(clear)
-		return err
+	err := e.ft.idx.Batch(b)
+	if err != nil {
+		e.persist.abandon(seq)
 	}
-	return nil
+	return err
 }
 
 // persistTimeout bounds how long Close waits for Bleve to persist what it

@@ -7,10 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -136,7 +138,7 @@ func TestWriteSurvivesKill9(t *testing.T) {
 }
 
 // kill9Child indexes the folder, reopens it with Bleve's persister held
-// back, edits a.md and overwrites b.md, says "answered" once both calls have
+// (by an event callback that never returns), edits a.md and overwrites b.md, says "answered" once both calls have
 // returned, and waits to be killed.
 func kill9Child(t *testing.T, dir string) {
 	ctx := context.Background()
@@ -151,9 +153,25 @@ func kill9Child(t *testing.T, dir string) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cfg.scorch = map[string]any{"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": time.Hour.Milliseconds()}}
+	// Hold Bleve's persister where it waits for work: nothing introduced
+	// after it got there reaches the disk.
+	held := make(chan struct{})
+	var once sync.Once
+	scorch.RegistryEventCallbacks["mnemo-kill9-hold"] = func(ev scorch.Event) bool {
+		if ev.Kind == scorch.EventKindPurgerCheck {
+			once.Do(func() { close(held) })
+			select {} // until killed
+		}
+		return true
+	}
+	cfg.scorch = map[string]any{"eventCallbackName": "mnemo-kill9-hold"}
 	if e, err = Open(ctx, cfg); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Bleve's persister did not come to wait for work within 30 s")
 	}
 	if _, err := e.Edit(ctx, EditRequest{ID: "a.md", Op: Append, Content: "a zebraword appears"}); err != nil {
 		t.Fatal(err)

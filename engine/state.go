@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -421,14 +422,26 @@ func deleteKeys(b *bolt.Bucket, keys []string) error {
 }
 
 // commitBatch writes a batch's records and vectors, in one transaction that
-// also clears the pending marks clear. The batch's own marks stay until the
-// full-text index has persisted it (persist.go).
-func (s *store) commitBatch(changes []change, skips map[string]string, unskip, clear []string) error {
+// also clears the pending marks clear and sets those of mark: the paths
+// the batch is about to change in the full-text index, whose marks stay
+// until the full-text index has persisted it (persist.go).
+func (s *store) commitBatch(changes []change, skips map[string]string, unskip, mark, clear []string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		files, vecs, sk := tx.Bucket(bucketFiles), tx.Bucket(bucketVectors), tx.Bucket(bucketSkips)
 		exc := tx.Bucket(bucketExcerpts)
-		if err := deleteKeys(tx.Bucket(bucketPending), clear); err != nil {
+		if first, ok := firstPath(changes); ok {
+			packIfAppending(files, []byte(first))
+			packIfAppending(exc, []byte(first))
+			packIfAppending(vecs, vectorKey(first, 0))
+		}
+		pend := tx.Bucket(bucketPending)
+		if err := deleteKeys(pend, clear); err != nil {
 			return err
+		}
+		for _, p := range mark {
+			if err := pend.Put([]byte(p), nil); err != nil {
+				return err
+			}
 		}
 		for _, c := range changes {
 			if !c.keepVectors {
@@ -475,6 +488,31 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip, c
 		}
 		return deleteKeys(sk, unskip)
 	})
+}
+
+// packIfAppending fills b's pages to the brim in this transaction when the
+// batch's keys (first is the smallest) all sort after b's last key, as they
+// do in a full sync, which writes the files in path order. bbolt splits a
+// node at half a page by default, room for inserts that appending never
+// uses: a tldr sync left the records, vectors and excerpt indexes on pages
+// 47% full (156 MB of pages for 79 MB of data). Batches that insert among
+// existing keys keep the default.
+func packIfAppending(b *bolt.Bucket, first []byte) {
+	if last, _ := b.Cursor().Last(); last == nil || bytes.Compare(first, last) > 0 {
+		b.FillPercent = 1
+	}
+}
+
+// firstPath is the smallest path among changes, false if there is none.
+func firstPath(changes []change) (string, bool) {
+	if len(changes) == 0 {
+		return "", false
+	}
+	first := changes[0].path
+	for _, c := range changes[1:] {
+		first = min(first, c.path)
+	}
+	return first, true
 }
 
 func deleteVectors(b *bolt.Bucket, path string) error {
