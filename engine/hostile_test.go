@@ -231,10 +231,10 @@ func TestHostileVault(t *testing.T) {
 			t.Errorf("Edit(ok.md): %v", err)
 		}
 	})
-	watching(t, v, engine.WatchOptions{Debounce: 20 * time.Millisecond})
+	applied := watching(t, v, engine.WatchOptions{Debounce: 20 * time.Millisecond})
 	t.Logf("watching at %s", time.Since(start))
 	v.write("late.md", memo("Late", "", nil, "hostile late lemur"))
-	eventually(t, "late.md indexed by the watcher", func() bool {
+	eventually(t, applied, "late.md indexed by the watcher", func() bool {
 		return slices.Equal(v.find(engine.FullText, "lemur"), []string{"late.md"})
 	})
 

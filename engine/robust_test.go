@@ -392,11 +392,12 @@ func TestFolderDeletedAndRecreated(t *testing.T) {
 
 // watching runs Watch on v's engine until the test ends; batch receives
 // every batch's report.
-func watching(t *testing.T, v *vault, opts engine.WatchOptions) {
+func watching(t *testing.T, v *vault, opts engine.WatchOptions) *engine.Batches {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	first := true
+	applied := engine.NewBatches()
 	then := opts.OnBatch // the test's own hook, called after the start-up sync
 	opts.OnBatch = func(r engine.Report) {
 		if first {
@@ -407,6 +408,7 @@ func watching(t *testing.T, v *vault, opts engine.WatchOptions) {
 		if then != nil {
 			then(r)
 		}
+		applied.Done(r)
 	}
 	done := make(chan error, 1)
 	go func() { done <- v.e.Watch(ctx, opts) }()
@@ -425,17 +427,15 @@ func watching(t *testing.T, v *vault, opts engine.WatchOptions) {
 			t.Errorf("Watch: %v", err)
 		}
 	})
+	return applied
 }
 
-// eventually polls cond until it holds or 20 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
+// eventually waits until cond holds, re-checking it after each of the
+// watcher's batches, and fails after 20 s.
+func eventually(t *testing.T, applied *engine.Batches, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !applied.Await(20*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
@@ -449,12 +449,12 @@ func TestWatchFolderDeletedAndRecreated(t *testing.T) {
 		"box/old.md":   memo("Old", "", nil, "the ocelot was here"),
 		"box/sub/s.md": memo("Sub", "", nil, "the first salamander"),
 	})
-	watching(t, v, engine.WatchOptions{Debounce: 30 * time.Millisecond})
+	applied := watching(t, v, engine.WatchOptions{Debounce: 30 * time.Millisecond})
 	for round, word := range []string{"sturgeon", "tarantula"} {
 		v.remove("box")
 		v.write("box/sub/s.md", memo("Sub", "", nil, "the "+word))
 		v.write("box/new.md", memo("New", "", nil, "the newt number "+word))
-		eventually(t, word+" indexed", func() bool {
+		eventually(t, applied, word+" indexed", func() bool {
 			return slices.Equal(v.find(engine.FullText, word), []string{"box/new.md", "box/sub/s.md"}) ||
 				slices.Equal(v.find(engine.FullText, word), []string{"box/sub/s.md", "box/new.md"})
 		})
@@ -469,7 +469,7 @@ func TestWatchFolderDeletedAndRecreated(t *testing.T) {
 	}
 	// The recreated folder is watched: a later write in it is seen.
 	v.write("box/sub/late.md", memo("Late", "", nil, "the late lemur"))
-	eventually(t, "lemur indexed", func() bool { return slices.Equal(v.find(engine.FullText, "lemur"), []string{"box/sub/late.md"}) })
+	eventually(t, applied, "lemur indexed", func() bool { return slices.Equal(v.find(engine.FullText, "lemur"), []string{"box/sub/late.md"}) })
 }
 
 // TestSymlinkLoop: folder symlinks that point back up the tree (to the
@@ -495,9 +495,9 @@ func TestSymlinkLoop(t *testing.T) {
 	if got := sorted(rep.Added); !slices.Equal(got, []string{"a/b/y.md", "a/x.md"}) {
 		t.Errorf("sync added %v, want each real file once: [a/b/y.md a/x.md]", got)
 	}
-	watching(t, v, engine.WatchOptions{Debounce: 20 * time.Millisecond})
+	applied := watching(t, v, engine.WatchOptions{Debounce: 20 * time.Millisecond})
 	v.write("a/b/z.md", memo("Z", "", nil, "the zebu chews"))
-	eventually(t, "zebu indexed", func() bool { return slices.Equal(v.find(engine.FullText, "zebu"), []string{"a/b/z.md"}) })
+	eventually(t, applied, "zebu indexed", func() bool { return slices.Equal(v.find(engine.FullText, "zebu"), []string{"a/b/z.md"}) })
 	for word, want := range map[string]string{"xerus": "a/x.md", "yak": "a/b/y.md"} {
 		if got := v.find(engine.FullText, word); !slices.Equal(got, []string{want}) {
 			t.Errorf("%s → %v, want [%s]", word, got, want)

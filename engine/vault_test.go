@@ -303,15 +303,15 @@ func TestMnemoignore(t *testing.T) {
 		t.Errorf("Write into an ignored folder = %v, want ErrInvalid", err)
 	}
 	// The watcher agrees, and a change to .mnemoignore takes effect.
-	watching(t, v, engine.WatchOptions{Debounce: 20 * time.Millisecond})
+	applied := watching(t, v, engine.WatchOptions{Debounce: 20 * time.Millisecond})
 	v.write("drafts/b.md", memo("B", "", nil, "okapi second draft"))
 	v.write("keep2.md", memo("Keep2", "", nil, "okapi keep two"))
-	eventually(t, "keep2 indexed", func() bool { return slices.Contains(v.find(engine.FullText, "okapi"), "keep2.md") })
+	eventually(t, applied, "keep2 indexed", func() bool { return slices.Contains(v.find(engine.FullText, "okapi"), "keep2.md") })
 	if slices.Contains(v.find(engine.FullText, "okapi"), "drafts/b.md") {
 		t.Errorf("the watcher indexed drafts/b.md, which .mnemoignore ignores")
 	}
 	v.write(".mnemoignore", "keep*.md\n")
-	eventually(t, "new rules applied", func() bool {
+	eventually(t, applied, "new rules applied", func() bool {
 		got := v.find(engine.FullText, "okapi")
 		return slices.Contains(got, "drafts/b.md") && !slices.Contains(got, "keep.md")
 	})

@@ -19,7 +19,8 @@ import (
 )
 
 // These tests drive Watch with real files and real fsnotify events. Every
-// wait polls for a condition with a deadline instead of sleeping.
+// wait re-checks its condition after each watcher batch (Batches), with a
+// deadline, instead of sleeping.
 
 const watchWait = 20 * time.Second // generous: -race on two cores is slow
 
@@ -35,6 +36,7 @@ type watched struct {
 	mu      sync.Mutex
 	logs    []string
 	batches int
+	applied *Batches
 }
 
 // startWatch opens an engine on a fresh folder holding files, starts Watch
@@ -61,7 +63,7 @@ func (w *watched) start(opts WatchOptions) {
 		cancel()
 		w.t.Fatal(err)
 	}
-	w.e, w.cancel, w.done = e, cancel, make(chan error, 1)
+	w.e, w.cancel, w.done, w.applied = e, cancel, make(chan error, 1), NewBatches()
 	started := make(chan struct{})
 	var once sync.Once
 	opts.Log = func(s string) {
@@ -69,10 +71,11 @@ func (w *watched) start(opts WatchOptions) {
 		w.logs = append(w.logs, s)
 		w.mu.Unlock()
 	}
-	opts.OnBatch = func(Report) {
+	opts.OnBatch = func(r Report) {
 		w.mu.Lock()
 		w.batches++
 		w.mu.Unlock()
+		w.applied.Done(r)
 		once.Do(func() { close(started) })
 	}
 	go func() { w.done <- e.Watch(ctx, opts) }()
@@ -144,18 +147,15 @@ func (w *watched) find(text string) []string {
 	return out
 }
 
-// eventually waits until cond holds, failing with what after watchWait.
+// eventually waits until cond holds, re-checking after each batch, failing
+// with what after watchWait.
 func (w *watched) eventually(what string, cond func() bool) {
 	w.t.Helper()
-	deadline := time.Now().Add(watchWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			w.mu.Lock()
-			logs := strings.Join(w.logs, "\n  ")
-			w.mu.Unlock()
-			w.t.Fatalf("timed out waiting until %s; watcher log:\n  %s", what, logs)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !w.applied.Await(watchWait, cond) {
+		w.mu.Lock()
+		logs := strings.Join(w.logs, "\n  ")
+		w.mu.Unlock()
+		w.t.Fatalf("timed out waiting until %s; watcher log:\n  %s", what, logs)
 	}
 }
 

@@ -138,7 +138,14 @@ func respond[Out any](budget int, out *Out, text func(*Out) string) *sdk.CallToo
 	render := func(o *Out) (json.RawMessage, string, int) {
 		j := marshal(o)
 		t := text(o)
-		tj, _ := json.Marshal(t) // as the wire will carry it, escapes included
+		// The text goes on the wire as a JSON string, escapes included: at
+		// most 6 bytes for each of its bytes (\u003c, \ufffd). Measuring
+		// it exactly costs a second encoding of the text, paid only when
+		// that bound does not settle whether the result fits.
+		if n := len(j) + 2 + 6*len(t); n <= budget {
+			return j, t, n
+		}
+		tj, _ := json.Marshal(t)
 		return j, t, len(j) + len(tj)
 	}
 	j, txt, n := render(out)

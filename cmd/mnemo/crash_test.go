@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -339,8 +338,7 @@ func (v *crashVault) mustRunOn(index, stdin string, args ...string) string {
 // crashChild is a mnemo started to be killed.
 type crashChild struct {
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr []string
+	out    *childLog // its stderr
 	exited chan struct{}
 	err    error
 	ran    time.Duration // from start to exit, set before exited closes
@@ -348,7 +346,7 @@ type crashChild struct {
 
 func (v *crashVault) start(args ...string) *crashChild {
 	v.t.Helper()
-	c := &crashChild{cmd: v.command(v.index, args...), exited: make(chan struct{})}
+	c := &crashChild{cmd: v.command(v.index, args...), out: newChildLog(), exited: make(chan struct{})}
 	// Stdin is /dev/null: serve then runs no MCP server on stdio.
 	pipe, err := c.cmd.StderrPipe()
 	if err != nil {
@@ -359,12 +357,7 @@ func (v *crashVault) start(args ...string) *crashChild {
 	}
 	began := time.Now()
 	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			c.mu.Lock()
-			c.stderr = append(c.stderr, sc.Text())
-			c.mu.Unlock()
-		}
+		c.out.collect(pipe)
 		c.err = c.cmd.Wait()
 		c.ran = time.Since(began)
 		close(c.exited)
@@ -373,17 +366,7 @@ func (v *crashVault) start(args ...string) *crashChild {
 }
 
 // logged counts the stderr lines that contain s.
-func (c *crashChild) logged(s string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, l := range c.stderr {
-		if strings.Contains(l, s) {
-			n++
-		}
-	}
-	return n
-}
+func (c *crashChild) logged(s string) int { return c.out.count(s) }
 
 // kill sends SIGKILL unless the child has exited; it says which.
 func (c *crashChild) kill() (killed bool) {
@@ -411,7 +394,7 @@ func (v *crashVault) killDuring(expect time.Duration, args ...string) string {
 		time.Sleep(d)
 		if !c.kill() {
 			if c.err != nil {
-				v.t.Fatalf("mnemo %s: %v\nstderr: %s", strings.Join(args, " "), c.err, strings.Join(c.stderr, "\n"))
+				v.t.Fatalf("mnemo %s: %v\nstderr: %s", strings.Join(args, " "), c.err, c.out)
 			}
 			early = append(early, fmt.Sprintf("finished in %s before the kill at %s", c.ran.Round(time.Millisecond), d.Round(time.Millisecond)))
 			if len(early) < 3 {
@@ -431,18 +414,15 @@ func (v *crashVault) killDuring(expect time.Duration, args ...string) string {
 // awaitStartup waits up to a minute for serve's start-up sync line.
 func (v *crashVault) awaitStartup(c *crashChild, who string) {
 	v.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for c.logged("start-up sync") == 0 {
-		select {
-		case <-c.exited:
-			v.t.Fatalf("%s exited before its start-up sync (%v): %s", who, c.err, strings.Join(c.stderr, "\n"))
-		default:
-		}
-		if time.Now().After(deadline) {
-			c.kill()
-			v.t.Fatalf("%s: no start-up sync within a minute", who)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if c.out.waitFor(time.Minute, func(lines []string) bool { return countContaining(lines, "start-up sync") > 0 }) {
+		return
+	}
+	select {
+	case <-c.exited: // its stderr ended: it exited
+		v.t.Fatalf("%s exited before its start-up sync (%v): %s", who, c.err, c.out)
+	case <-time.After(time.Second): // still running: the minute passed
+		c.kill()
+		v.t.Fatalf("%s: no start-up sync within a minute", who)
 	}
 }
 
@@ -474,7 +454,7 @@ func (v *crashVault) killWatching(n int) string {
 	killed := c.kill()
 	<-done
 	if !killed {
-		v.t.Fatalf("serve exited by itself (%v): %s", c.err, strings.Join(c.stderr, "\n"))
+		v.t.Fatalf("serve exited by itself (%v): %s", c.err, c.out)
 	}
 	return fmt.Sprintf("%d changes over %s, killed at %s after %d watcher batches (%d of them rescans)", n, spread, d.Round(time.Millisecond), batches, rescans)
 }
@@ -492,12 +472,11 @@ func (v *crashVault) restartServe() string {
 		c.kill()
 		v.t.Fatal("restarted serve did not stop on SIGTERM")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil || !strings.HasSuffix(c.stderr[len(c.stderr)-1], "stopped: index closed") {
-		v.t.Fatalf("restarted serve did not stop cleanly (%v): %s", c.err, strings.Join(c.stderr, "\n"))
+	lines := c.out.snapshot()
+	if c.err != nil || len(lines) == 0 || !strings.HasSuffix(lines[len(lines)-1], "stopped: index closed") {
+		v.t.Fatalf("restarted serve did not stop cleanly (%v): %s", c.err, c.out)
 	}
-	for _, l := range c.stderr {
+	for _, l := range lines {
 		if strings.Contains(l, "start-up sync") {
 			_, line, _ := strings.Cut(l, " ")
 			return "serve: " + line

@@ -80,23 +80,19 @@ func TestGraphCommands(t *testing.T) {
 	syncs := regexp.MustCompile(`^\S+Z sync added=`)
 	waitSyncs := func(n int) time.Time {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			s.mu.Lock()
+		logged := s.out.waitFor(30*time.Second, func(lines []string) bool {
 			k := 0
-			for _, l := range s.lines {
+			for _, l := range lines {
 				if syncs.MatchString(l) {
 					k++
 				}
 			}
-			s.mu.Unlock()
-			if k >= n {
-				return time.Now()
-			}
-			time.Sleep(10 * time.Millisecond)
+			return k >= n
+		})
+		if !logged {
+			t.Fatalf("fewer than %d syncs logged:\n%s", n, s.log())
 		}
-		t.Fatalf("fewer than %d syncs logged:\n%s", n, s.log())
-		return time.Time{}
+		return time.Now()
 	}
 
 	start := time.Now()

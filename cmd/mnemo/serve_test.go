@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,16 +59,15 @@ func TestServeOptions(t *testing.T) {
 
 // server is a `mnemo serve` child process whose stderr lines are collected.
 type server struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	lines []string
-	exit  chan error
+	t    *testing.T
+	cmd  *exec.Cmd
+	out  *childLog // its stderr
+	exit chan error
 }
 
 func startServer(t *testing.T, bin string, env []string, args ...string) *server {
 	t.Helper()
-	s := &server{t: t, cmd: exec.Command(bin, args...), exit: make(chan error, 1)}
+	s := &server{t: t, cmd: exec.Command(bin, args...), out: newChildLog(), exit: make(chan error, 1)}
 	s.cmd.Env = append(os.Environ(), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
@@ -80,12 +77,7 @@ func startServer(t *testing.T, bin string, env []string, args ...string) *server
 		t.Fatal(err)
 	}
 	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.lines = append(s.lines, sc.Text())
-			s.mu.Unlock()
-		}
+		s.out.collect(stderr)
 		s.exit <- s.cmd.Wait()
 	}()
 	t.Cleanup(func() {
@@ -96,31 +88,27 @@ func startServer(t *testing.T, bin string, env []string, args ...string) *server
 	return s
 }
 
-// waitLog waits until a stderr line matches re and returns it.
+// waitLog waits, up to 30 s, until a stderr line matches re and returns it.
 func (s *server) waitLog(re string) string {
 	s.t.Helper()
 	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		s.mu.Lock()
-		for _, l := range s.lines {
+	var line string
+	found := s.out.waitFor(30*time.Second, func(lines []string) bool {
+		for _, l := range lines {
 			if rx.MatchString(l) {
-				s.mu.Unlock()
-				return l
+				line = l
+				return true
 			}
 		}
-		s.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !found {
+		s.t.Fatalf("no log line matching %s in:\n%s", re, s.log())
 	}
-	s.t.Fatalf("no log line matching %s in:\n%s", re, s.log())
-	return ""
+	return line
 }
 
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.lines, "\n")
-}
+func (s *server) log() string { return s.out.String() }
 
 // stop sends SIGTERM and waits for a clean exit.
 func (s *server) stop() {
