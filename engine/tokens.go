@@ -40,7 +40,7 @@ type analyser struct {
 	stop  *aword            // what every stopword is (never grouped)
 	// buffers reused from one text to the next
 	folded []byte
-	start  []int32 // per folded byte: where its rune starts in the original
+	start  []int // per folded byte: where its rune starts in the original
 	toks   []token
 	groups []group
 	text   uint64 // counts the texts group has counted (aword.text)
@@ -105,7 +105,7 @@ func (a *analyser) tokens(text string) []token {
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf {
 			a.folded = append(a.folded, c)
-			a.start = append(a.start, int32(i))
+			a.start = append(a.start, i)
 			i++
 			continue
 		}
@@ -117,7 +117,7 @@ func (a *analyser) tokens(text string) []token {
 		}
 		a.folded = append(a.folded, f...)
 		for range len(f) {
-			a.start = append(a.start, int32(i))
+			a.start = append(a.start, i)
 		}
 		i += n
 	}
@@ -127,9 +127,9 @@ func (a *analyser) tokens(text string) []token {
 	for seg.Segment() {
 		b := seg.Bytes()
 		if seg.Type() != segment.None {
-			last := int(a.start[pos+len(b)-1])
+			last := a.start[pos+len(b)-1]
 			_, n := utf8.DecodeRuneInString(text[last:])
-			a.toks = append(a.toks, token{w: a.word(b), start: int(a.start[pos]), end: last + n})
+			a.toks = append(a.toks, token{w: a.word(b), start: a.start[pos], end: last + n})
 		}
 		pos += len(b)
 	}

@@ -220,14 +220,15 @@ func (f *folderReader) read(rel string) ([]byte, fs.FileInfo, error) {
 	dir, name := path.Split(rel)
 	r, err := f.folder(strings.TrimSuffix(dir, "/"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, f.e.vaultErr(rel, err)
 	}
 	return f.e.readAt(r, name, rel)
 }
 
 // folder returns the open folder dir (relative to the vault), opening the
 // vault and the folder on first use. Failures are not kept: the next file
-// tries again, and gets the error of its own attempt.
+// tries again, and gets the error of its own attempt (read names the file
+// in it).
 func (f *folderReader) folder(dir string) (*os.Root, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -246,7 +247,7 @@ func (f *folderReader) folder(dir string) (*os.Root, error) {
 	}
 	r, err := f.vault.OpenRoot(filepath.FromSlash(dir))
 	if err != nil {
-		return nil, f.e.vaultErr(dir, err)
+		return nil, err
 	}
 	f.dirs[dir] = r
 	return r, nil

@@ -86,6 +86,9 @@ func TestFolderReaderRules(t *testing.T) {
 					if !errors.Is(err, c.err) {
 						t.Errorf("%s(%s) = %q, %v; want %v", name, c.rel, data, err, c.err)
 					}
+					if err != nil && !strings.Contains(err.Error(), c.rel) {
+						t.Errorf("%s(%s): error %q does not name the file", name, c.rel, err)
+					}
 					if bytes.Contains(data, []byte("secret")) {
 						t.Errorf("%s(%s) read the file outside", name, c.rel)
 					}
