@@ -78,6 +78,19 @@ func (p *persistence) abandon(seq uint64) {
 	}
 }
 
+// forget drops every batch numbered so far, as when the index they went to
+// is replaced by an empty one and the marks are gone with it: nothing is
+// left to wait for or to clear.
+func (p *persistence) forget() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.persisted = p.seq
+	clear(p.unsaved)
+	clear(p.clearable)
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
 // restore puts back marks a failed transaction did not clear.
 func (p *persistence) restore(marks []string) {
 	p.mu.Lock()
@@ -101,24 +114,29 @@ func (p *persistence) takeClearable() []string {
 // track makes b report to p when Bleve has persisted it, as batch seq.
 func (p *persistence) track(b *bleve.Batch, seq uint64) {
 	b.SetPersistedCallback(func(err error) {
-		if err != nil {
-			return // Bleve retries; the marks stay meanwhile
+		if err == nil { // on failure Bleve retries; the marks stay meanwhile
+			p.persistedUpTo(seq)
 		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if seq <= p.persisted {
-			return
-		}
-		p.persisted = seq // Bleve persists its snapshots in order
-		for path, s := range p.unsaved {
-			if s <= seq {
-				delete(p.unsaved, path)
-				p.clearable[path] = true
-			}
-		}
-		close(p.changed)
-		p.changed = make(chan struct{})
 	})
+}
+
+// persistedUpTo records that Bleve has persisted batch seq, and so every
+// batch before it (Bleve persists its snapshots in order).
+func (p *persistence) persistedUpTo(seq uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if seq <= p.persisted {
+		return
+	}
+	p.persisted = seq
+	for path, s := range p.unsaved {
+		if s <= seq {
+			delete(p.unsaved, path)
+			p.clearable[path] = true
+		}
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // wait returns once every batch numbered so far is persisted, or with an

@@ -322,6 +322,7 @@ func (e *Engine) reset() error {
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
+	e.persist.forget() // the old index's batches, persisted or not, are gone with their marks
 	e.files = map[string]*record{}
 	e.skips = map[string]string{}
 	e.totals = [len(textFields)]int64{}
