@@ -56,8 +56,8 @@ type record struct {
 	MtimeNs  int64                  `json:"m"`
 	Hash     string                 `json:"h"`
 	Title    string                 `json:"t"`
-	Created  time.Time              `json:"c"` // frontmatter created (zero if none)
-	Modified time.Time              `json:"o"` // frontmatter modified (zero if none)
+	Created  time.Time              `json:"c,omitzero"` // frontmatter created (zero if none: not written)
+	Modified time.Time              `json:"o,omitzero"` // frontmatter modified (zero if none: not written)
 	Tags     []string               `json:"g,omitempty"`
 	Chunks   int                    `json:"k"` // chunks in the vector store
 	Lens     [len(textFields)]int32 `json:"l"` // tokens per scored field, for BM25

@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -72,5 +76,42 @@ func TestStatePagesPacked(t *testing.T) {
 	}
 	if len(l.files) != 340 {
 		t.Errorf("state store holds %d records, want 340", len(l.files))
+	}
+}
+
+// TestRecordJSON: a record without frontmatter dates leaves them out (66
+// bytes of "0001-01-01T00:00:00Z" a record otherwise), and both forms read
+// back as the same record: older records, with the zero dates written, too.
+func TestRecordJSON(t *testing.T) {
+	created := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		rec  record
+		old  string // the same record as older mnemo wrote it
+	}{
+		{"no dates", record{Path: "a.md", Size: 3, Title: "A"},
+			`{"p":"a.md","s":3,"m":0,"h":"","t":"A","c":"0001-01-01T00:00:00Z","o":"0001-01-01T00:00:00Z","k":0,"l":[0,0,0,0]}`},
+		{"created only", record{Path: "b.md", Created: created},
+			`{"p":"b.md","s":0,"m":0,"h":"","t":"","c":"2026-11-30T08:00:00Z","o":"0001-01-01T00:00:00Z","k":0,"l":[0,0,0,0]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j, err := json.Marshal(&c.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(j, []byte("0001-01-01")) {
+				t.Errorf("record written with a zero date: %s", j)
+			}
+			for _, in := range [][]byte{j, []byte(c.old)} {
+				var got record
+				if err := json.Unmarshal(in, &got); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, c.rec) {
+					t.Errorf("%s read back as %+v, want %+v", in, got, c.rec)
+				}
+			}
+		})
 	}
 }
