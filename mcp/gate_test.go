@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +88,41 @@ func TestSearchBusyIsToolError(t *testing.T) {
 	}
 	if res := errorResult(err); !res.IsError {
 		t.Fatal("busy is not an isError result")
+	}
+}
+
+// TestWritesBypassTheGate: writes never queue behind searches. With every
+// search turn taken (and the queue timeout far away), WriteMemory and
+// EditMemory still answer, and the memory is searchable right after.
+func TestWritesBypassTheGate(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "mem"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Open(context.Background(), engine.Config{MemoryDir: filepath.Join(dir, "mem"), IndexDir: filepath.Join(dir, "idx")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	s := &server{eng: eng, opts: Options{}, searches: newGate(1, time.Hour)}
+	leave, err := s.searches.enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ref, err := s.writeTool().run(ctx, &writeIn{Title: "Gate", Content: "the narwhal surfaces"})
+	if err != nil {
+		t.Fatalf("WriteMemory with every search turn taken: %v", err)
+	}
+	if _, err := s.editTool().run(ctx, &editIn{Identifier: ref.Path, Operation: "append", Content: "and the walrus too"}); err != nil {
+		t.Fatalf("EditMemory with every search turn taken: %v", err)
+	}
+	for _, w := range []string{"narwhal", "walrus"} {
+		p, err := eng.Search(ctx, engine.Query{Text: w, Mode: engine.FullText})
+		if err != nil || len(p.Results) != 1 || p.Results[0].Path != ref.Path {
+			t.Errorf("%s right after the write: %v, %v; want %s", w, p.Results, err, ref.Path)
+		}
 	}
 }
