@@ -50,6 +50,7 @@ type analyser struct {
 // same term shares one, so that memory groups spans by term.
 type aword struct {
 	term []byte // shared by every TokenFreq of the word: never written
+	str  string // term as a string, the key of every field's map
 	key  string // excerpt-index key: nsEN, then the term ("" until needed)
 	stop bool   // dropped (a stopword)
 	// the term's slot in the text being grouped, if text is that text's
@@ -102,10 +103,36 @@ func englishChain(a analysis.Analyzer) (analysis.CharFilter, []analysis.TokenFil
 // runes makes it, which is never part of a word.
 func (a *analyser) tokens(text string) []token {
 	a.folded, a.start = slices.Grow(a.folded[:0], len(text)), slices.Grow(a.start[:0], len(text))
+	a.fold(text, 0)
+	return a.segment(func(i int) string { return text[i:] })
+}
+
+// titled is tokens of title + "\n" + text, without building that string
+// (a copy of every memory's text, a twentieth of a sync's allocations).
+func (a *analyser) titled(title, text string) []token {
+	off := len(title) + 1
+	a.folded, a.start = slices.Grow(a.folded[:0], off+len(text)), slices.Grow(a.start[:0], off+len(text))
+	a.fold(title, 0)
+	a.fold("\n", len(title))
+	a.fold(text, off)
+	return a.segment(func(i int) string {
+		switch {
+		case i < len(title):
+			return title[i:]
+		case i < off:
+			return "\n"
+		}
+		return text[i-off:]
+	})
+}
+
+// fold appends text, folded, to a.folded, and for each folded byte where
+// its rune starts in the original, counted from base.
+func (a *analyser) fold(text string, base int) {
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf {
 			a.folded = append(a.folded, c)
-			a.start = append(a.start, i)
+			a.start = append(a.start, base+i)
 			i++
 			continue
 		}
@@ -117,10 +144,15 @@ func (a *analyser) tokens(text string) []token {
 		}
 		a.folded = append(a.folded, f...)
 		for range len(f) {
-			a.start = append(a.start, i)
+			a.start = append(a.start, base+i)
 		}
 		i += n
 	}
+}
+
+// segment cuts a.folded into words; from(i) is the original text from
+// byte i on, where a word's last rune is read to find its end.
+func (a *analyser) segment(from func(i int) string) []token {
 	a.toks = a.toks[:0]
 	seg := segment.NewWordSegmenterDirect(a.folded)
 	pos := 0
@@ -128,7 +160,7 @@ func (a *analyser) tokens(text string) []token {
 		b := seg.Bytes()
 		if seg.Type() != segment.None {
 			last := a.start[pos+len(b)-1]
-			_, n := utf8.DecodeRuneInString(text[last:])
+			_, n := utf8.DecodeRuneInString(from(last))
 			a.toks = append(a.toks, token{w: a.word(b), start: a.start[pos], end: last + n})
 		}
 		pos += len(b)
@@ -152,8 +184,8 @@ func (a *analyser) word(b []byte) *aword {
 	case a.terms[string(ts[0].Term)] != nil:
 		w = a.terms[string(ts[0].Term)] // another form of a known term
 	default:
-		w = &aword{term: ts[0].Term}
-		a.terms[string(w.term)] = w
+		w = &aword{term: ts[0].Term, str: string(ts[0].Term)}
+		a.terms[w.str] = w
 	}
 	a.words[string(b)] = w
 	return w
@@ -209,7 +241,7 @@ func (a *analyser) field(name string, gs []group, n int, count func(group) int) 
 			slab = slab[1:]
 			tf.Term = g.w.term
 			tf.SetFrequency(c)
-			f.freqs[string(g.w.term)] = tf
+			f.freqs[g.w.str] = tf
 			f.length += c
 			f.size += tokenFreqSize + len(g.w.term)
 		}
@@ -239,16 +271,15 @@ type memoryText struct {
 // letters also gets the cjk field, analysed once by the bigram analyzer
 // and shared with the excerpt index in the same way.
 func (a *analyser) memory(title, text, tags string) memoryText {
-	body := title + "\n" + text
 	off := len(title) + 1
-	toks := a.tokens(body)
+	toks := a.titled(title, text)
 	nTitle := 0
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++
 	}
 	gs := a.group(toks, nTitle)
 	var m memoryText
-	m.fields = append(m.fields, a.field(fTitle, gs, len(title), countBefore), a.field(fBody, gs, len(body), countAll))
+	m.fields = append(m.fields, a.field(fTitle, gs, len(title), countBefore), a.field(fBody, gs, off+len(text), countAll))
 	// The excerpt index's English terms: each term of the text with its
 	// spans, in order, in one slice of a shared array.
 	n, terms := 0, 0
@@ -276,8 +307,8 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 			x.spans = append(x.spans, span{t.start - off, t.end - off})
 		}
 	}
-	if needsBigrams(body) {
-		f, cjk := a.cjkField(body)
+	if needsBigrams(title) || needsBigrams(text) {
+		f, cjk := a.cjkField(title + "\n" + text)
 		m.fields = append(m.fields, f)
 		// As before the one pass, only text with CJK letters of its own
 		// gets CJK keys (see excerpts.go).
