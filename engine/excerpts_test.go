@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"mnemo/markdown"
@@ -158,4 +159,17 @@ func BenchmarkSnippets(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(enc))/float64(len(doc.Text)), "stored-bytes/text-byte")
 	})
+}
+
+// TestOneLine: oneLine folds white space as strings.Fields and Join do,
+// Unicode spaces and invalid UTF-8 included.
+func TestOneLine(t *testing.T) {
+	for _, s := range []string{
+		"", " ", "a", " a ", "a  b\n\tc", "\n\n**bold**  text\r\n", "ideographic\u3000space",
+		"no-break\u00a0space and\u2028line", "bad \xff\xfe bytes \xff", "… 数据库  迁移 …", "\v\fa\v\fb\v\f",
+	} {
+		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
+		}
+	}
 }

