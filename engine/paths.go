@@ -83,7 +83,18 @@ func ancestors(rel string) []string {
 // "is this under that folder" check, done on names. Where the file system
 // decides (symlinks), see realRel and os.Root in vault.go.
 func inFolder(rel, folder string) bool {
-	return folder == "" || rel == folder || strings.HasPrefix(rel, folder+"/")
+	return folder == "" || strings.HasPrefix(rel, folder) && (len(rel) == len(folder) || rel[len(folder)] == '/')
+}
+
+// directlyIn reports whether rel is an entry of folder itself, not of a
+// folder below it ("" is the root). It is path.Dir(rel) == folder without
+// building path.Dir's string, which a Write asks of every known memory.
+func directlyIn(rel, folder string) bool {
+	if folder == "" {
+		return !strings.Contains(rel, "/")
+	}
+	return len(rel) > len(folder)+1 && rel[len(folder)] == '/' && strings.HasPrefix(rel, folder) &&
+		!strings.Contains(rel[len(folder)+1:], "/")
 }
 
 // inAnyFolder reports whether rel lies under one of folders.

@@ -176,7 +176,10 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 		}
 	}
 	for p := range e.files {
-		if _, ok := found[p]; !ok && within(p) {
+		if !within(p) { // first: a path-wise sync scans one corner of many files
+			continue
+		}
+		if _, ok := found[p]; !ok {
 			removed = append(removed, p)
 		}
 	}

@@ -187,7 +187,7 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 func (e *Engine) target(folder, title string) (rel string, existing bool, err error) {
 	e.mu.RLock()
 	for p, r := range e.files {
-		if path.Dir(p) == orDot(folder) && sameTitle(r.Title, title) {
+		if directlyIn(p, folder) && sameTitle(r.Title, title) {
 			if rel == "" || p < rel {
 				rel = p
 			}

@@ -1,0 +1,29 @@
+package engine
+
+import (
+	"path"
+	"testing"
+)
+
+// TestFolderChecks: inFolder and directlyIn answer as the path package
+// would (rel under folder, or rel's own folder is folder), without its
+// allocations.
+func TestFolderChecks(t *testing.T) {
+	folders := []string{"", "a", "a/b", "ab", "load"}
+	rels := []string{"x.md", "a", "a.md", "a/x.md", "a/b/x.md", "ab/x.md", "abc/x.md", "a/bc/x.md", "a/b", "load/n.md", "loader/n.md", "load/sub/n.md"}
+	for _, f := range folders {
+		for _, r := range rels {
+			wantIn := f == "" || r == f || len(r) > len(f) && r[:len(f)+1] == f+"/"
+			if got := inFolder(r, f); got != wantIn {
+				t.Errorf("inFolder(%q, %q) = %v, want %v", r, f, got, wantIn)
+			}
+			dir := path.Dir(r)
+			if dir == "." {
+				dir = ""
+			}
+			if got, want := directlyIn(r, f), dir == f; got != want {
+				t.Errorf("directlyIn(%q, %q) = %v, want %v", r, f, got, want)
+			}
+		}
+	}
+}
