@@ -1,15 +1,11 @@
 package engine_test
 
 import (
-	"os"
 	"testing"
 
 	"mnemo/engine/enginetest"
 )
 
-func TestMain(m *testing.M) {
-	cleanup := enginetest.RAMTempDir() // thousands of small files: see its doc
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+// TestMain puts the tests' temporary folders on a RAM file system (see
+// enginetest.RAMTempDir).
+func TestMain(m *testing.M) { enginetest.Main(m) }

@@ -2,7 +2,10 @@
 // share. It is imported by tests only.
 package enginetest
 
-import "os"
+import (
+	"os"
+	"testing"
+)
 
 // RAMTempDir points TMPDIR — where t.TempDir, os.MkdirTemp and the mnemo
 // processes the tests start put their files — at a fresh folder on a RAM
@@ -34,4 +37,12 @@ func RAMTempDir() (cleanup func()) {
 		os.Unsetenv("TMPDIR")
 		os.RemoveAll(dir)
 	}
+}
+
+// Main is a TestMain that runs the package's tests with RAMTempDir.
+func Main(m *testing.M) {
+	cleanup := RAMTempDir()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
