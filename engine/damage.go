@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -43,21 +44,33 @@ func damageDetail(err error) string {
 	return "full-text index was unreadable: " + err.Error()
 }
 
-// noteDamage remembers that the full-text index is damaged: searches that
-// need it refuse, Status says so, and a writer's next sync rebuilds it.
-func (e *Engine) noteDamage(err error) {
+// damageMark is what was found wrong with a full-text index (memories'
+// or sessions'), kept from the moment it is found — at open, or by a query
+// that failed in Bleve — until a rebuild clears it: searches that need the
+// index refuse, Status says so, and a writer's next sync rebuilds. Safe for
+// concurrent use.
+type damageMark struct{ p atomic.Pointer[error] }
+
+// note keeps err if it is damage (ErrIndexDamaged) and none is kept yet.
+func (d *damageMark) note(err error) {
 	if errors.Is(err, ErrIndexDamaged) {
-		e.damage.CompareAndSwap(nil, &err)
+		d.p.CompareAndSwap(nil, &err)
 	}
 }
 
-// damaged returns the damage noted since the index was last rebuilt, or nil.
-func (e *Engine) damaged() error {
-	if p := e.damage.Load(); p != nil {
+// get returns the damage kept, or nil.
+func (d *damageMark) get() error {
+	if p := d.p.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
+
+// clear forgets the damage: the index has been rebuilt.
+func (d *damageMark) clear() { d.p.Store(nil) }
+
+func (e *Engine) noteDamage(err error) { e.damage.note(err) }
+func (e *Engine) damaged() error       { return e.damage.get() }
 
 // checkFulltext verifies the full-text index as it lies on disk. Bleve,
 // when the newest snapshot's segments do not load, quietly falls back to an

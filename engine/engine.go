@@ -44,7 +44,7 @@ type Engine struct {
 	// damage is what was found wrong with the full-text index, nil if
 	// nothing: set at open or by a query that failed in Bleve, cleared by
 	// the rebuild (reset).
-	damage atomic.Pointer[error]
+	damage damageMark
 
 	writeMu  sync.Mutex   // memory files' read-modify-writes (lockWrites)
 	syncMu   sync.Mutex   // one sync at a time

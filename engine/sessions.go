@@ -112,7 +112,7 @@ type Sessions struct {
 	// by a query: read-only, the damaged index is all there is; a writer
 	// has replaced it by an empty one, or keeps it until its next sync
 	// rebuilds. Text searches refuse to answer from either.
-	damage atomic.Pointer[error]
+	damage damageMark
 
 	mu        sync.RWMutex // guards everything below
 	sessions  map[uint32]*session
@@ -273,21 +273,8 @@ func (s *Sessions) open(ctx context.Context) error {
 	return nil
 }
 
-// noteDamage remembers that the full-text index is damaged, until a sync
-// rebuilds it; errors other than ErrIndexDamaged are not damage.
-func (s *Sessions) noteDamage(err error) {
-	if errors.Is(err, ErrIndexDamaged) {
-		s.damage.CompareAndSwap(nil, &err)
-	}
-}
-
-// damaged returns the damage noted since the index was last rebuilt, or nil.
-func (s *Sessions) damaged() error {
-	if p := s.damage.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+func (s *Sessions) noteDamage(err error) { s.damage.note(err) }
+func (s *Sessions) damaged() error       { return s.damage.get() }
 
 func (s *Sessions) resetMemory() error {
 	s.sessions = map[uint32]*session{}

@@ -557,7 +557,7 @@ func (s *Sessions) reset() error {
 		return err
 	}
 	s.ft = ft
-	s.damage.Store(nil)
+	s.damage.clear()
 	if err := s.st.resetAll(); err != nil {
 		return fmt.Errorf("reset sessions state store: %w", err)
 	}

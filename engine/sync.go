@@ -317,7 +317,7 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
-	e.damage.Store(nil)
+	e.damage.clear()
 	if e.vec, err = vectors.NewChromem(0); err != nil {
 		return err
 	}
