@@ -36,18 +36,7 @@ func TestExcerptIndexAgrees(t *testing.T) {
 	vault := filepath.Join("..", "testdata", "vault")
 	var docs int
 	shared := ft.newAnalyser() // as a sync worker keeps one for a batch
-	err := filepath.WalkDir(vault, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(p) != ".md" {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		doc, err := markdown.Parse(p, data, markdown.Options{})
-		if err != nil {
-			return err
-		}
+	for p, doc := range vaultDocs(t, vault) {
 		docs++
 		var bounds [][2]int
 		for _, c := range doc.Chunks {
@@ -76,10 +65,6 @@ func TestExcerptIndexAgrees(t *testing.T) {
 				t.Errorf("%s chunk %d: %q, want %q", p, i, x.chunkText(i), c.Text)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if docs < 30 {
 		t.Fatalf("only %d memories read from %s", docs, vault)

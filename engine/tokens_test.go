@@ -151,10 +151,11 @@ func mapDiff(got, want map[string]int) string {
 	return strings.Join(d[:min(len(d), 5)], ", ")
 }
 
-// vaultTexts parses every memory under dir: path → title, plain text, tags.
-func vaultTexts(t testing.TB, dir string) map[string][3]string {
+// vaultDocs parses every memory under dir: path → its parse. Files the
+// sync would not index (no parse) are left out.
+func vaultDocs(t testing.TB, dir string) map[string]*markdown.Doc {
 	t.Helper()
-	out := map[string][3]string{}
+	out := map[string]*markdown.Doc{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".md" {
 			return err
@@ -163,15 +164,23 @@ func vaultTexts(t testing.TB, dir string) map[string][3]string {
 		if err != nil {
 			return err
 		}
-		doc, err := markdown.Parse(p, data, markdown.Options{})
-		if err != nil {
-			return nil // not a memory the sync would index
+		if doc, err := markdown.Parse(p, data, markdown.Options{}); err == nil {
+			out[p] = doc
 		}
-		out[p] = [3]string{doc.Title, doc.Text, strings.Join(doc.Tags, " ")}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// vaultTexts is vaultDocs' title, plain text and tags of each memory.
+func vaultTexts(t testing.TB, dir string) map[string][3]string {
+	t.Helper()
+	out := map[string][3]string{}
+	for p, doc := range vaultDocs(t, dir) {
+		out[p] = [3]string{doc.Title, doc.Text, strings.Join(doc.Tags, " ")}
 	}
 	return out
 }
