@@ -252,3 +252,35 @@ func TestAnalysisPassAgreesCorpus(t *testing.T) {
 		t.Error(b)
 	}
 }
+
+// BenchmarkAnalysisPass runs the analysis pass alone over every memory of
+// the folder MNEMO_BENCH_DIR names (e.g. /tmp/mnemo-bench/corpora/tldr),
+// parsed once outside the timing, in path order; one analyser serves
+// batchFiles/2 memories, as each of a two-core sync's workers keeps one
+// for its half of a batch. One iteration is the whole corpus.
+func BenchmarkAnalysisPass(b *testing.B) {
+	dir := os.Getenv("MNEMO_BENCH_DIR")
+	if dir == "" {
+		b.Skip("set MNEMO_BENCH_DIR to a folder of markdown (e.g. /tmp/mnemo-bench/corpora/tldr) to run this benchmark")
+	}
+	ft := testAnalyzers(b)
+	byPath := vaultTexts(b, dir)
+	if len(byPath) == 0 {
+		b.Fatalf("no memory parsed under %s", dir)
+	}
+	texts := make([][3]string, 0, len(byPath))
+	for _, p := range slices.Sorted(maps.Keys(byPath)) {
+		texts = append(texts, byPath[p])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var a *analyser
+		for i, tt := range texts {
+			if i%(batchFiles/2) == 0 {
+				a = ft.newAnalyser()
+			}
+			a.memory(tt[0], tt[1], tt[2])
+		}
+	}
+	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
