@@ -36,6 +36,13 @@ var analysisSamples = []struct{ title, text, tags string }{
 	{"WWW", "https://example.com/a?b=c user@example.com C++ C# .NET node.js", "tag"},
 	{"a", strings.Repeat("word running ", 300), "ｔａｇ \xfe déjà"},
 	{"ＦＵＬＬ ｗｉｄｔｈ", "ｈｅｌｌｏ ＷＯＲＬＤ ＡＢＣ１２３ ｶﾀｶﾅ", "tag"},
+	{"ｶﾞｷﾞ", "ｶﾞｷﾞｸﾞ 数 ﾊﾟﾋﾟ数据 ｱﾞ ﾞｶ ｶﾟ", "tag"},
+	{"カ_abc", "カタカナ_x ｶﾀ＿ｶﾅ ＡＢＣカナ 数１２ ひらがな漢字", "tag"},
+	{"๑๒๓ ไทย", "เลข๑๒๓ ๔๕ ไทย数据 数据ไทย 한국어数据 ΣΑΣ ΟΔΟΣ İstanbul数", "tag"},
+	{"only title 数据", "no cjk in the text", "tag"},
+	{"", "数", ""},
+	{"", "a 数 b 数据 c", ""},
+	{"数๑", "数๑ ๑ 数据๒", "tag"}, // a Thai digit is a number and a SEA run: the number comes first
 }
 
 // referenceField analyses text as Bleve would for a field with this
@@ -119,6 +126,25 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	}
 	if n := len(ft.en.Analyze([]byte(text))); spans != n {
 		diffs = append(diffs, fmt.Sprintf("excerpt holds %d English spans, Bleve finds %d terms in the text", spans, n))
+	}
+	// The CJK keys are exactly the bigram analyzer's terms of the text,
+	// with its offsets, for a text with CJK letters of its own.
+	gotCJK, wantCJK := map[string][]span{}, map[string][]span{}
+	for _, x := range mt.excerpt {
+		if x.key[0] == nsCJK {
+			gotCJK[x.key[1:]] = x.spans
+		}
+	}
+	if needsBigrams(text) {
+		off := len(title) + 1
+		for _, t := range ft.cjk.Analyze([]byte(body)) {
+			if t.Start >= off {
+				wantCJK[string(t.Term)] = append(wantCJK[string(t.Term)], span{t.Start - off, t.End - off})
+			}
+		}
+	}
+	if !maps.EqualFunc(gotCJK, wantCJK, slices.Equal) {
+		diffs = append(diffs, fmt.Sprintf("CJK excerpt terms %v, the bigram analyzer's %v", gotCJK, wantCJK))
 	}
 	// A session message is one body field (and cjk).
 	for _, f := range a.message(text) {

@@ -78,6 +78,7 @@ type words struct {
 	seg   []byte
 	start int
 	word  bool
+	ideo  bool // a word of Han, Hiragana or Katakana (types Ideo, Kana)
 }
 
 func newWords(b []byte) words { return words{b: b} }
@@ -88,7 +89,7 @@ func (w *words) next() bool {
 		return false
 	}
 	if n, word, ok := asciiSegment(w.b, w.pos); ok {
-		w.seg, w.start, w.word = w.b[w.pos:w.pos+n], w.off, word
+		w.seg, w.start, w.word, w.ideo = w.b[w.pos:w.pos+n], w.off, word, false
 		w.pos += n
 		w.off += n
 		return true
@@ -98,7 +99,7 @@ func (w *words) next() bool {
 		w.done = true
 		return false
 	}
-	w.seg, w.start, w.word = tok, w.off, typ != segment.None
+	w.seg, w.start, w.word, w.ideo = tok, w.off, typ != segment.None, typ == segment.Ideo || typ == segment.Kana
 	w.pos += adv
 	w.off += len(tok)
 	return true
