@@ -37,6 +37,8 @@ type analyser struct {
 	words map[string]*aword // folded word → its term
 	terms map[string]*aword // term → the one aword of all its words
 	stop  *aword            // what every stopword is (never grouped)
+	// words and terms, forms and cjkTerms are made for a batch
+	sized, cjkSized bool
 	// the bigram analyzer's memos (cjkTokens): token → its filtered form,
 	// term → its aword
 	forms    map[string]*cjkForm
@@ -73,6 +75,9 @@ type aword struct {
 	text uint64
 	slot int
 }
+
+// memoWords is the room a sync worker's analyser makes for words.
+const memoWords = 1 << 12
 
 // token is one indexed word of a text: its term and its byte range in the
 // original (unfolded) text.
@@ -292,6 +297,19 @@ type memoryText struct {
 // does and shared with the excerpt index in the same way. The excerpt
 // terms live in the analyser's buffers: a sync encodes them at once.
 func (a *analyser) memory(title, text, tags string) memoryText {
+	if !a.sized {
+		// A sync worker's memo grows to thousands of words (tldr: 4.5k
+		// words in 512 memories); growing the maps from empty cost a
+		// twentieth of the pass.
+		a.words, a.terms = make(map[string]*aword, memoWords), make(map[string]*aword, memoWords)
+		a.sized = true
+	}
+	textCJK := needsBigrams(text)
+	cjk := textCJK || needsBigrams(title)
+	if cjk && !a.cjkSized {
+		a.forms, a.cjkTerms = make(map[string]*cjkForm, memoWords), make(map[string]*aword, memoWords)
+		a.cjkSized = true
+	}
 	off := len(title) + 1
 	toks := a.titled(title, text)
 	nTitle := 0
@@ -318,8 +336,7 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 	}
 	nEN := len(xs)
 	var ctoks []token
-	textCJK := needsBigrams(text)
-	if textCJK || needsBigrams(title) {
+	if cjk {
 		a.body = append(append(append(a.body[:0], title...), '\n'), text...)
 		ctoks = a.cjkTokens()
 		m.fields = append(m.fields, a.cjkField(ctoks, len(a.body)))
