@@ -91,12 +91,16 @@ func BenchmarkParseCorpus(b *testing.B) {
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
+	cpu0, _ := processCPU()
 	for b.Loop() {
 		for i, data := range files {
 			if _, err := Parse(names[i], data, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}
+	}
+	if cpu1, ok := processCPU(); ok {
+		b.ReportMetric(float64(cpu1-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 	}
 	b.ReportMetric(float64(b.N*len(files))/b.Elapsed().Seconds(), "files/s")
 }

@@ -3,53 +3,60 @@ package markdown
 import (
 	"bytes"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	gparser "github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
-// mdParser is built once: goldmark's parser is immutable configuration
-// (it initialises itself under a sync.Once) and safe for concurrent use, and
-// building it per file would cost more than parsing a typical memory.
-// Tables, strikethrough and task lists are the GFM parts memories use; task
-// list checkboxes would otherwise leave "[ ]" in the plain text.
-var mdParser gparser.Parser = goldmark.New(goldmark.WithExtensions(
-	extension.Table,
-	extension.Strikethrough,
-	extension.TaskList,
-)).Parser()
-
 // span is one word of the plain text, as byte offsets into Doc.Text.
 type span struct{ start, end int }
 
-// section marks where a heading's text starts, in words, and the heading
-// path (H1 > H2 > ...) in force from there on.
+// section is one heading: where its text starts, in words, the
+// enclosing heading's section (-1 for none), and the heading path
+// (H1 > H2 > ...) in force from there on, built when a chunk first needs it.
 type section struct {
-	unit int
-	path []string
-}
-
-type heading struct {
-	level int
-	text  string
+	unit   int
+	parent int
+	level  int
+	title  string
+	path   []string
 }
 
 // bodyState is what parseBody keeps while it walks the blocks. Its
-// buffers are reused from block to block.
+// buffers are reused from block to block, and from file to file through
+// the parser pool.
 type bodyState struct {
 	src   []byte
-	text  []byte    // Doc.Text being built
-	stack []heading // open headings, outermost first
-	inl   []byte    // inline text of the current leaf block
-	lit   [][2]int  // ranges of inl that are code or URLs: not scanned for links and tags
-	out   []byte    // the current leaf block's finished text
-	row   []byte    // the current table row's text
+	text  []byte   // Doc.Text being built
+	stack []int    // open headings (indices into sections), outermost first
+	inl   []byte   // inline text of the current leaf block
+	lit   [][2]int // ranges of inl that are code or URLs: not scanned for links and tags
+	out   []byte   // the current leaf block's finished text
+	row   []byte   // the current table row's text
+}
+
+// reset empties b for the next file, dropping buffers that one large file
+// grew beyond what the pool should keep.
+func (b *bodyState) reset() {
+	b.src = nil
+	b.text = trimBuf(b.text)
+	b.stack = b.stack[:0]
+	b.inl = trimBuf(b.inl)
+	b.lit = b.lit[:0]
+	b.out = trimBuf(b.out)
+	b.row = trimBuf(b.row)
+}
+
+func trimBuf(b []byte) []byte {
+	if cap(b) > 16*maxPooled {
+		return nil
+	}
+	return b[:0]
 }
 
 // parseBody parses the markdown body and fills Text, Headings, Links, the
@@ -60,9 +67,12 @@ func (p *parser) parseBody(src []byte) {
 	if defused {
 		p.warn("markdown nested too deeply or too dense with markup in places; those parts were indexed as literal text")
 	}
-	root := mdParser.Parse(text.NewReader(src))
-	b := &bodyState{src: src, text: make([]byte, 0, len(src))}
-	p.units = make([]span, 0, len(src)/6+8)
+	if p.ctx == nil {
+		p.ctx = newParseContext()
+	}
+	root := mdParser.Parse(text.NewReader(src), gparser.WithContext(p.ctx))
+	b := &p.body
+	b.src = src
 	walk(root, func(n ast.Node) bool { return p.block(b, n) })
 	p.doc.Text = string(b.text)
 }
@@ -95,7 +105,7 @@ func (p *parser) block(b *bodyState, n ast.Node) bool {
 		if len(p.blockLinks) > 0 {
 			section := ""
 			if len(b.stack) > 0 {
-				section = b.stack[len(b.stack)-1].text
+				section = p.sections[b.stack[len(b.stack)-1]].title
 			}
 			p.placeLinks(section)
 		}
@@ -130,20 +140,20 @@ func (p *parser) addBlock(b *bodyState, s []byte, level int) {
 		s = bytes.ToValidUTF8(s, []byte("\uFFFD"))
 	}
 	if level > 0 {
-		title := strings.Join(strings.Fields(string(s)), " ")
+		title := collapseSpace(s)
 		p.doc.Headings = append(p.doc.Headings, title)
 		if level == 1 && p.doc.Title == "" {
 			p.doc.Title = title
 		}
-		for len(b.stack) > 0 && b.stack[len(b.stack)-1].level >= level {
+		for len(b.stack) > 0 && p.sections[b.stack[len(b.stack)-1]].level >= level {
 			b.stack = b.stack[:len(b.stack)-1]
 		}
-		b.stack = append(b.stack, heading{level, title})
-		path := make([]string, len(b.stack))
-		for i, h := range b.stack {
-			path[i] = h.text
+		parent := -1
+		if len(b.stack) > 0 {
+			parent = b.stack[len(b.stack)-1]
 		}
-		p.sections = append(p.sections, section{unit: len(p.units), path: path})
+		b.stack = append(b.stack, len(p.sections))
+		p.sections = append(p.sections, section{unit: len(p.units), parent: parent, level: level, title: title})
 	}
 	if len(b.text) > 0 {
 		b.text = append(b.text, '\n')
@@ -151,6 +161,38 @@ func (p *parser) addBlock(b *bodyState, s []byte, level int) {
 	p.units = appendUnits(p.units, s, len(b.text))
 	b.text = append(b.text, s...)
 }
+
+// collapseSpace is strings.Join(strings.Fields(string(s)), " ") with one
+// allocation, and without the join when s is already a single line of
+// words separated by single spaces (nearly every heading).
+func collapseSpace(s []byte) string {
+	prevSpace := true // a leading space is not clean
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			space := asciiSpace[c]
+			if space && (c != ' ' || prevSpace) {
+				return strings.Join(strings.Fields(string(s)), " ")
+			}
+			prevSpace = space
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if unicode.IsSpace(r) {
+			return strings.Join(strings.Fields(string(s)), " ")
+		}
+		prevSpace = false
+		i += size
+	}
+	if prevSpace { // empty, or a trailing space
+		return strings.Join(strings.Fields(string(s)), " ")
+	}
+	return string(s)
+}
+
+// asciiSpace is the ASCII white space of strings.Fields.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // codeText is a code block's content, kept verbatim: code is searchable
 // text in a memory, identifiers especially.
