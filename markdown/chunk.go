@@ -14,12 +14,11 @@ import (
 func appendUnits(units []span, s []byte, base int) []span {
 	for i := 0; i < len(s); {
 		// Between words: skip white space, a CJK character is a unit.
-		if c := s[i]; c < utf8.RuneSelf {
-			if asciiSpace[c] {
-				i++
-				continue
-			}
-		} else {
+		switch byteClass[s[i]] {
+		case classSpace:
+			i++
+			continue
+		case classMulti:
 			r, size := utf8.DecodeRune(s[i:])
 			if unicode.IsSpace(r) {
 				i += size
@@ -34,23 +33,43 @@ func appendUnits(units []span, s []byte, base int) []span {
 		// A word: up to white space or a CJK character.
 		start := i
 		for i < len(s) {
-			if c := s[i]; c < utf8.RuneSelf {
-				if asciiSpace[c] {
-					break
-				}
+			switch byteClass[s[i]] {
+			case classWord:
 				i++
 				continue
+			case classMulti:
+				r, size := utf8.DecodeRune(s[i:])
+				if !unicode.IsSpace(r) && !isCJK(r) {
+					i += size
+					continue
+				}
 			}
-			r, size := utf8.DecodeRune(s[i:])
-			if unicode.IsSpace(r) || isCJK(r) {
-				break
-			}
-			i += size
+			break
 		}
 		units = append(units, span{base + start, base + i})
 	}
 	return units
 }
+
+// byteClass sorts bytes for appendUnits: ASCII white space (that of
+// strings.Fields), other ASCII, and bytes of multi-byte characters.
+var byteClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = classMulti
+		case asciiSpace[c]:
+			t[c] = classSpace
+		}
+	}
+	return t
+}()
+
+const (
+	classWord = iota
+	classSpace
+	classMulti
+)
 
 func isCJK(r rune) bool {
 	if r < 0x1100 { // below the first Hangul Jamo: nothing to look up

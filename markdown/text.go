@@ -38,12 +38,31 @@ type bodyState struct {
 	lit   [][2]int // ranges of inl that are code or URLs: not scanned for links and tags
 	out   []byte   // the current leaf block's finished text
 	row   []byte   // the current table row's text
+	// suspect is set when a piece of text might cut a character, and
+	// repair when a walk left Doc.Text invalid UTF-8: the walk is done
+	// again, repairing each block (see walkBody).
+	suspect, repair bool
+}
+
+// segment notes whether seg might cut a character of src: whether it
+// starts or ends at a UTF-8 continuation byte.
+func (b *bodyState) segment(seg text.Segment) {
+	if seg.Start < len(b.src) && b.src[seg.Start]&0xC0 == 0x80 || seg.Stop < len(b.src) && b.src[seg.Stop]&0xC0 == 0x80 {
+		b.suspect = true
+	}
+}
+
+// decoded notes whether v, text goldmark made, might not be valid.
+func (b *bodyState) decoded(v []byte) {
+	if !utf8.Valid(v) {
+		b.suspect = true
+	}
 }
 
 // reset empties b for the next file, dropping buffers that one large file
 // grew beyond what the pool should keep.
 func (b *bodyState) reset() {
-	b.src = nil
+	b.src, b.suspect, b.repair = nil, false, false
 	b.text = trimBuf(b.text)
 	b.stack = b.stack[:0]
 	b.inl = trimBuf(b.inl)
@@ -71,10 +90,43 @@ func (p *parser) parseBody(src []byte) {
 		p.ctx = newParseContext()
 	}
 	root := mdParser.Parse(text.NewReader(src), gparser.WithContext(p.ctx))
+	p.walkBody(root, src)
+}
+
+// walkBody fills the Doc from the blocks of root, parsed from src, which
+// is valid UTF-8.
+//
+// Every block's text must be valid UTF-8 too. It is made of pieces of src
+// and of text goldmark decoded (escapes, entities), and as long as no
+// piece of src starts or ends inside a character it is valid; goldmark
+// cuts only at ASCII characters, so the walk just notes whether a piece
+// might do otherwise (b.suspect) instead of checking every block, which
+// cost a few percent of Parse on a corpus of CJK text. If one might, the
+// text is checked, and if it is not valid (which needs a cut character:
+// blocks are joined by '\n') the walk is done again, checking and
+// repairing each block as it is added.
+func (p *parser) walkBody(root ast.Node, src []byte) {
 	b := &p.body
 	b.src = src
+	d := p.doc
+	title, tags := d.Title, len(d.Tags)
 	walk(root, func(n ast.Node) bool { return p.block(b, n) })
-	p.doc.Text = string(b.text)
+	if b.suspect && !utf8.Valid(b.text) {
+		for _, t := range d.Tags[tags:] {
+			delete(p.tagSeen, t)
+		}
+		d.Tags = d.Tags[:tags:tags]
+		if tags == 0 {
+			d.Tags = nil
+		}
+		d.Title, d.Headings, d.Links, d.Mentions = title, nil, nil, nil
+		p.linkSeen, p.blockLinks = nil, p.blockLinks[:0]
+		p.units, p.sections = p.units[:0], p.sections[:0]
+		b.text, b.stack = b.text[:0], b.stack[:0]
+		b.repair = true
+		walk(root, func(n ast.Node) bool { return p.block(b, n) })
+	}
+	d.Text = string(b.text)
 }
 
 // walk visits root and its descendants in document order, descending into
@@ -101,15 +153,6 @@ func walk(root ast.Node, enter func(ast.Node) bool) {
 // Containers (document, lists, quotes, tables) are descended into; leaves
 // add their text.
 func (p *parser) block(b *bodyState, n ast.Node) bool {
-	defer func() {
-		if len(p.blockLinks) > 0 {
-			section := ""
-			if len(b.stack) > 0 {
-				section = p.sections[b.stack[len(b.stack)-1]].title
-			}
-			p.placeLinks(section)
-		}
-	}()
 	switch n := n.(type) {
 	case *ast.Heading:
 		p.addBlock(b, p.leafText(b, n), n.Level)
@@ -124,6 +167,13 @@ func (p *parser) block(b *bodyState, n ast.Node) bool {
 	default:
 		return true
 	}
+	if len(p.blockLinks) > 0 {
+		section := ""
+		if len(b.stack) > 0 {
+			section = p.sections[b.stack[len(b.stack)-1]].title
+		}
+		p.placeLinks(section)
+	}
 	return false
 }
 
@@ -134,9 +184,7 @@ func (p *parser) addBlock(b *bodyState, s []byte, level int) {
 	if len(s) == 0 {
 		return
 	}
-	if !utf8.Valid(s) {
-		// Cannot happen with valid input and goldmark's segment
-		// boundaries, but the promise of valid UTF-8 is cheap to keep.
+	if b.repair && !utf8.Valid(s) {
 		s = bytes.ToValidUTF8(s, []byte("\uFFFD"))
 	}
 	if level > 0 {
@@ -201,6 +249,7 @@ func (b *bodyState) codeText(n ast.Node) []byte {
 	lines := n.Lines()
 	for i := range lines.Len() {
 		seg := lines.At(i)
+		b.segment(seg)
 		b.out = append(b.out, seg.Value(b.src)...)
 	}
 	return bytes.TrimRight(b.out, " \t\n")
@@ -251,7 +300,8 @@ func (p *parser) leafText(b *bodyState, n ast.Node) []byte {
 func (p *parser) inline(b *bodyState, n ast.Node) bool {
 	switch n := n.(type) {
 	case *ast.Text:
-		v := n.Value(b.src)
+		b.segment(n.Segment)
+		v := n.Segment.Value(b.src)
 		if !n.IsRaw() {
 			v = unescape(v)
 		}
@@ -263,6 +313,7 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 			b.inl = append(b.inl, ' ')
 		}
 	case *ast.String:
+		b.decoded(n.Value)
 		if n.IsCode() {
 			b.literal(n.Value)
 		} else {
@@ -272,16 +323,20 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 			switch c := c.(type) {
 			case *ast.Text:
-				b.literal(c.Value(b.src))
+				b.segment(c.Segment)
+				b.literal(c.Segment.Value(b.src))
 				if c.SoftLineBreak() || c.HardLineBreak() {
 					b.literal([]byte{' '})
 				}
 			case *ast.String:
+				b.decoded(c.Value)
 				b.literal(c.Value)
 			}
 		}
 	case *ast.AutoLink:
-		b.literal(n.Label(b.src))
+		label := n.Label(b.src)
+		b.decoded(label)
+		b.literal(label)
 	case *ast.RawHTML:
 		// Inline HTML tags are markup; the text between them is kept.
 	case *east.TaskCheckBox:
