@@ -20,6 +20,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	gparser "github.com/yuin/goldmark/parser"
 )
 
 // DefaultMaxBytes is the size limit used when Options.MaxBytes is zero. A
@@ -179,8 +181,9 @@ type parser struct {
 	units    []span
 	sections []section
 
-	body bodyState
-	ctx  *parseContext // goldmark's, reused
+	body   bodyState
+	ctx    *parseContext // goldmark's, reused
+	ctxOpt gparser.ParseOption
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
@@ -205,7 +208,7 @@ func (p *parser) release() {
 	p.sections = p.sections[:0]
 	p.body.reset()
 	if p.ctx != nil && !p.ctx.reset() {
-		p.ctx = nil
+		p.ctx, p.ctxOpt = nil, nil
 	}
 	parsers.Put(p)
 }

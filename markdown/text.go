@@ -88,8 +88,9 @@ func (p *parser) parseBody(src []byte) {
 	}
 	if p.ctx == nil {
 		p.ctx = newParseContext()
+		p.ctxOpt = gparser.WithContext(p.ctx)
 	}
-	root := mdParser.Parse(text.NewReader(src), gparser.WithContext(p.ctx))
+	root := mdParser.Parse(text.NewReader(src), p.ctxOpt)
 	p.walkBody(root, src)
 }
 
