@@ -51,7 +51,7 @@ const builtinDim = 100
 // a bounded cache of its own (see unknownCache).
 type Static struct {
 	dim    int
-	index  map[string]int32
+	index  *table.Index
 	quant  []byte    // row-major int8 components, aliasing the embedded table
 	coef   []float32 // per row: SIF weight × dequantisation scale
 	common []float32
@@ -132,12 +132,8 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	// The chunks of one memory repeat its unknown words (a command's name
 	// in every example), and so do the memories of one folder; a stand-in
 	// costs a hundred hashes per trigram: they are cached.
-	take := func(tok []byte, final bool) bool {
-		row, ok := s.index[string(tok)] // no allocation: the compiler special-cases this
-		if !ok {
-			if !final {
-				return false
-			}
+	take := func(tok []byte, row int32) {
+		if row < 0 {
 			u := s.unknowns.get(tok)
 			if u == nil {
 				u = s.unknown(tok)
@@ -146,14 +142,11 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			if u.add(acc) {
 				found++
 			}
-			return false
+			return
 		}
 		off := int(row) * s.dim
-		q := s.quant[off : off+s.dim]
-		c := s.coef[row]
-		axpy(acc, q, c)
+		axpy(acc, s.quant[off:off+s.dim], s.coef[row])
 		found++
-		return true
 	}
 	for i, text := range texts {
 		if err := ctx.Err(); err != nil {
@@ -161,7 +154,7 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		}
 		acc = slab[i*s.dim : (i+1)*s.dim : (i+1)*s.dim]
 		found = 0
-		tokenize(text, take)
+		tokenize(text, s.index, take)
 		if found > 0 {
 			s.finish(acc)
 		}
@@ -176,10 +169,8 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 // nothing deserves to be told why.
 func (s *Static) Knows(text string) bool {
 	known := false
-	tokenize(text, func(tok []byte, _ bool) bool {
-		_, ok := s.index[string(tok)]
-		known = known || ok
-		return ok
+	tokenize(text, s.index, func(_ []byte, row int32) {
+		known = known || row >= 0
 	})
 	return known
 }
@@ -223,22 +214,65 @@ func (s *Static) unknown(tok []byte) *unknownWord {
 	if !letter {
 		return u
 	}
-	v := &u.v
-	padded := func(i int) byte { // "<" + tok + ">"
-		switch i {
-		case 0:
-			return '<'
-		case len(tok) + 1:
-			return '>'
-		}
-		return tok[i-1]
+	if len(tok) <= maxExactTrigrams {
+		trigramSigns(tok, &u.v)
+	} else {
+		trigramSignsFloat(tok, &u.v)
 	}
-	for i := 0; i+3 <= len(tok)+2; i++ {
-		h := uint64(14695981039346656037) // FNV-1a of the trigram seeds the signs
-		for j := i; j < i+3; j++ {
-			h ^= uint64(padded(j))
-			h *= 1099511628211
+	var n float64
+	for _, x := range u.v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 { // the ±1s cancelled in every component: possible, not likely
+		return u
+	}
+	u.f, u.ok = s.oovNorm/float32(math.Sqrt(n)), true
+	return u
+}
+
+// maxExactTrigrams is the number of trigrams up to which float32 sums of
+// ±1s are exact integers (2^24), so that counting the +1s gives the very
+// sums that adding them one by one gives.
+const maxExactTrigrams = 1 << 24
+
+// trigramSigns sets v to the sum over the trigrams of "<tok>" of their
+// ±1 vectors: component k gets +1 where bit k of the trigram's sign bits
+// is set, -1 where it is not. The bits are FNV-1a of the trigram fed to
+// splitmix64, one output per 64 components. Rather than adding 100 floats
+// per trigram, it counts the set bits of each component in bit-sliced
+// counters (plane p holds bit p of every component's count), then turns
+// each count c into 2c − trigrams. That equals the one-by-one float sum
+// (trigramSignsFloat) as long as there are at most maxExactTrigrams.
+func trigramSigns(tok []byte, v *[builtinDim]float32) {
+	const words = (builtinDim + 63) / 64
+	var planes [words][64]uint64
+	top := 0 // planes in use
+	trigrams := len(tok)
+	for i := range trigrams {
+		h := trigramSeed(tok, i)
+		for w := range words {
+			carry := splitmix64(&h)
+			for p := 0; carry != 0; p++ {
+				carry, planes[w][p] = planes[w][p]&carry, planes[w][p]^carry
+				top = max(top, p+1)
+			}
 		}
+	}
+	for k := range v {
+		w, b := k/64, uint(k%64)
+		c := 0
+		for p := range top {
+			c |= int(planes[w][p]>>b&1) << p
+		}
+		v[k] = float32(2*c - trigrams)
+	}
+}
+
+// trigramSignsFloat is what trigramSigns computes, one float addition at
+// a time; it serves the tokens too long for the counting to be exact.
+func trigramSignsFloat(tok []byte, v *[builtinDim]float32) {
+	for i := range len(tok) {
+		h := trigramSeed(tok, i)
 		var bits uint64
 		for k := range v {
 			if k%64 == 0 {
@@ -248,15 +282,25 @@ func (s *Static) unknown(tok []byte) *unknownWord {
 			bits >>= 1
 		}
 	}
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
+}
+
+// trigramSeed is FNV-1a of the i-th trigram of "<" + tok + ">".
+func trigramSeed(tok []byte, i int) uint64 {
+	padded := func(i int) byte {
+		switch i {
+		case 0:
+			return '<'
+		case len(tok) + 1:
+			return '>'
+		}
+		return tok[i-1]
 	}
-	if n == 0 { // the ±1s cancelled in every component: possible, not likely
-		return u
+	h := uint64(14695981039346656037)
+	for j := i; j < i+3; j++ {
+		h ^= uint64(padded(j))
+		h *= 1099511628211
 	}
-	u.f, u.ok = s.oovNorm/float32(math.Sqrt(n)), true
-	return u
+	return h
 }
 
 // splitmix64 advances the state and returns the next output (Steele, Lea
