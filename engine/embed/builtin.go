@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"unicode/utf8"
 
 	"mnemo/engine/embed/internal/table"
 )
@@ -129,24 +128,14 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	slab := make([]float32, len(texts)*s.dim)
 	var acc []float32
 	found := 0
-	// The chunks of one memory repeat its unknown words (a command's name
-	// in every example), and so do the memories of one folder; a stand-in
-	// costs a hundred hashes per trigram: they are cached.
 	take := func(tok []byte, row int32) {
-		if row < 0 {
-			u := s.unknowns.get(tok)
-			if u == nil {
-				u = s.unknown(tok)
-				s.unknowns.put(string(tok), u)
-			}
-			if u.add(acc) {
-				found++
-			}
-			return
+		if row >= 0 {
+			off := int(row) * s.dim
+			axpy(acc, s.quant[off:off+s.dim], s.coef[row])
+			found++
+		} else if s.addStandIn(acc, tok) {
+			found++
 		}
-		off := int(row) * s.dim
-		axpy(acc, s.quant[off:off+s.dim], s.coef[row])
-		found++
 	}
 	for i, text := range texts {
 		if err := ctx.Err(); err != nil {
@@ -173,144 +162,6 @@ func (s *Static) Knows(text string) bool {
 		known = known || row >= 0
 	})
 	return known
-}
-
-// unknownWord is the stand-in vector of a word the table lacks, before
-// scaling: v times f is what it adds. ok is false for a word that gets none.
-type unknownWord struct {
-	v  [builtinDim]float32
-	f  float32
-	ok bool
-}
-
-// add adds u's scaled vector to acc and reports whether it did.
-func (u *unknownWord) add(acc []float32) bool {
-	if !u.ok {
-		return false
-	}
-	for k, x := range u.v {
-		acc[k] += u.f * x
-	}
-	return true
-}
-
-// unknown builds the stand-in vector of a word the table lacks. The vector
-// is the sum of pseudo-random ±1 vectors, one per character trigram of
-// "<word>" (fastText's subword idea, without trained subword vectors),
-// scaled to oovNorm. Random directions in 100 dimensions are nearly
-// orthogonal to every real word, so the stand-in adds evidence only where
-// the same or a similarly spelled unknown word occurs on both sides. Tokens
-// under three bytes or without a letter get none: numbers and initials,
-// which the table lacks too, would only add noise.
-func (s *Static) unknown(tok []byte) *unknownWord {
-	u := &unknownWord{}
-	if len(tok) < 3 || s.oovNorm == 0 {
-		return u
-	}
-	letter := false
-	for _, c := range tok {
-		letter = letter || 'a' <= c && c <= 'z' || c >= utf8.RuneSelf
-	}
-	if !letter {
-		return u
-	}
-	if len(tok) <= maxExactTrigrams {
-		trigramSigns(tok, &u.v)
-	} else {
-		trigramSignsFloat(tok, &u.v)
-	}
-	var n float64
-	for _, x := range u.v {
-		n += float64(x) * float64(x)
-	}
-	if n == 0 { // the ±1s cancelled in every component: possible, not likely
-		return u
-	}
-	u.f, u.ok = s.oovNorm/float32(math.Sqrt(n)), true
-	return u
-}
-
-// maxExactTrigrams is the number of trigrams up to which float32 sums of
-// ±1s are exact integers (2^24), so that counting the +1s gives the very
-// sums that adding them one by one gives.
-const maxExactTrigrams = 1 << 24
-
-// trigramSigns sets v to the sum over the trigrams of "<tok>" of their
-// ±1 vectors: component k gets +1 where bit k of the trigram's sign bits
-// is set, -1 where it is not. The bits are FNV-1a of the trigram fed to
-// splitmix64, one output per 64 components. Rather than adding 100 floats
-// per trigram, it counts the set bits of each component in bit-sliced
-// counters (plane p holds bit p of every component's count), then turns
-// each count c into 2c − trigrams. That equals the one-by-one float sum
-// (trigramSignsFloat) as long as there are at most maxExactTrigrams.
-func trigramSigns(tok []byte, v *[builtinDim]float32) {
-	const words = (builtinDim + 63) / 64
-	var planes [words][64]uint64
-	top := 0 // planes in use
-	trigrams := len(tok)
-	for i := range trigrams {
-		h := trigramSeed(tok, i)
-		for w := range words {
-			carry := splitmix64(&h)
-			for p := 0; carry != 0; p++ {
-				carry, planes[w][p] = planes[w][p]&carry, planes[w][p]^carry
-				top = max(top, p+1)
-			}
-		}
-	}
-	for k := range v {
-		w, b := k/64, uint(k%64)
-		c := 0
-		for p := range top {
-			c |= int(planes[w][p]>>b&1) << p
-		}
-		v[k] = float32(2*c - trigrams)
-	}
-}
-
-// trigramSignsFloat is what trigramSigns computes, one float addition at
-// a time; it serves the tokens too long for the counting to be exact.
-func trigramSignsFloat(tok []byte, v *[builtinDim]float32) {
-	for i := range len(tok) {
-		h := trigramSeed(tok, i)
-		var bits uint64
-		for k := range v {
-			if k%64 == 0 {
-				bits = splitmix64(&h)
-			}
-			v[k] += float32(int(bits&1)*2 - 1)
-			bits >>= 1
-		}
-	}
-}
-
-// trigramSeed is FNV-1a of the i-th trigram of "<" + tok + ">".
-func trigramSeed(tok []byte, i int) uint64 {
-	padded := func(i int) byte {
-		switch i {
-		case 0:
-			return '<'
-		case len(tok) + 1:
-			return '>'
-		}
-		return tok[i-1]
-	}
-	h := uint64(14695981039346656037)
-	for j := i; j < i+3; j++ {
-		h ^= uint64(padded(j))
-		h *= 1099511628211
-	}
-	return h
-}
-
-// splitmix64 advances the state and returns the next output (Steele, Lea
-// and Flood's SplitMix64, as in java.util.SplittableRandom).
-func splitmix64(state *uint64) uint64 {
-	*state += 0x9e3779b97f4a7c15
-	z := *state
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }
 
 // finish removes the common component and normalises v in place. The sum

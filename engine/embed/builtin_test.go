@@ -310,10 +310,10 @@ func TestEmbedConcurrent(t *testing.T) {
 	}
 }
 
-// TestTrigramSignsExact checks the counted sums of the stand-ins against
+// TestStandInSumsExact checks the counted sums of the stand-ins against
 // the float additions they replace, bit for bit, up to tokens long enough
 // to need 17 bit planes.
-func TestTrigramSignsExact(t *testing.T) {
+func TestStandInSumsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{1, 2, 3, 4, 5, 10, 63, 64, 65, 255, 1000, 100000} {
 		tok := make([]byte, n)
@@ -321,8 +321,8 @@ func TestTrigramSignsExact(t *testing.T) {
 			tok[i] = byte('a' + rng.IntN(3)) // few trigrams: many repeat, counts grow
 		}
 		var got, want [builtinDim]float32
-		trigramSigns(tok, &got)
-		trigramSignsFloat(tok, &want)
+		standInSums(tok, &got)
+		standInSumsFloat(tok, &want)
 		for k := range want {
 			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
 				t.Fatalf("%d-byte token, component %d: counted %v, added %v", n, k, got[k], want[k])

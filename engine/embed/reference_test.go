@@ -69,8 +69,8 @@ func (r *refEmbedder) Knows(text string) bool {
 	return known
 }
 
-func refUnknown(s *Static, tok []byte) *unknownWord {
-	u := &unknownWord{}
+func refUnknown(s *Static, tok []byte) *refUnknownWord {
+	u := &refUnknownWord{}
 	if len(tok) < 3 || s.oovNorm == 0 {
 		return u
 	}
@@ -159,6 +159,12 @@ func refAxpy(acc []float32, q []byte, c float32) {
 	for ; i < len(q); i++ {
 		acc[i] += c * float32(int8(q[i]))
 	}
+}
+
+type refUnknownWord struct {
+	v  [builtinDim]float32
+	f  float32
+	ok bool
 }
 
 type refSink func(tok []byte, final bool) bool
