@@ -197,7 +197,8 @@ var int8ToFloat32 = func() (t [256]float32) {
 }()
 
 // axpy adds c·q to acc, q being int8 components stored as bytes. It is the
-// inner loop of Embed (one call per known token), hence the manual unrolling.
+// inner loop of Embed (one call per token), hence the manual unrolling.
+// (Eight components a step instead of four measured no faster.)
 func axpy(acc []float32, q []byte, c float32) {
 	acc = acc[:len(q)]
 	i := 0

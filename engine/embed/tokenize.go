@@ -169,13 +169,13 @@ func splitPiece(piece string, buf []byte, vocab *table.Index, s sink) []byte {
 		r, n := decodeRune(piece[i:])
 		cut := false
 		switch {
-		case unicode.IsDigit(prev) != unicode.IsDigit(r):
+		case isDigit(prev) != isDigit(r):
 			cut = true
-		case unicode.IsUpper(r) && !unicode.IsUpper(prev):
+		case isUpper(r) && !isUpper(prev):
 			cut = true // "parseHTTP": before H
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+n < len(piece):
+		case isUpper(prev) && isUpper(r) && i+n < len(piece):
 			next, _ := decodeRune(piece[i+n:])
-			cut = unicode.IsLower(next) // "HTTPRequest": before R
+			cut = isLower(next) // "HTTPRequest": before R
 		}
 		if cut {
 			buf = appendFolded(buf[:0], piece[start:i])
@@ -208,6 +208,11 @@ func appendFolded(buf []byte, s string) []byte {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
+		if foldKeeps(r, n) { // most letters of most scripts
+			buf = append(buf, s[i:i+n]...)
+			i += n
+			continue
+		}
 		i += n
 		switch {
 		case r >= 0xC0 && r < 0xC0+rune(len(latinFold)) && latinFold[r-0xC0] != "":
@@ -262,13 +267,7 @@ func classAt(text string, i int) (class uint8, size int) {
 		return asciiClass[c], 1
 	}
 	r, n := utf8.DecodeRuneInString(text[i:])
-	switch {
-	case isAlnum(r):
-		return alnum, n
-	case isJoiner(r):
-		return joiner, n
-	}
-	return separator, n
+	return classOf(r), n
 }
 
 func decodeRune(s string) (rune, int) {
