@@ -106,31 +106,43 @@ func standInSums(tok []byte, v *[builtinDim]float32) {
 		return
 	}
 	// Rather than adding 100 floats per trigram, count the set bits of
-	// each component in bit-sliced counters (plane p holds bit p of every
-	// component's count), then turn each count c into 2c − trigrams.
-	const words = (builtinDim + 63) / 64
-	var planes [words][25]uint64 // counts up to maxExactTrigrams
-	top := 0                     // planes in use
+	// each component, eight components to a uint64, a byte each: adding
+	// spreadBits of a byte of sign bits counts eight components at once.
+	// A byte holds 255 trigrams; longer words flush their counts into
+	// ones every 255. Each count c then becomes 2c − trigrams.
+	const groups = (builtinDim + 7) / 8
+	var ones [groups * 8]int
 	trigrams := len(tok)
-	for i := range trigrams {
-		h := trigramSeed(tok, i)
-		for w := range words {
-			carry := splitmix64(&h)
-			for p := 0; carry != 0; p++ {
-				carry, planes[w][p] = planes[w][p]&carry, planes[w][p]^carry
-				top = max(top, p+1)
+	for from := 0; from < trigrams; from += 255 {
+		var counts [groups]uint64
+		for i := from; i < min(trigrams, from+255); i++ {
+			h := trigramSeed(tok, i)
+			for w := 0; w < groups; w += 8 {
+				bits := splitmix64(&h)
+				for g := w; g < min(groups, w+8); g++ {
+					counts[g] += spreadBits[byte(bits)]
+					bits >>= 8
+				}
 			}
+		}
+		for k := range ones {
+			ones[k] += int(byte(counts[k/8] >> (8 * (k % 8))))
 		}
 	}
 	for k := range v {
-		w, b := k/64, uint(k%64)
-		c := 0
-		for p := range top {
-			c |= int(planes[w][p]>>b&1) << p
-		}
-		v[k] = float32(2*c - trigrams)
+		v[k] = float32(2*ones[k] - trigrams)
 	}
 }
+
+// spreadBits[b] has byte j set to bit j of b.
+var spreadBits = func() (t [256]uint64) {
+	for b := range t {
+		for j := range 8 {
+			t[b] |= uint64(b>>j&1) << (8 * j)
+		}
+	}
+	return t
+}()
 
 // standInSumsFloat is what standInSums computes, one float addition at a
 // time: it serves the tokens too long for the counting to be exact.
