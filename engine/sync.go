@@ -89,10 +89,13 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.mu.RLock()
 	first := e.lastSync.IsZero() || e.unfinished != ""
 	e.mu.RUnlock()
+	var pace *gcPacer
 	if rep.Full || first {
 		if err := e.markUnfinished(start); err != nil {
 			return rep, err
 		}
+		pace = paceGC(syncMemoryBudget) // everything is indexed: see gcpace.go
+		defer pace.stop()
 	}
 	found, shut, err := e.scan(ctx)
 	if err != nil {
@@ -103,7 +106,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	t0 := time.Now()
 	before := e.readsWithin(nil)
 	reportShut(shut, &rep)
-	if err := e.reconcile(ctx, found, func(p string) bool { return !inAnyFolder(p, shut) }, &rep); err != nil {
+	if err := e.reconcile(ctx, found, func(p string) bool { return !inAnyFolder(p, shut) }, pace, &rep); err != nil {
 		return rep, err
 	}
 	if err := e.followMoves(before, rep); err != nil {
@@ -156,8 +159,9 @@ func (e *Engine) markUnfinished(start time.Time) error {
 
 // reconcile makes the indexes agree with found for every path inside the
 // part of the tree that within says was scanned: files found are added or
-// re-indexed if changed; known files not found are removed.
-func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, rep *Report) error {
+// re-indexed if changed; known files not found are removed. pace, if not
+// nil, is told after every batch (gcpace.go).
+func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, pace *gcPacer, rep *Report) error {
 	var jobs []syncJob
 	var removed []string
 	e.mu.RLock()
@@ -251,6 +255,7 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 		if err := e.apply(ctx, out, nil, rep); err != nil {
 			return err
 		}
+		pace.keepUp()
 		done += len(out)
 		progress()
 	}
@@ -290,7 +295,7 @@ func (e *Engine) syncPaths(ctx context.Context, paths []string) (rep Report, err
 	within := func(p string) bool { return !inAnyFolder(p, shut) && inAnyFolder(p, roots) }
 	reportShut(shut, &rep)
 	before := e.readsWithin(roots)
-	if err := e.reconcile(ctx, found, within, &rep); err != nil {
+	if err := e.reconcile(ctx, found, within, nil, &rep); err != nil {
 		return rep, err
 	}
 	if err := e.followMoves(before, rep); err != nil {
