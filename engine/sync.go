@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -443,9 +444,9 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := e.ft.newAnalyser()
+			w := &worker{a: e.ft.newAnalyser()}
 			for i := range next {
-				out[i] = e.processOne(ctx, jobs[i], dim, a)
+				out[i] = e.processOne(ctx, jobs[i], dim, w)
 			}
 		}()
 	}
@@ -457,11 +458,17 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 	return out
 }
 
+// worker is what one goroutine of process keeps from file to file.
+type worker struct {
+	a        *analyser
+	excerpts []byte // the excerpt index being encoded
+}
+
 // processOne reads, parses and embeds one file; dim is the index's vector
-// dimension (0 while a remote embedder has not answered yet), a the
-// worker's analyser. The text is analysed once, for the full-text document
-// and the excerpt index.
-func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser) outcome {
+// dimension (0 while a remote embedder has not answered yet), w the
+// worker's reusable state. The text is analysed once, for the full-text
+// document and the excerpt index.
+func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) outcome {
 	o := outcome{path: j.path}
 	if j.skip != "" {
 		o.skip = j.skip
@@ -510,8 +517,9 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	mt := a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
-	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, encodeExcerpts(doc.Text, bounds, mt.excerpt), graphMentions(doc)
+	mt := w.a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
+	w.excerpts = appendExcerpts(w.excerpts[:0], doc.Text, bounds, mt.excerpt)
+	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, bytes.Clone(w.excerpts), graphMentions(doc)
 	o.rec = &record{
 		Lens:     analyzedLens(o.doc),
 		Path:     j.path,
