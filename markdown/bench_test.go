@@ -2,6 +2,9 @@ package markdown
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,4 +58,49 @@ func BenchmarkParse(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "files/s")
 		})
 	}
+}
+
+// BenchmarkParseCorpus parses every .md file of the corpus in
+// MNEMO_BENCH_DIR (e.g. /tmp/mnemo-bench/corpora/tldr, see
+// /work/shared/bench/README.md); one op is one pass over all of them.
+func BenchmarkParseCorpus(b *testing.B) {
+	dir := os.Getenv("MNEMO_BENCH_DIR")
+	if dir == "" {
+		b.Skip("MNEMO_BENCH_DIR not set: set it to a folder of .md files (e.g. /tmp/mnemo-bench/corpora/tldr) to run this benchmark")
+	}
+	var files [][]byte
+	var names []string
+	var size int64
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files, names = append(files, data), append(names, p)
+		size += int64(len(data))
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(files) == 0 {
+		b.Fatalf("no .md files under %s", dir)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	cpu0, _ := processCPU()
+	for b.Loop() {
+		for i, data := range files {
+			if _, err := Parse(names[i], data, Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if cpu1, ok := processCPU(); ok {
+		b.ReportMetric(float64(cpu1-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	}
+	b.ReportMetric(float64(b.N*len(files))/b.Elapsed().Seconds(), "files/s")
 }

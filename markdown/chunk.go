@@ -12,53 +12,97 @@ import (
 // do not put spaces between words, and without this a long Chinese note
 // would count as one word and never be split.
 func appendUnits(units []span, s []byte, base int) []span {
-	start := -1
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v' {
-				if start >= 0 {
-					units = append(units, span{base + start, base + i})
-					start = -1
-				}
-			} else if start < 0 {
-				start = i
-			}
+		// Between words: skip white space, a CJK character is a unit.
+		switch byteClass[s[i]] {
+		case classSpace:
 			i++
 			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		switch {
-		case unicode.IsSpace(r):
-			if start >= 0 {
-				units = append(units, span{base + start, base + i})
-				start = -1
+		case classMulti:
+			r, size := utf8.DecodeRune(s[i:])
+			if unicode.IsSpace(r) {
+				i += size
+				continue
 			}
-		case isCJK(r):
-			if start >= 0 {
-				units = append(units, span{base + start, base + i})
-				start = -1
-			}
-			units = append(units, span{base + i, base + i + size})
-		default:
-			if start < 0 {
-				start = i
+			if isCJK(r) {
+				units = append(units, span{base + i, base + i + size})
+				i += size
+				continue
 			}
 		}
-		i += size
-	}
-	if start >= 0 {
-		units = append(units, span{base + start, base + len(s)})
+		// A word: up to white space or a CJK character.
+		start := i
+		for i < len(s) {
+			switch byteClass[s[i]] {
+			case classWord:
+				i++
+				continue
+			case classMulti:
+				r, size := utf8.DecodeRune(s[i:])
+				if !unicode.IsSpace(r) && !isCJK(r) {
+					i += size
+					continue
+				}
+			}
+			break
+		}
+		units = append(units, span{base + start, base + i})
 	}
 	return units
 }
+
+// byteClass sorts bytes for appendUnits: ASCII white space (that of
+// strings.Fields), other ASCII, and bytes of multi-byte characters.
+var byteClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = classMulti
+		case asciiSpace[c]:
+			t[c] = classSpace
+		}
+	}
+	return t
+}()
+
+const (
+	classWord = iota
+	classSpace
+	classMulti
+)
 
 func isCJK(r rune) bool {
 	if r < 0x1100 { // below the first Hangul Jamo: nothing to look up
 		return false
 	}
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+	if r < 0x10000 {
+		return cjkBMP[r>>6]&(1<<(r&63)) != 0
+	}
+	return unicode.In(r, cjkTables...)
 }
+
+var cjkTables = []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul}
+
+// cjkBMP holds isCJK for the Basic Multilingual Plane, one bit a rune,
+// made from the same tables: unicode.In walks four range tables per
+// call, and Chinese or Japanese text calls it for nearly every rune.
+var cjkBMP = func() *[0x10000 / 64]uint64 {
+	var t [0x10000 / 64]uint64
+	set := func(lo, hi, stride uint32) {
+		for c := lo; c <= min(hi, 0xFFFF); c += stride {
+			t[c>>6] |= 1 << (c & 63)
+		}
+	}
+	for _, tab := range cjkTables {
+		for _, r := range tab.R16 {
+			set(uint32(r.Lo), uint32(r.Hi), uint32(r.Stride))
+		}
+		for _, r := range tab.R32 {
+			set(r.Lo, r.Hi, r.Stride)
+		}
+	}
+	return &t
+}()
 
 // chunk cuts Doc.Text into Chunks. It walks the sections (a heading and
 // the text under it) in order: a heading closes the current chunk when
@@ -111,11 +155,23 @@ func (p *parser) emit(s, e int) {
 }
 
 // pathAt is the heading path in force at unit u: that of the last section
-// starting at or before it.
+// starting at or before it. Chunks starting in the same section share it.
 func (p *parser) pathAt(u int) []string {
 	i := sort.Search(len(p.sections), func(i int) bool { return p.sections[i].unit > u })
 	if i == 0 {
 		return nil
 	}
-	return p.sections[i-1].path
+	s := &p.sections[i-1]
+	if s.path == nil {
+		depth := 0
+		for j := i - 1; j >= 0; j = p.sections[j].parent {
+			depth++
+		}
+		s.path = make([]string, depth)
+		for j := i - 1; j >= 0; j = p.sections[j].parent {
+			depth--
+			s.path[depth] = p.sections[j].title
+		}
+	}
+	return s.path
 }

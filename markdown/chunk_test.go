@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -230,5 +231,15 @@ func TestNoChunksForEmptyText(t *testing.T) {
 				t.Errorf("%d chunks for %q", len(d.Chunks), d.Text)
 			}
 		})
+	}
+}
+
+// TestIsCJK checks the lookup table behind isCJK against the Unicode
+// tables it is made from, for every rune.
+func TestIsCJK(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if got, want := isCJK(r), unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul); got != want {
+			t.Fatalf("isCJK(%U) = %v, want %v", r, got, want)
+		}
 	}
 }

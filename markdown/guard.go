@@ -26,13 +26,21 @@ const (
 )
 
 // isMarkup reports the characters that open goldmark's expensive inline
-// scans, plus the backslash, so that escaping them all is exact.
-func isMarkup(c byte) bool {
-	switch c {
-	case '\\', '[', ']', '!', '`', '<', '>', '*', '_', '~':
-		return true
+// scans, plus the backslash, so that escaping them all is exact. defuse
+// looks at every byte of every file, hence the table.
+func isMarkup(c byte) bool { return markupByte[c] }
+
+var markupByte = [256]bool{'\\': true, '[': true, ']': true, '!': true, '`': true, '<': true, '>': true, '*': true, '_': true, '~': true}
+
+// countMarkup is the number of markup characters in b.
+func countMarkup(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if markupByte[c] {
+			n++
+		}
 	}
-	return false
+	return n
 }
 
 // region is a byte range of the source.
@@ -48,6 +56,13 @@ type region struct{ start, end int }
 // must stay verbatim. The quote and list markers that open a line are
 // never escaped, so the structure around a defused block survives.
 func defuse(src []byte) (out []byte, changed bool) {
+	// A block holds no more markup and no more bytes than the whole
+	// source, so most files cannot hold a heavy block, and then only the
+	// nesting needs looking at, line by line.
+	// (a*n > heavyBudget is written a > heavyBudget/n, which cannot
+	// overflow.)
+	n := len(src)
+	weighBlocks := n > 0 && n > heavyBudget/n && countMarkup(src) > heavyBudget/n
 	var (
 		heavy   []region // line contents to escape completely
 		inserts []int    // single escapes that cut deep nesting
@@ -97,14 +112,13 @@ func defuse(src []byte) (out []byte, changed bool) {
 			endBlock() // ">" alone separates paragraphs inside a quote
 			continue
 		}
+		if !weighBlocks {
+			continue
+		}
 		if item || rest[0] == '|' || rest[0] == '#' {
 			endBlock()
 		}
-		for _, c := range rest {
-			if isMarkup(c) {
-				markup++
-			}
-		}
+		markup += countMarkup(rest)
 		size += len(rest)
 		block = append(block, region{lineStart + content, end})
 	}
@@ -153,7 +167,12 @@ func fenceLine(line []byte) (c byte, n int, ok bool) {
 }
 
 func isBlank(line []byte) bool {
-	return len(bytes.TrimLeft(line, " \t\r\n")) == 0
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // containerPrefix scans the quote and list markers that open line. It

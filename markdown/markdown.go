@@ -16,9 +16,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	gparser "github.com/yuin/goldmark/parser"
 )
 
 // DefaultMaxBytes is the size limit used when Options.MaxBytes is zero. A
@@ -110,7 +113,8 @@ func Parse(name string, data []byte, opt Options) (doc *Doc, err error) {
 	}
 
 	doc = &Doc{}
-	p := &parser{doc: doc}
+	p := parsers.Get().(*parser)
+	p.doc = doc
 	if !utf8.Valid(data) {
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 		p.warn("invalid UTF-8 repaired")
@@ -133,6 +137,9 @@ func Parse(name string, data []byte, opt Options) (doc *Doc, err error) {
 	if doc.Title == "" {
 		doc.Title = titleFromName(name)
 	}
+	// Only a parse that ran to the end gives its parser back: after a
+	// panic its state is not worth trusting.
+	p.release()
 	return doc, nil
 }
 
@@ -155,9 +162,12 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// parser holds the state of one Parse call: the Doc being filled and the
-// sets that keep Tags and Links unique without quadratic scans (a generated
-// file can hold many thousands of tags).
+// parser holds the state of one Parse call: the Doc being filled, the
+// sets that keep Tags and Links unique without quadratic scans (a
+// generated file can hold many thousands of tags), and the working buffers
+// of the body walk. Parsers are pooled: a sync spends a large part of its
+// markdown time allocating and zeroing these buffers afresh for each
+// file otherwise. Nothing in a Doc points into them.
 type parser struct {
 	doc      *Doc
 	tagSeen  map[string]struct{}
@@ -167,9 +177,40 @@ type parser struct {
 	blockLinks []string
 
 	// Filled by parseBody for chunk: the plain text's word units and
-	// where each heading's section starts.
+	// the headings, each with where its section starts.
 	units    []span
 	sections []section
+
+	body   bodyState
+	ctx    *parseContext // goldmark's, reused
+	ctxOpt gparser.ParseOption
+}
+
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// maxPooled bounds the buffers (in elements) a parser keeps for the next
+// file: one huge file should not pin its buffers for the rest of a sync.
+const maxPooled = 1 << 16
+
+// release empties p and returns it to the pool.
+func (p *parser) release() {
+	p.doc = nil
+	p.blockLinks = p.blockLinks[:0]
+	p.tagSeen, p.linkSeen = nil, nil
+	if cap(p.units) > maxPooled {
+		p.units = nil
+	}
+	p.units = p.units[:0]
+	if cap(p.sections) > maxPooled {
+		p.sections = nil
+	}
+	clear(p.sections) // they hold the Doc's heading paths
+	p.sections = p.sections[:0]
+	p.body.reset()
+	if p.ctx != nil && !p.ctx.reset() {
+		p.ctx, p.ctxOpt = nil, nil
+	}
+	parsers.Put(p)
 }
 
 // warn records a problem. Warnings are single lines so that they read well

@@ -3,53 +3,79 @@ package markdown
 import (
 	"bytes"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	gparser "github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
-// mdParser is built once: goldmark's parser is immutable configuration
-// (it initialises itself under a sync.Once) and safe for concurrent use, and
-// building it per file would cost more than parsing a typical memory.
-// Tables, strikethrough and task lists are the GFM parts memories use; task
-// list checkboxes would otherwise leave "[ ]" in the plain text.
-var mdParser gparser.Parser = goldmark.New(goldmark.WithExtensions(
-	extension.Table,
-	extension.Strikethrough,
-	extension.TaskList,
-)).Parser()
-
 // span is one word of the plain text, as byte offsets into Doc.Text.
 type span struct{ start, end int }
 
-// section marks where a heading's text starts, in words, and the heading
-// path (H1 > H2 > ...) in force from there on.
+// section is one heading: where its text starts, in words, the
+// enclosing heading's section (-1 for none), and the heading path
+// (H1 > H2 > ...) in force from there on, built when a chunk first needs it.
 type section struct {
-	unit int
-	path []string
-}
-
-type heading struct {
-	level int
-	text  string
+	unit   int
+	parent int
+	level  int
+	title  string
+	path   []string
 }
 
 // bodyState is what parseBody keeps while it walks the blocks. Its
-// buffers are reused from block to block.
+// buffers are reused from block to block, and from file to file through
+// the parser pool.
 type bodyState struct {
 	src   []byte
-	text  []byte    // Doc.Text being built
-	stack []heading // open headings, outermost first
-	inl   []byte    // inline text of the current leaf block
-	lit   [][2]int  // ranges of inl that are code or URLs: not scanned for links and tags
-	out   []byte    // the current leaf block's finished text
-	row   []byte    // the current table row's text
+	text  []byte   // Doc.Text being built
+	stack []int    // open headings (indices into sections), outermost first
+	inl   []byte   // inline text of the current leaf block
+	lit   [][2]int // ranges of inl that are code or URLs: not scanned for links and tags
+	out   []byte   // the current leaf block's finished text
+	row   []byte   // the current table row's text
+	// suspect is set when a piece of text might cut a character, and
+	// repair when a walk left Doc.Text invalid UTF-8: the walk is done
+	// again, repairing each block (see walkBody).
+	suspect, repair bool
+}
+
+// segment notes whether seg might cut a character of src: whether it
+// starts or ends at a UTF-8 continuation byte.
+func (b *bodyState) segment(seg text.Segment) {
+	if seg.Start < len(b.src) && b.src[seg.Start]&0xC0 == 0x80 || seg.Stop < len(b.src) && b.src[seg.Stop]&0xC0 == 0x80 {
+		b.suspect = true
+	}
+}
+
+// decoded notes whether v, text goldmark made, might not be valid.
+func (b *bodyState) decoded(v []byte) {
+	if !utf8.Valid(v) {
+		b.suspect = true
+	}
+}
+
+// reset empties b for the next file, dropping buffers that one large file
+// grew beyond what the pool should keep.
+func (b *bodyState) reset() {
+	b.src, b.suspect, b.repair = nil, false, false
+	b.text = trimBuf(b.text)
+	b.stack = b.stack[:0]
+	b.inl = trimBuf(b.inl)
+	b.lit = b.lit[:0]
+	b.out = trimBuf(b.out)
+	b.row = trimBuf(b.row)
+}
+
+func trimBuf(b []byte) []byte {
+	if cap(b) > 16*maxPooled {
+		return nil
+	}
+	return b[:0]
 }
 
 // parseBody parses the markdown body and fills Text, Headings, Links, the
@@ -60,11 +86,48 @@ func (p *parser) parseBody(src []byte) {
 	if defused {
 		p.warn("markdown nested too deeply or too dense with markup in places; those parts were indexed as literal text")
 	}
-	root := mdParser.Parse(text.NewReader(src))
-	b := &bodyState{src: src, text: make([]byte, 0, len(src))}
-	p.units = make([]span, 0, len(src)/6+8)
+	if p.ctx == nil {
+		p.ctx = newParseContext()
+		p.ctxOpt = gparser.WithContext(p.ctx)
+	}
+	root := mdParser.Parse(text.NewReader(src), p.ctxOpt)
+	p.walkBody(root, src)
+}
+
+// walkBody fills the Doc from the blocks of root, parsed from src, which
+// is valid UTF-8.
+//
+// Every block's text must be valid UTF-8 too. It is made of pieces of src
+// and of text goldmark decoded (escapes, entities), and as long as no
+// piece of src starts or ends inside a character it is valid; goldmark
+// cuts only at ASCII characters, so the walk just notes whether a piece
+// might do otherwise (b.suspect) instead of checking every block, which
+// cost a few percent of Parse on a corpus of CJK text. If one might, the
+// text is checked, and if it is not valid (which needs a cut character:
+// blocks are joined by '\n') the walk is done again, checking and
+// repairing each block as it is added.
+func (p *parser) walkBody(root ast.Node, src []byte) {
+	b := &p.body
+	b.src = src
+	d := p.doc
+	title, tags := d.Title, len(d.Tags)
 	walk(root, func(n ast.Node) bool { return p.block(b, n) })
-	p.doc.Text = string(b.text)
+	if b.suspect && !utf8.Valid(b.text) {
+		for _, t := range d.Tags[tags:] {
+			delete(p.tagSeen, t)
+		}
+		d.Tags = d.Tags[:tags:tags]
+		if tags == 0 {
+			d.Tags = nil
+		}
+		d.Title, d.Headings, d.Links, d.Mentions = title, nil, nil, nil
+		p.linkSeen, p.blockLinks = nil, p.blockLinks[:0]
+		p.units, p.sections = p.units[:0], p.sections[:0]
+		b.text, b.stack = b.text[:0], b.stack[:0]
+		b.repair = true
+		walk(root, func(n ast.Node) bool { return p.block(b, n) })
+	}
+	d.Text = string(b.text)
 }
 
 // walk visits root and its descendants in document order, descending into
@@ -91,15 +154,6 @@ func walk(root ast.Node, enter func(ast.Node) bool) {
 // Containers (document, lists, quotes, tables) are descended into; leaves
 // add their text.
 func (p *parser) block(b *bodyState, n ast.Node) bool {
-	defer func() {
-		if len(p.blockLinks) > 0 {
-			section := ""
-			if len(b.stack) > 0 {
-				section = b.stack[len(b.stack)-1].text
-			}
-			p.placeLinks(section)
-		}
-	}()
 	switch n := n.(type) {
 	case *ast.Heading:
 		p.addBlock(b, p.leafText(b, n), n.Level)
@@ -114,6 +168,13 @@ func (p *parser) block(b *bodyState, n ast.Node) bool {
 	default:
 		return true
 	}
+	if len(p.blockLinks) > 0 {
+		section := ""
+		if len(b.stack) > 0 {
+			section = p.sections[b.stack[len(b.stack)-1]].title
+		}
+		p.placeLinks(section)
+	}
 	return false
 }
 
@@ -124,26 +185,24 @@ func (p *parser) addBlock(b *bodyState, s []byte, level int) {
 	if len(s) == 0 {
 		return
 	}
-	if !utf8.Valid(s) {
-		// Cannot happen with valid input and goldmark's segment
-		// boundaries, but the promise of valid UTF-8 is cheap to keep.
+	if b.repair && !utf8.Valid(s) {
 		s = bytes.ToValidUTF8(s, []byte("\uFFFD"))
 	}
 	if level > 0 {
-		title := strings.Join(strings.Fields(string(s)), " ")
+		title := collapseSpace(s)
 		p.doc.Headings = append(p.doc.Headings, title)
 		if level == 1 && p.doc.Title == "" {
 			p.doc.Title = title
 		}
-		for len(b.stack) > 0 && b.stack[len(b.stack)-1].level >= level {
+		for len(b.stack) > 0 && p.sections[b.stack[len(b.stack)-1]].level >= level {
 			b.stack = b.stack[:len(b.stack)-1]
 		}
-		b.stack = append(b.stack, heading{level, title})
-		path := make([]string, len(b.stack))
-		for i, h := range b.stack {
-			path[i] = h.text
+		parent := -1
+		if len(b.stack) > 0 {
+			parent = b.stack[len(b.stack)-1]
 		}
-		p.sections = append(p.sections, section{unit: len(p.units), path: path})
+		b.stack = append(b.stack, len(p.sections))
+		p.sections = append(p.sections, section{unit: len(p.units), parent: parent, level: level, title: title})
 	}
 	if len(b.text) > 0 {
 		b.text = append(b.text, '\n')
@@ -152,6 +211,38 @@ func (p *parser) addBlock(b *bodyState, s []byte, level int) {
 	b.text = append(b.text, s...)
 }
 
+// collapseSpace is strings.Join(strings.Fields(string(s)), " ") with one
+// allocation, and without the join when s is already a single line of
+// words separated by single spaces (nearly every heading).
+func collapseSpace(s []byte) string {
+	prevSpace := true // a leading space is not clean
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			space := asciiSpace[c]
+			if space && (c != ' ' || prevSpace) {
+				return strings.Join(strings.Fields(string(s)), " ")
+			}
+			prevSpace = space
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if unicode.IsSpace(r) {
+			return strings.Join(strings.Fields(string(s)), " ")
+		}
+		prevSpace = false
+		i += size
+	}
+	if prevSpace { // empty, or a trailing space
+		return strings.Join(strings.Fields(string(s)), " ")
+	}
+	return string(s)
+}
+
+// asciiSpace is the ASCII white space of strings.Fields.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
 // codeText is a code block's content, kept verbatim: code is searchable
 // text in a memory, identifiers especially.
 func (b *bodyState) codeText(n ast.Node) []byte {
@@ -159,6 +250,7 @@ func (b *bodyState) codeText(n ast.Node) []byte {
 	lines := n.Lines()
 	for i := range lines.Len() {
 		seg := lines.At(i)
+		b.segment(seg)
 		b.out = append(b.out, seg.Value(b.src)...)
 	}
 	return bytes.TrimRight(b.out, " \t\n")
@@ -209,7 +301,8 @@ func (p *parser) leafText(b *bodyState, n ast.Node) []byte {
 func (p *parser) inline(b *bodyState, n ast.Node) bool {
 	switch n := n.(type) {
 	case *ast.Text:
-		v := n.Value(b.src)
+		b.segment(n.Segment)
+		v := n.Segment.Value(b.src)
 		if !n.IsRaw() {
 			v = unescape(v)
 		}
@@ -221,6 +314,7 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 			b.inl = append(b.inl, ' ')
 		}
 	case *ast.String:
+		b.decoded(n.Value)
 		if n.IsCode() {
 			b.literal(n.Value)
 		} else {
@@ -230,16 +324,20 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 			switch c := c.(type) {
 			case *ast.Text:
-				b.literal(c.Value(b.src))
+				b.segment(c.Segment)
+				b.literal(c.Segment.Value(b.src))
 				if c.SoftLineBreak() || c.HardLineBreak() {
 					b.literal([]byte{' '})
 				}
 			case *ast.String:
+				b.decoded(c.Value)
 				b.literal(c.Value)
 			}
 		}
 	case *ast.AutoLink:
-		b.literal(n.Label(b.src))
+		label := n.Label(b.src)
+		b.decoded(label)
+		b.literal(label)
 	case *ast.RawHTML:
 		// Inline HTML tags are markup; the text between them is kept.
 	case *east.TaskCheckBox:

@@ -1,0 +1,49 @@
+package markdown
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+)
+
+// TestSplitCharacterRepaired covers walkBody's repair pass. goldmark never
+// cuts a text segment inside a character, so no markdown input reaches
+// it; this tree is built by hand with a heading that ends one byte into
+// "é" and a paragraph that starts with the rest of it. The result must be
+// what checking every block from the start gives: each block repaired on
+// its own, and nothing from the abandoned first walk left behind (tags,
+// links, headings, the title, word units).
+func TestSplitCharacterRepaired(t *testing.T) {
+	src := []byte("Head é\nsee [[Some Link]] #tag é")
+	cut := bytes.Index(src, []byte("é")) + 1
+	root := ast.NewDocument()
+	h := ast.NewHeading(1)
+	h.AppendChild(h, ast.NewTextSegment(text.NewSegment(0, cut)))
+	para := ast.NewParagraph()
+	para.AppendChild(para, ast.NewTextSegment(text.NewSegment(cut, len(src))))
+	root.AppendChild(root, h)
+	root.AppendChild(root, para)
+
+	walkBody := func(repair bool) (*Doc, []span) {
+		d := &Doc{Tags: []string{"front"}}
+		p := &parser{doc: d, tagSeen: map[string]struct{}{"front": {}}}
+		p.body.repair = repair
+		p.walkBody(root, src)
+		return d, p.units
+	}
+	got, gotUnits := walkBody(false)
+	want, wantUnits := walkBody(true)
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotUnits, wantUnits) {
+		t.Errorf("walk with a repair pass gave\n%#v\n%v\nchecking every block gives\n%#v\n%v", got, gotUnits, want, wantUnits)
+	}
+	if wantText := "Head \uFFFD\n\uFFFD\nsee Some Link #tag é"; got.Text != wantText {
+		t.Errorf("Text = %q, want %q", got.Text, wantText)
+	}
+	if got.Title != "Head \uFFFD" || strings.Join(got.Tags, ",") != "front,tag" || len(got.Links) != 1 {
+		t.Errorf("Title %q, Tags %q, Links %q", got.Title, got.Tags, got.Links)
+	}
+}
