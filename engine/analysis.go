@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
+	"reflect"
 	"sort"
 	"unicode"
 	"unicode/utf8"
@@ -123,4 +125,159 @@ func allBigram(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// bigramChain checks that the index's bigram analyzer is the one
+// addBigramAnalyzer defines — scriptTokenizer, then width folding,
+// lowercase and bigrams without unigrams — which the analysis pass
+// reproduces (cjkTokens), and returns its two per-token filters.
+func bigramChain(a analysis.Analyzer) ([]analysis.TokenFilter, error) {
+	da, ok := a.(*analysis.DefaultAnalyzer)
+	if !ok {
+		return nil, fmt.Errorf("analyzer %s is a %T, not a custom analyzer", analyzerBigram, a)
+	}
+	if _, ok := da.Tokenizer.(*scriptTokenizer); !ok || len(da.CharFilters) != 0 || len(da.TokenFilters) != 3 {
+		return nil, fmt.Errorf("analyzer %s is not %s with three token filters", analyzerBigram, tokenizerBigram)
+	}
+	_, width := da.TokenFilters[0].(*cjk.CJKWidthFilter)
+	_, lower := da.TokenFilters[1].(*lowercase.LowerCaseFilter)
+	bigram, _ := da.TokenFilters[2].(*cjk.CJKBigramFilter)
+	if !width || !lower || bigram == nil || !reflect.DeepEqual(bigram, cjk.NewCJKBigramFilter(false)) {
+		return nil, fmt.Errorf("analyzer %s filters with %T, %T, %T; want width, lowercase and bigrams alone", analyzerBigram,
+			da.TokenFilters[0], da.TokenFilters[1], da.TokenFilters[2])
+	}
+	return da.TokenFilters[:2], nil
+}
+
+// cjkForm is what the bigram analyzer's width and lowercase filters make
+// of one token's bytes.
+type cjkForm struct {
+	term []byte
+	w    *aword  // term, for a token the bigram filter passes on as it is
+	lens []uint8 // term's runes' lengths, for an ideographic token
+}
+
+// piece is one character of an ideographic token, where the bigram filter
+// places it.
+type piece struct {
+	term       []byte
+	start, end int
+}
+
+// cjkTokens analyses a.body as the bigram analyzer does, without its
+// allocations: the same terms, in the same order, with the same offsets
+// (which the bigram filter counts in the filtered characters' bytes).
+// Each distinct token is filtered once per analyser (a.forms), and each
+// term is one aword, so that group and field count them as they count
+// English terms. The slice is reused by the next call.
+func (a *analyser) cjkTokens() []token {
+	body := a.body
+	a.ctoks = a.ctoks[:0]
+	// scriptTokenizer: the Unicode tokenizer's words, with the SEA runs
+	// merged in by start (a run after a word starting where it does).
+	a.sea = a.sea[:0]
+	start := -1
+	for i := 0; i <= len(body); {
+		r, n := utf8.DecodeRune(body[i:])
+		if i < len(body) && seaRune(r) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			a.sea = append(a.sea, [2]int{start, i})
+			start = -1
+		}
+		if i == len(body) {
+			break
+		}
+		i += n
+	}
+	a.ring = 0
+	sea := a.sea
+	for w := newWords(body); w.next(); {
+		if !w.word {
+			continue
+		}
+		for len(sea) > 0 && sea[0][0] < w.start {
+			a.cjkToken(body[sea[0][0]:sea[0][1]], sea[0][0], sea[0][1], true)
+			sea = sea[1:]
+		}
+		a.cjkToken(w.seg, w.start, w.start+len(w.seg), w.ideo)
+	}
+	for _, s := range sea {
+		a.cjkToken(body[s[0]:s[1]], s[0], s[1], true)
+	}
+	if a.ring == 1 {
+		a.cjkEmit(a.curr.term, a.curr.start, a.curr.end)
+	}
+	return a.ctoks
+}
+
+// cjkToken passes one token of the tokenizer through the filters.
+func (a *analyser) cjkToken(b []byte, start, end int, ideographic bool) {
+	f := a.forms[string(b)]
+	if f == nil {
+		ts := analysis.TokenStream{&analysis.Token{Term: bytes.Clone(b), Start: 0, End: len(b), Position: 1}}
+		for _, flt := range a.ft.cjkFilters {
+			ts = flt.Filter(ts)
+		}
+		f = &cjkForm{term: ts[0].Term}
+		a.forms[string(b)] = f
+	}
+	if !ideographic {
+		// The bigram filter flushes what it holds, then passes the token on.
+		if a.ring == 1 {
+			a.cjkEmit(a.curr.term, a.curr.start, a.curr.end)
+		}
+		a.ring = 0
+		if f.w == nil {
+			f.w = a.cjkTerm(f.term)
+		}
+		a.ctoks = append(a.ctoks, token{w: f.w, start: start, end: end})
+		return
+	}
+	if f.lens == nil {
+		f.lens = make([]uint8, 0, len(f.term))
+		for _, r := range bytes.Runes(f.term) {
+			f.lens = append(f.lens, uint8(utf8.RuneLen(r)))
+		}
+	}
+	// The bigram filter, with outputUnigram false: a character alone
+	// (not adjacent to the one before it or after it) is a unigram, and
+	// each two adjacent characters a bigram.
+	sofar := 0
+	for _, l := range f.lens {
+		p := piece{term: f.term[sofar : sofar+int(l)], start: start + sofar, end: start + sofar + int(l)}
+		sofar += int(l)
+		if a.ring > 0 && p.start-a.curr.end != 0 {
+			if a.ring == 1 {
+				a.cjkEmit(a.curr.term, a.curr.start, a.curr.end)
+			}
+			a.ring = 0
+		}
+		a.prev, a.curr = a.curr, p
+		if a.ring < 2 {
+			a.ring++
+		}
+		if a.ring == 2 {
+			a.scratch = append(append(a.scratch[:0], a.prev.term...), p.term...)
+			a.cjkEmit(a.scratch, a.prev.start, p.end)
+		}
+	}
+}
+
+// cjkEmit appends the token term [start, end) to a.ctoks.
+func (a *analyser) cjkEmit(term []byte, start, end int) {
+	a.ctoks = append(a.ctoks, token{w: a.cjkTerm(term), start: start, end: end})
+}
+
+// cjkTerm is the aword of a bigram analyzer's term (copied if new).
+func (a *analyser) cjkTerm(term []byte) *aword {
+	w := a.cjkTerms[string(term)]
+	if w == nil {
+		w = &aword{str: string(term)}
+		w.term = []byte(w.str)
+		a.cjkTerms[w.str] = w
+	}
+	return w
 }

@@ -103,7 +103,9 @@ type fulltext struct {
 	// and the indexing options the mapping gives each text field.
 	fold    analysis.CharFilter
 	filters []analysis.TokenFilter
-	opts    map[string]index.FieldIndexingOptions
+	// the bigram analyzer's width and lowercase filters, for the pass
+	cjkFilters []analysis.TokenFilter
+	opts       map[string]index.FieldIndexingOptions
 }
 
 // batchMode says when a Batch on a writer's full-text index returns.
@@ -193,6 +195,9 @@ func (ft *fulltext) prepareAnalysis() error {
 		return err
 	}
 	ft.fold, ft.filters = fold, filters
+	if ft.cjkFilters, err = bigramChain(ft.cjk); err != nil {
+		return err
+	}
 	doc := document.NewDocument("sample")
 	if err := ft.idx.Mapping().MapDocument(doc, &ftDoc{Title: "t", Body: "b", Tags: "g", CJK: "c"}); err != nil {
 		return fmt.Errorf("map a sample document: %w", err)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -89,10 +90,13 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.mu.RLock()
 	first := e.lastSync.IsZero() || e.unfinished != ""
 	e.mu.RUnlock()
+	var pace *gcPacer
 	if rep.Full || first {
 		if err := e.markUnfinished(start); err != nil {
 			return rep, err
 		}
+		pace = paceGC(syncMemoryBudget) // everything is indexed: see gcpace.go
+		defer pace.stop()
 	}
 	found, shut, err := e.scan(ctx)
 	if err != nil {
@@ -103,7 +107,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	t0 := time.Now()
 	before := e.readsWithin(nil)
 	reportShut(shut, &rep)
-	if err := e.reconcile(ctx, found, func(p string) bool { return !inAnyFolder(p, shut) }, &rep); err != nil {
+	if err := e.reconcile(ctx, found, func(p string) bool { return !inAnyFolder(p, shut) }, pace, &rep); err != nil {
 		return rep, err
 	}
 	if err := e.followMoves(before, rep); err != nil {
@@ -156,8 +160,9 @@ func (e *Engine) markUnfinished(start time.Time) error {
 
 // reconcile makes the indexes agree with found for every path inside the
 // part of the tree that within says was scanned: files found are added or
-// re-indexed if changed; known files not found are removed.
-func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, rep *Report) error {
+// re-indexed if changed; known files not found are removed. pace, if not
+// nil, is told after every batch (gcpace.go).
+func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, pace *gcPacer, rep *Report) error {
 	var jobs []syncJob
 	var removed []string
 	e.mu.RLock()
@@ -251,6 +256,7 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 		if err := e.apply(ctx, out, nil, rep); err != nil {
 			return err
 		}
+		pace.keepUp()
 		done += len(out)
 		progress()
 	}
@@ -290,7 +296,7 @@ func (e *Engine) syncPaths(ctx context.Context, paths []string) (rep Report, err
 	within := func(p string) bool { return !inAnyFolder(p, shut) && inAnyFolder(p, roots) }
 	reportShut(shut, &rep)
 	before := e.readsWithin(roots)
-	if err := e.reconcile(ctx, found, within, &rep); err != nil {
+	if err := e.reconcile(ctx, found, within, nil, &rep); err != nil {
 		return rep, err
 	}
 	if err := e.followMoves(before, rep); err != nil {
@@ -438,9 +444,9 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := e.ft.newAnalyser()
+			w := &worker{a: e.ft.newAnalyser()}
 			for i := range next {
-				out[i] = e.processOne(ctx, jobs[i], dim, a)
+				out[i] = e.processOne(ctx, jobs[i], dim, w)
 			}
 		}()
 	}
@@ -452,11 +458,17 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 	return out
 }
 
+// worker is what one goroutine of process keeps from file to file.
+type worker struct {
+	a        *analyser
+	excerpts []byte // the excerpt index being encoded
+}
+
 // processOne reads, parses and embeds one file; dim is the index's vector
-// dimension (0 while a remote embedder has not answered yet), a the
-// worker's analyser. The text is analysed once, for the full-text document
-// and the excerpt index.
-func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser) outcome {
+// dimension (0 while a remote embedder has not answered yet), w the
+// worker's reusable state. The text is analysed once, for the full-text
+// document and the excerpt index.
+func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) outcome {
 	o := outcome{path: j.path}
 	if j.skip != "" {
 		o.skip = j.skip
@@ -505,8 +517,9 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, a *analyser
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	mt := a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
-	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, encodeExcerpts(doc.Text, bounds, mt.excerpt), graphMentions(doc)
+	mt := w.a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
+	w.excerpts = appendExcerpts(w.excerpts[:0], doc.Text, bounds, mt.excerpt)
+	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, bytes.Clone(w.excerpts), graphMentions(doc)
 	o.rec = &record{
 		Lens:     analyzedLens(o.doc),
 		Path:     j.path,

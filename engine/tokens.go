@@ -11,7 +11,6 @@ import (
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/document"
 	index "github.com/blevesearch/bleve_index_api"
-	"github.com/blevesearch/segment"
 )
 
 // One analysis pass: a memory's text is analysed once, in the sync
@@ -38,12 +37,31 @@ type analyser struct {
 	words map[string]*aword // folded word → its term
 	terms map[string]*aword // term → the one aword of all its words
 	stop  *aword            // what every stopword is (never grouped)
+	// words and terms, forms and cjkTerms are made for a batch
+	sized, cjkSized bool
+	// the bigram analyzer's memos (cjkTokens): token → its filtered form,
+	// term → its aword
+	forms    map[string]*cjkForm
+	cjkTerms map[string]*aword
 	// buffers reused from one text to the next
-	folded []byte
-	start  []int // per folded byte: where its rune starts in the original
-	toks   []token
-	groups []group
-	text   uint64 // counts the texts group has counted (aword.text)
+	folded  []byte
+	start   []int // per folded byte: where its rune starts in the original
+	toks    []token
+	groups  []group
+	text    uint64 // counts the texts group has counted (aword.text)
+	tok     analysis.Token
+	ts      analysis.TokenStream
+	excerpt []excerptTerm // memoryText.excerpt
+	spans   []span        // its spans
+	counts  []int         // per excerpt term, its spans
+	// the bigram analyzer's: its input, SEA runs, output, and the bigram
+	// filter's state (ring characters held, the last two)
+	body       []byte
+	sea        [][2]int
+	ctoks      []token
+	ring       int
+	prev, curr piece
+	scratch    []byte
 }
 
 // aword is a term the English filters make of words: every word with the
@@ -58,6 +76,9 @@ type aword struct {
 	slot int
 }
 
+// memoWords is the room a sync worker's analyser makes for words.
+const memoWords = 1 << 12
+
 // token is one indexed word of a text: its term and its byte range in the
 // original (unfolded) text.
 type token struct {
@@ -67,7 +88,8 @@ type token struct {
 
 // newAnalyser returns an analyser for ft's English analyzer.
 func (ft *fulltext) newAnalyser() *analyser {
-	return &analyser{ft: ft, runes: map[rune]string{}, words: map[string]*aword{}, terms: map[string]*aword{}, stop: &aword{stop: true}}
+	return &analyser{ft: ft, runes: map[rune]string{}, words: map[string]*aword{}, terms: map[string]*aword{}, stop: &aword{stop: true},
+		forms: map[string]*cjkForm{}, cjkTerms: map[string]*aword{}}
 }
 
 // englishChain checks that the index's English analyzer is one the pass
@@ -154,16 +176,13 @@ func (a *analyser) fold(text string, base int) {
 // byte i on, where a word's last rune is read to find its end.
 func (a *analyser) segment(from func(i int) string) []token {
 	a.toks = a.toks[:0]
-	seg := segment.NewWordSegmenterDirect(a.folded)
-	pos := 0
-	for seg.Segment() {
-		b := seg.Bytes()
-		if seg.Type() != segment.None {
+	for w := newWords(a.folded); w.next(); {
+		if w.word {
+			b, pos := w.seg, w.start
 			last := a.start[pos+len(b)-1]
 			_, n := utf8.DecodeRuneInString(from(last))
 			a.toks = append(a.toks, token{w: a.word(b), start: a.start[pos], end: last + n})
 		}
-		pos += len(b)
 	}
 	return a.toks
 }
@@ -173,10 +192,12 @@ func (a *analyser) word(b []byte) *aword {
 	if w, ok := a.words[string(b)]; ok {
 		return w
 	}
-	ts := analysis.TokenStream{&analysis.Token{Term: bytes.Clone(b), Start: 0, End: len(b), Position: 1}}
+	a.tok = analysis.Token{Term: bytes.Clone(b), Start: 0, End: len(b), Position: 1}
+	ts := append(a.ts[:0], &a.tok)
 	for _, f := range a.ft.filters {
 		ts = f.Filter(ts)
 	}
+	a.ts = ts[:0]
 	var w *aword
 	switch {
 	case len(ts) == 0:
@@ -187,7 +208,11 @@ func (a *analyser) word(b []byte) *aword {
 		w = &aword{term: ts[0].Term, str: string(ts[0].Term)}
 		a.terms[w.str] = w
 	}
-	a.words[string(b)] = w
+	if !w.stop && w.str == string(b) {
+		a.words[w.str] = w // the word is its term: one string for both keys
+	} else {
+		a.words[string(b)] = w
+	}
 	return w
 }
 
@@ -261,16 +286,30 @@ const tokenFreqSize = 64
 // terms of its excerpt index.
 type memoryText struct {
 	fields  []*analysedField
-	excerpt []excerptTerm // spans in the plain text
+	excerpt []excerptTerm // spans in the plain text; reused by the next memory
 }
 
 // memory analyses a memory's title, plain text and tags once. The body
 // field is title + "\n" + text; the title field is its tokens before the
 // newline, which always ends a word; the excerpt index holds the tokens
 // after it, its spans counted from the start of text. Text with CJK or SEA
-// letters also gets the cjk field, analysed once by the bigram analyzer
-// and shared with the excerpt index in the same way.
+// letters also gets the cjk field, analysed once as the bigram analyzer
+// does and shared with the excerpt index in the same way. The excerpt
+// terms live in the analyser's buffers: a sync encodes them at once.
 func (a *analyser) memory(title, text, tags string) memoryText {
+	if !a.sized {
+		// A sync worker's memo grows to thousands of words (tldr: 4.5k
+		// words in 512 memories); growing the maps from empty cost a
+		// twentieth of the pass.
+		a.words, a.terms = make(map[string]*aword, memoWords), make(map[string]*aword, memoWords)
+		a.sized = true
+	}
+	textCJK := needsBigrams(text)
+	cjk := textCJK || needsBigrams(title)
+	if cjk && !a.cjkSized {
+		a.forms, a.cjkTerms = make(map[string]*cjkForm, memoWords), make(map[string]*aword, memoWords)
+		a.cjkSized = true
+	}
 	off := len(title) + 1
 	toks := a.titled(title, text)
 	nTitle := 0
@@ -279,56 +318,71 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 	}
 	gs := a.group(toks, nTitle)
 	var m memoryText
-	m.fields = append(m.fields, a.field(fTitle, gs, len(title), countBefore), a.field(fBody, gs, off+len(text), countAll))
-	// The excerpt index's English terms: each term of the text with its
-	// spans, in order, in one slice of a shared array.
-	n, terms := 0, 0
-	for _, g := range gs {
-		if g.after > 0 {
-			n += g.after
-			terms++
-		}
-	}
-	m.excerpt = make([]excerptTerm, 0, terms)
-	spans := make([]span, n)
+	m.fields = append(make([]*analysedField, 0, 4), a.field(fTitle, gs, len(title), countBefore), a.field(fBody, gs, off+len(text), countAll))
+	// The excerpt index: each term of the text with its spans, in order,
+	// in one slice of a shared array; English terms first (each group's
+	// after count), then CJK terms if the text has CJK letters of its own
+	// (as before the one pass, see excerpts.go), counted here.
+	xs, counts := a.excerpt[:0], a.counts[:0]
 	for _, g := range gs {
 		if g.after > 0 {
 			if g.w.key == "" {
 				g.w.key = string([]byte{nsEN}) + string(g.w.term)
 			}
-			g.w.slot = len(m.excerpt) // now the term's slot in m.excerpt
-			m.excerpt = append(m.excerpt, excerptTerm{key: g.w.key, spans: spans[:0:g.after]})
-			spans = spans[g.after:]
+			g.w.slot = len(xs) // now the term's slot in the excerpt
+			xs = append(xs, excerptTerm{key: g.w.key})
+			counts = append(counts, g.after)
 		}
 	}
-	for _, t := range toks[nTitle:] {
-		if !t.w.stop {
-			x := &m.excerpt[t.w.slot]
-			x.spans = append(x.spans, span{t.start - off, t.end - off})
-		}
-	}
-	if needsBigrams(title) || needsBigrams(text) {
-		f, cjk := a.cjkField(title + "\n" + text)
-		m.fields = append(m.fields, f)
-		// As before the one pass, only text with CJK letters of its own
-		// gets CJK keys (see excerpts.go).
-		if needsBigrams(text) {
-			slot := map[string]int{}
-			for _, t := range cjk {
-				if t.Start < off {
+	nEN := len(xs)
+	var ctoks []token
+	if cjk {
+		a.body = append(append(append(a.body[:0], title...), '\n'), text...)
+		ctoks = a.cjkTokens()
+		m.fields = append(m.fields, a.cjkField(ctoks, len(a.body)))
+		if textCJK {
+			a.text++
+			for _, t := range ctoks {
+				if t.start < off {
 					continue
 				}
-				k := string([]byte{nsCJK}) + string(t.Term)
-				i, ok := slot[k]
-				if !ok {
-					i = len(m.excerpt)
-					slot[k] = i
-					m.excerpt = append(m.excerpt, excerptTerm{key: k})
+				if w := t.w; w.text != a.text {
+					if w.key == "" {
+						w.key = string([]byte{nsCJK}) + w.str
+					}
+					w.text, w.slot = a.text, len(xs)
+					xs = append(xs, excerptTerm{key: w.key})
+					counts = append(counts, 0)
 				}
-				m.excerpt[i].spans = append(m.excerpt[i].spans, span{t.Start - off, t.End - off})
+				counts[t.w.slot]++
 			}
 		}
 	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	spans := slices.Grow(a.spans[:0], n)[:n]
+	a.spans, a.counts = spans, counts
+	for i, c := range counts {
+		xs[i].spans = spans[:0:c]
+		spans = spans[c:]
+	}
+	for _, t := range toks[nTitle:] {
+		if !t.w.stop {
+			x := &xs[t.w.slot]
+			x.spans = append(x.spans, span{t.start - off, t.end - off})
+		}
+	}
+	if len(xs) > nEN {
+		for _, t := range ctoks {
+			if t.start >= off {
+				x := &xs[t.w.slot]
+				x.spans = append(x.spans, span{t.start - off, t.end - off})
+			}
+		}
+	}
+	a.excerpt, m.excerpt = xs, xs
 	tt := a.tokens(tags)
 	m.fields = append(m.fields, a.field(fTags, a.group(tt, len(tt)), len(tags), countBefore))
 	return m
@@ -340,20 +394,19 @@ func (a *analyser) message(text string) []*analysedField {
 	toks := a.tokens(text)
 	fs := []*analysedField{a.field(fBody, a.group(toks, len(toks)), len(text), countBefore)}
 	if needsBigrams(text) {
-		f, _ := a.cjkField(text)
-		fs = append(fs, f)
+		a.body = append(a.body[:0], text...)
+		fs = append(fs, a.cjkField(a.cjkTokens(), len(text)))
 	}
 	return fs
 }
 
-// cjkField analyses text for the cjk field, with the bigram analyzer
-// (which needs no memo: few texts have CJK or SEA letters).
-func (a *analyser) cjkField(text string) (*analysedField, analysis.TokenStream) {
-	toks := a.ft.cjk.Analyze([]byte(text))
-	return &analysedField{
-		name: fCJK, opts: a.ft.opts[fCJK], bytes: len(text), length: len(toks),
-		freqs: analysis.TokenFrequency(toks, nil, a.ft.opts[fCJK]), size: tokenFreqSize * len(toks),
-	}, toks
+// cjkField makes the cjk field of a text (n bytes) from its bigram
+// analyzer tokens. Its size estimate is a term's per token, as when
+// Bleve's own analysis made it.
+func (a *analyser) cjkField(toks []token, n int) *analysedField {
+	f := a.field(fCJK, a.group(toks, len(toks)), n, countBefore)
+	f.size = tokenFreqSize * len(toks)
+	return f
 }
 
 // matchSpans finds where the query's terms occur in text, analysing it as

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	index "github.com/blevesearch/bleve_index_api"
@@ -36,6 +38,13 @@ var analysisSamples = []struct{ title, text, tags string }{
 	{"WWW", "https://example.com/a?b=c user@example.com C++ C# .NET node.js", "tag"},
 	{"a", strings.Repeat("word running ", 300), "ｔａｇ \xfe déjà"},
 	{"ＦＵＬＬ ｗｉｄｔｈ", "ｈｅｌｌｏ ＷＯＲＬＤ ＡＢＣ１２３ ｶﾀｶﾅ", "tag"},
+	{"ｶﾞｷﾞ", "ｶﾞｷﾞｸﾞ 数 ﾊﾟﾋﾟ数据 ｱﾞ ﾞｶ ｶﾟ", "tag"},
+	{"カ_abc", "カタカナ_x ｶﾀ＿ｶﾅ ＡＢＣカナ 数１２ ひらがな漢字", "tag"},
+	{"๑๒๓ ไทย", "เลข๑๒๓ ๔๕ ไทย数据 数据ไทย 한국어数据 ΣΑΣ ΟΔΟΣ İstanbul数", "tag"},
+	{"only title 数据", "no cjk in the text", "tag"},
+	{"", "数", ""},
+	{"", "a 数 b 数据 c", ""},
+	{"数๑", "数๑ ๑ 数据๒", "tag"}, // a Thai digit is a number and a SEA run: the number comes first
 }
 
 // referenceField analyses text as Bleve would for a field with this
@@ -119,6 +128,25 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	}
 	if n := len(ft.en.Analyze([]byte(text))); spans != n {
 		diffs = append(diffs, fmt.Sprintf("excerpt holds %d English spans, Bleve finds %d terms in the text", spans, n))
+	}
+	// The CJK keys are exactly the bigram analyzer's terms of the text,
+	// with its offsets, for a text with CJK letters of its own.
+	gotCJK, wantCJK := map[string][]span{}, map[string][]span{}
+	for _, x := range mt.excerpt {
+		if x.key[0] == nsCJK {
+			gotCJK[x.key[1:]] = x.spans
+		}
+	}
+	if needsBigrams(text) {
+		off := len(title) + 1
+		for _, t := range ft.cjk.Analyze([]byte(body)) {
+			if t.Start >= off {
+				wantCJK[string(t.Term)] = append(wantCJK[string(t.Term)], span{t.Start - off, t.End - off})
+			}
+		}
+	}
+	if !maps.EqualFunc(gotCJK, wantCJK, slices.Equal) {
+		diffs = append(diffs, fmt.Sprintf("CJK excerpt terms %v, the bigram analyzer's %v", gotCJK, wantCJK))
 	}
 	// A session message is one body field (and cjk).
 	for _, f := range a.message(text) {
@@ -251,4 +279,48 @@ func TestAnalysisPassAgreesCorpus(t *testing.T) {
 	for _, b := range bad[:min(len(bad), 20)] {
 		t.Error(b)
 	}
+}
+
+// BenchmarkAnalysisPass runs the analysis pass alone over every memory of
+// the folder MNEMO_BENCH_DIR names (e.g. /tmp/mnemo-bench/corpora/tldr),
+// parsed once outside the timing, in path order; one analyser serves
+// batchFiles/2 memories, as each of a two-core sync's workers keeps one
+// for its half of a batch. One iteration is the whole corpus.
+func BenchmarkAnalysisPass(b *testing.B) {
+	dir := os.Getenv("MNEMO_BENCH_DIR")
+	if dir == "" {
+		b.Skip("set MNEMO_BENCH_DIR to a folder of markdown (e.g. /tmp/mnemo-bench/corpora/tldr) to run this benchmark")
+	}
+	ft := testAnalyzers(b)
+	byPath := vaultTexts(b, dir)
+	if len(byPath) == 0 {
+		b.Fatalf("no memory parsed under %s", dir)
+	}
+	texts := make([][3]string, 0, len(byPath))
+	for _, p := range slices.Sorted(maps.Keys(byPath)) {
+		texts = append(texts, byPath[p])
+	}
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	for b.Loop() {
+		var a *analyser
+		for i, tt := range texts {
+			if i%(batchFiles/2) == 0 {
+				a = ft.newAnalyser()
+			}
+			a.memory(tt[0], tt[1], tt[2])
+		}
+	}
+	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "docs/s")
+	// CPU, GC included, is what a shared machine lets one measure.
+	b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+}
+
+// processCPU is the user and system time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -161,7 +162,7 @@ func TestEmbedSemantics(t *testing.T) {
 
 func TestEmbedUnknownWords(t *testing.T) {
 	s := builtinT(t)
-	if _, ok := s.index["oligoclonal"]; ok {
+	if _, ok := s.index.Row([]byte("oligoclonal")); ok {
 		t.Fatal("test premise: oligoclonal should be missing from the table")
 	}
 	// The same unknown word on both sides is evidence; a different one is not.
@@ -305,6 +306,27 @@ func TestEmbedConcurrent(t *testing.T) {
 	for range 8 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestStandInSumsExact checks the counted sums of the stand-ins against
+// the float additions they replace, bit for bit, up to tokens long enough
+// to need 17 bit planes.
+func TestStandInSumsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 2, 3, 4, 5, 10, 63, 64, 65, 255, 1000, 100000} {
+		tok := make([]byte, n)
+		for i := range tok {
+			tok[i] = byte('a' + rng.IntN(3)) // few trigrams: many repeat, counts grow
+		}
+		var got, want [builtinDim]float32
+		standInSums(tok, &got)
+		standInSumsFloat(tok, &want)
+		for k := range want {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("%d-byte token, component %d: counted %v, added %v", n, k, got[k], want[k])
+			}
 		}
 	}
 }

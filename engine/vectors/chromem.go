@@ -108,7 +108,7 @@ func (s *Chromem) Put(ctx context.Context, items ...Item) error {
 			meta[l] = "1"
 		}
 		for i, v := range it.Vectors {
-			if a.unit[i] = Normalize(v); a.unit[i] == nil {
+			if a.unit[i] = unit(v); a.unit[i] == nil {
 				continue
 			}
 			a.docs = append(a.docs, chromem.Document{ID: chunkID(it.ID, i), Metadata: meta, Embedding: a.unit[i]})

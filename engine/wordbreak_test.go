@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/blevesearch/segment"
+)
+
+// segmenterWords is what segment.Segmenter makes of b, as words reports
+// it: "start:bytes" per segment, words marked with a '+'.
+func segmenterWords(b []byte) []string {
+	var out []string
+	seg := segment.NewWordSegmenterDirect(b)
+	pos := 0
+	for seg.Segment() {
+		out = append(out, segString(pos, seg.Bytes(), seg.Type() != segment.None))
+		pos += len(seg.Bytes())
+	}
+	return out
+}
+
+func wordsOf(b []byte) []string {
+	var out []string
+	for w := newWords(b); w.next(); {
+		out = append(out, segString(w.start, w.seg, w.word))
+	}
+	return out
+}
+
+func segString(start int, b []byte, word bool) string {
+	mark := ""
+	if word {
+		mark = "+"
+	}
+	return fmt.Sprintf("%d:%s%q", start, mark, b)
+}
+
+// wordSamples are texts where the ASCII rules are easy to get wrong:
+// every joining character between letters, digits and '_' and at the
+// ends, and ASCII next to the non-ASCII characters that change it.
+var wordSamples = []string{
+	"", "a", "_", "__", "1", "a1", "1a", "a_1", "_a_", "x86-64", "v1.2.3", "10:30", "e-mail", "foo_bar",
+	"a.b", "a:b", "a'b", "a,b", "a;b", "1.2", "1:2", "1'2", "1,000;5", "a.1", "1.a", "a1.2", "1a.b", "a1:b",
+	"a..b", "a.", ".a", "a.'b", "a_.b", "1_.2", "a.b.c.d", "3.14.15", "end.", "end:", "it's", "'quoted'",
+	"\r\n", "\r", "\n\r", "a\r\nb", "\v\f", "tab\there", "x\x00y\x7f", `say "hi"`, "C++ C# .NET node.js",
+	"https://example.com/a?b=c user@example.com",
+	"café", "cafe\u0301", "a\u00adb", "a\u200bb", "a’b", "a.\u0301b", "a\u0301.b", "1.\u03012", "a.é", "é.a",
+	"a \u0301", "a\xffb", "a \xff", "a\xff", "\xff a", "a.\xff", "a\xc3", "a\xe2\x82", "a\u0085b", "a\u2028b",
+	"א\"ב", "א'", "a\"b", "ab数据cd", "カタカナabc", "abc_カナ", "カ_a", "한국어abc", "ภาษาไทย a", "🚀a", "🇫🇷a",
+	"1️⃣", "ｆｕｌｌ width", "½x", "数.a", "a.数",
+}
+
+// TestWordsAgree checks that words cuts every sample exactly as the
+// segmenter does.
+func TestWordsAgree(t *testing.T) {
+	for _, s := range wordSamples {
+		if got, want := wordsOf([]byte(s)), segmenterWords([]byte(s)); !slices.Equal(got, want) {
+			t.Errorf("%q:\n got  %v\n want %v", s, got, want)
+		}
+	}
+}
+
+// TestWordsAgreeRandom compares words with the segmenter on many random
+// strings over an alphabet of ASCII of every word-break class and the
+// non-ASCII characters that interact with it.
+func TestWordsAgreeRandom(t *testing.T) {
+	alphabet := strings.Split("a|Z|q|0|9|_|:|.|'|,|;|\"| |-|\r|\n|\v|\x00|é|\u0301|\u00ad|’|א|数|カ|한|ก|🚀|\xff|\xc3|\u0085|\u2028|ｆ", "|")
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	for range n {
+		var b strings.Builder
+		for range r.IntN(16) {
+			if r.IntN(3) == 0 {
+				b.WriteString(alphabet[r.IntN(len(alphabet))])
+			} else {
+				b.WriteString(alphabet[r.IntN(12)]) // mostly ASCII
+			}
+		}
+		s := b.String()
+		if got, want := wordsOf([]byte(s)), segmenterWords([]byte(s)); !slices.Equal(got, want) {
+			t.Fatalf("%q:\n got  %v\n want %v", s, got, want)
+		}
+	}
+}
+
+// FuzzWords compares words with the segmenter on any input.
+func FuzzWords(f *testing.F) {
+	for _, s := range wordSamples {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := wordsOf([]byte(s)), segmenterWords([]byte(s)); !slices.Equal(got, want) {
+			t.Fatalf("%q:\n got  %v\n want %v", s, got, want)
+		}
+	})
+}
