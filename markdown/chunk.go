@@ -20,12 +20,10 @@ func appendUnits(units []span, s []byte, base int) []span {
 			continue
 		case classMulti:
 			r, size := utf8.DecodeRune(s[i:])
-			if unicode.IsSpace(r) {
-				i += size
-				continue
-			}
-			if isCJK(r) {
-				units = append(units, span{base + i, base + i + size})
+			if breaksWord(r) {
+				if !unicode.IsSpace(r) {
+					units = append(units, span{base + i, base + i + size})
+				}
 				i += size
 				continue
 			}
@@ -39,7 +37,7 @@ func appendUnits(units []span, s []byte, base int) []span {
 				continue
 			case classMulti:
 				r, size := utf8.DecodeRune(s[i:])
-				if !unicode.IsSpace(r) && !isCJK(r) {
+				if !breaksWord(r) {
 					i += size
 					continue
 				}
@@ -71,6 +69,15 @@ const (
 	classMulti
 )
 
+// breaksWord reports whether r ends a word: white space
+// (unicode.IsSpace) or a CJK character (isCJK).
+func breaksWord(r rune) bool {
+	if r < 0x10000 {
+		return breakBMP[r>>6]&(1<<(r&63)) != 0
+	}
+	return isCJK(r) // no white space beyond the BMP
+}
+
 func isCJK(r rune) bool {
 	if r < 0x1100 { // below the first Hangul Jamo: nothing to look up
 		return false
@@ -83,25 +90,31 @@ func isCJK(r rune) bool {
 
 var cjkTables = []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul}
 
-// cjkBMP holds isCJK for the Basic Multilingual Plane, one bit a rune,
-// made from the same tables: unicode.In walks four range tables per
-// call, and Chinese or Japanese text calls it for nearly every rune.
-var cjkBMP = func() *[0x10000 / 64]uint64 {
-	var t [0x10000 / 64]uint64
-	set := func(lo, hi, stride uint32) {
-		for c := lo; c <= min(hi, 0xFFFF); c += stride {
-			t[c>>6] |= 1 << (c & 63)
+// cjkBMP and breakBMP hold isCJK and breaksWord for the Basic
+// Multilingual Plane, one bit a rune, made from the tables behind
+// unicode.In and unicode.IsSpace (White_Space): those walk range tables
+// on every call, and text in most scripts but Latin calls them for
+// nearly every rune.
+var cjkBMP, breakBMP = func() (cjk, brk *[0x10000 / 64]uint64) {
+	cjk, brk = new([0x10000 / 64]uint64), new([0x10000 / 64]uint64)
+	set := func(t *[0x10000 / 64]uint64, tab *unicode.RangeTable) {
+		for _, r := range tab.R16 {
+			for c := uint32(r.Lo); c <= uint32(r.Hi); c += uint32(r.Stride) {
+				t[c>>6] |= 1 << (c & 63)
+			}
+		}
+		for _, r := range tab.R32 {
+			for c := r.Lo; c <= min(r.Hi, 0xFFFF); c += r.Stride {
+				t[c>>6] |= 1 << (c & 63)
+			}
 		}
 	}
 	for _, tab := range cjkTables {
-		for _, r := range tab.R16 {
-			set(uint32(r.Lo), uint32(r.Hi), uint32(r.Stride))
-		}
-		for _, r := range tab.R32 {
-			set(r.Lo, r.Hi, r.Stride)
-		}
+		set(cjk, tab)
+		set(brk, tab)
 	}
-	return &t
+	set(brk, unicode.White_Space)
+	return cjk, brk
 }()
 
 // chunk cuts Doc.Text into Chunks. It walks the sections (a heading and

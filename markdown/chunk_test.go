@@ -234,12 +234,16 @@ func TestNoChunksForEmptyText(t *testing.T) {
 	}
 }
 
-// TestIsCJK checks the lookup table behind isCJK against the Unicode
-// tables it is made from, for every rune.
-func TestIsCJK(t *testing.T) {
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if got, want := isCJK(r), unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul); got != want {
-			t.Fatalf("isCJK(%U) = %v, want %v", r, got, want)
+// TestRuneTables checks the lookup tables behind isCJK and breaksWord
+// against the unicode functions they stand for, for every rune.
+func TestRuneTables(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune+1; r++ {
+		cjk := unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+		if got := isCJK(r); got != cjk {
+			t.Fatalf("isCJK(%U) = %v, want %v", r, got, cjk)
+		}
+		if got, want := breaksWord(r), cjk || unicode.IsSpace(r); got != want {
+			t.Fatalf("breaksWord(%U) = %v, want %v", r, got, want)
 		}
 	}
 }

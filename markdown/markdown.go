@@ -195,16 +195,18 @@ const maxPooled = 1 << 16
 // release empties p and returns it to the pool.
 func (p *parser) release() {
 	p.doc = nil
-	p.blockLinks = p.blockLinks[:0]
 	p.tagSeen, p.linkSeen = nil, nil
+	// Strings left in the buffers belong to the Doc: drop them.
+	clear(p.blockLinks[:cap(p.blockLinks)])
+	p.blockLinks = p.blockLinks[:0]
 	if cap(p.units) > maxPooled {
 		p.units = nil
 	}
 	p.units = p.units[:0]
-	if cap(p.sections) > maxPooled {
+	if cap(p.sections) > maxPooled/16 { // a section is 64 bytes
 		p.sections = nil
 	}
-	clear(p.sections) // they hold the Doc's heading paths
+	clear(p.sections[:cap(p.sections)])
 	p.sections = p.sections[:0]
 	p.body.reset()
 	if p.ctx != nil && !p.ctx.reset() {

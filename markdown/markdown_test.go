@@ -58,6 +58,7 @@ func TestPlainText(t *testing.T) {
 		{"headings, lists, quotes", "# Title\n\n- one\n- two\n  - nested\n\n> quoted\n> more\n\n1. first", "Title\none\ntwo\nnested\nquoted more\nfirst"},
 		{"table cells", "| a | b |\n|---|---|\n| 1 | **2** |\n|  | 3 |\n", "a\tb\n1\t2\n3"},
 		{"task list", "- [ ] open\n- [x] done", "open\ndone"},
+		{"link reference definitions are not text", "[a]: https://x.io\n\nSee [a] and [b][a].\n\n  [c]:\n  /c 'title'\n\n- [d]: /d\n\nand [c], [d]", "See a and b.\nand c, d"},
 		{"escapes and entities", `\*not em\* &amp; &copy; &#65;`, "*not em* & © A"},
 		{"soft and hard breaks", "one\ntwo  \nthree", "one two\nthree"},
 		{"thematic break has no text", "a\n\n---\n\nb", "a\nb"},

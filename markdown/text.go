@@ -280,12 +280,20 @@ func (p *parser) rowText(b *bodyState, row ast.Node) []byte {
 // result is valid until the next call.
 func (p *parser) leafText(b *bodyState, n ast.Node) []byte {
 	b.inl, b.lit = b.inl[:0], b.lit[:0]
-	walk(n, func(c ast.Node) bool {
-		if c == n {
-			return true
+	// walk(n, ...) without the indirect call per inline node.
+	for c := n.FirstChild(); c != nil; {
+		if p.inline(b, c) && c.FirstChild() != nil {
+			c = c.FirstChild()
+			continue
 		}
-		return p.inline(b, c)
-	})
+		for c != n && c.NextSibling() == nil {
+			c = c.Parent()
+		}
+		if c == n {
+			break
+		}
+		c = c.NextSibling()
+	}
 
 	b.out = b.out[:0]
 	prose := 0

@@ -47,3 +47,38 @@ func TestSplitCharacterRepaired(t *testing.T) {
 		t.Errorf("Title %q, Tags %q, Links %q", got.Title, got.Tags, got.Links)
 	}
 }
+
+// TestNothingCarriesOver parses files one after another, as a sync does
+// with pooled parsers: a link reference, a tag, a link or a heading of one
+// file must not show in the next, nor goldmark's note that an HTML comment
+// is never closed (which holds for positions, not for a file).
+func TestNothingCarriesOver(t *testing.T) {
+	unclosed := strings.Repeat("x", 200) + " <!-- never closed\n"
+	closed := "a <!-- c --> b\n"
+	for range 3 {
+		if d := mustParse(t, "1.md", unclosed, Options{}); !strings.HasSuffix(d.Text, "<!-- never closed") {
+			t.Fatalf("unclosed comment: Text = %q", d.Text)
+		}
+		if d := mustParse(t, "2.md", closed, Options{}); d.Text != "a  b" {
+			t.Fatalf("comment after an unclosed one in another file: Text = %q, want %q", d.Text, "a  b")
+		}
+	}
+
+	first := "# First\n\n[a]: https://example.com\n\n[a] and [[Link]] #tag\n"
+	second := "[a] again [[Other]] #other\n"
+	for range 3 {
+		d := mustParse(t, "1.md", first, Options{})
+		if d.Text != "First\na and Link #tag" {
+			t.Fatalf("first Text = %q", d.Text)
+		}
+		d = mustParse(t, "2.md", second, Options{})
+		want := &Doc{
+			Title: "2", Tags: []string{"other"}, Body: second, Text: "[a] again Other #other",
+			Links: []string{"other"}, Mentions: []Mention{{Concept: "other", Count: 1}},
+			Chunks: []Chunk{{Text: "[a] again Other #other"}},
+		}
+		if !reflect.DeepEqual(d, want) {
+			t.Fatalf("second file gave\n%#v\nwant\n%#v", d, want)
+		}
+	}
+}

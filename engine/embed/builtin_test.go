@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -161,7 +162,7 @@ func TestEmbedSemantics(t *testing.T) {
 
 func TestEmbedUnknownWords(t *testing.T) {
 	s := builtinT(t)
-	if _, ok := s.index["oligoclonal"]; ok {
+	if _, ok := s.index.Row([]byte("oligoclonal")); ok {
 		t.Fatal("test premise: oligoclonal should be missing from the table")
 	}
 	// The same unknown word on both sides is evidence; a different one is not.
@@ -305,6 +306,51 @@ func TestEmbedConcurrent(t *testing.T) {
 	for range 8 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestStandInSumsExact checks the counted sums of the stand-ins against
+// the float additions they replace, bit for bit, up to tokens long enough
+// to need 17 bit planes.
+func TestStandInSumsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 2, 3, 4, 5, 10, 63, 64, 65, 255, 1000, 100000} {
+		tok := make([]byte, n)
+		for i := range tok {
+			tok[i] = byte('a' + rng.IntN(3)) // few trigrams: many repeat, counts grow
+		}
+		var got, want [builtinDim]float32
+		standInSums(tok, &got)
+		standInSumsFloat(tok, &want)
+		for k := range want {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("%d-byte token, component %d: counted %v, added %v", n, k, got[k], want[k])
+			}
+		}
+	}
+}
+
+// TestAxpy2 checks the two-row step against two axpy calls, bit for bit,
+// over lengths with and without a remainder.
+func TestAxpy2(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 1, 3, 4, 7, 100, 101} {
+		q1, q2 := make([]byte, n), make([]byte, n)
+		want, got := make([]float32, n), make([]float32, n)
+		for i := range n {
+			q1[i], q2[i] = byte(rng.Uint32()), byte(rng.Uint32())
+			want[i] = rng.Float32()*2 - 1
+		}
+		copy(got, want)
+		c1, c2 := rng.Float32(), rng.Float32()*1e-3
+		axpy(want, q1, c1)
+		axpy(want, q2, c2)
+		axpy2(got, q1, c1, q2, c2)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n = %d, component %d: axpy2 gives %v, two axpy calls %v", n, i, got[i], want[i])
+			}
 		}
 	}
 }

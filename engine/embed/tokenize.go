@@ -3,17 +3,16 @@ package embed
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"mnemo/engine/embed/internal/table"
 )
 
-// A sink receives the tokens of a text, lower-cased, in order. It reports
-// whether tok is a word it knows; the tokenizer uses that answer to decide
-// whether to keep a compound ("well-known", "iphone") whole or to split it.
-// final is true when the tokenizer has no other way to cut tok, so a sink
-// that lists tokens (a test) should record it even if unknown. tok is only
+// A sink receives the tokens of a text, lower-cased, in order, each with
+// its row in the vocabulary or -1 if the vocabulary lacks it. tok is only
 // valid during the call.
-type sink func(tok []byte, final bool) bool
+type sink func(tok []byte, row int32)
 
-// tokenize feeds the words of text to s. GloVe's vocabulary is lower-case
+// tokenize feeds the words of text to s, looked up in vocab. GloVe's vocabulary is lower-case
 // ASCII words and hyphenated compounds, so the rules aim at reaching it:
 //
 //   - A run of letters and digits, possibly joined by internal hyphens or
@@ -28,10 +27,14 @@ type sink func(tok []byte, final bool) bool
 //
 // snake_case and dotted.names need no rule: "_" and "." separate words
 // like any other character that is neither a letter nor a digit.
-func tokenize(text string, s sink) {
+func tokenize(text string, vocab *table.Index, s sink) {
 	var scratch [64]byte
 	buf := scratch[:0]
 	for i := 0; i < len(text); {
+		if b := text[i]; b < utf8.RuneSelf && asciiClass[b] != alnum {
+			i++ // the common case in line: classAt is a call
+			continue
+		}
 		c, n := classAt(text, i)
 		if c != alnum {
 			i += n
@@ -41,7 +44,11 @@ func tokenize(text string, s sink) {
 		joined, afterJoiner := false, false // joined: a joiner between two letters/digits
 	scan:
 		for i < len(text) {
-			c, n = classAt(text, i)
+			if b := text[i]; b < utf8.RuneSelf {
+				c, n = asciiClass[b], 1
+			} else {
+				c, n = classAt(text, i)
+			}
 			switch c {
 			case alnum:
 				joined = joined || afterJoiner
@@ -55,24 +62,32 @@ func tokenize(text string, s sink) {
 		}
 		end := i
 		for end > start { // a run starts with a letter or digit but may end in joiners
+			if b := text[end-1]; b < utf8.RuneSelf {
+				if asciiClass[b] != joiner {
+					break
+				}
+				end--
+				continue
+			}
 			r, n := utf8.DecodeLastRuneInString(text[start:end])
 			if !isJoiner(r) {
 				break
 			}
 			end -= n
 		}
-		buf = tokenizeRun(text[start:end], joined, buf, s)
+		buf = tokenizeRun(text[start:end], joined, buf, vocab, s)
 	}
 }
 
 // tokenizeRun handles one run that starts and ends with a letter or digit;
 // joined says whether it has joiners inside. It returns buf for reuse.
-func tokenizeRun(run string, joined bool, buf []byte, s sink) []byte {
+func tokenizeRun(run string, joined bool, buf []byte, vocab *table.Index, s sink) []byte {
 	if !joined {
-		return splitPiece(run, buf, s)
+		return splitPiece(run, buf, vocab, s)
 	}
 	buf = appendFolded(buf[:0], run)
-	if s(buf, false) {
+	if row, ok := vocab.Row(buf); ok {
+		s(buf, row)
 		return buf
 	}
 	// Walk the pieces between joiners, remembering whether each was
@@ -96,9 +111,9 @@ func tokenizeRun(run string, joined bool, buf []byte, s sink) []byte {
 			case "sha":
 				stem = "shall"
 			}
-			buf = splitPiece(stem, buf, s)
+			buf = splitPiece(stem, buf, vocab, s)
 			buf = append(buf[:0], "not"...)
-			s(buf, true)
+			emit(buf, vocab, s)
 			_, sepLen2, apos2 := nextJoiner(rest)
 			rest = rest[min(len(rest), 1+sepLen2):] // skip the "t" and its joiner
 			apos = apos2
@@ -106,13 +121,13 @@ func tokenizeRun(run string, joined bool, buf []byte, s sink) []byte {
 			if w, ok := clitics[lowerASCII(piece)]; ok {
 				if w != "" {
 					buf = append(buf[:0], w...)
-					s(buf, true)
+					emit(buf, vocab, s)
 				}
 				break
 			}
-			buf = splitPiece(piece, buf, s)
+			buf = splitPiece(piece, buf, vocab, s)
 		default:
-			buf = splitPiece(piece, buf, s)
+			buf = splitPiece(piece, buf, vocab, s)
 		}
 		afterApos = apos
 		run = rest
@@ -146,41 +161,56 @@ func nextJoiner(s string) (at, size int, apos bool) {
 	return len(s), 0, false
 }
 
-// splitPiece emits a joiner-free piece: whole if the sink knows it,
+// emit looks tok up and hands it to s.
+func emit(tok []byte, vocab *table.Index, s sink) {
+	row, ok := vocab.Row(tok)
+	if !ok {
+		row = -1
+	}
+	s(tok, row)
+}
+
+// splitPiece emits a joiner-free piece: whole if the vocabulary has it,
 // otherwise cut at camelCase and letter/digit boundaries.
-func splitPiece(piece string, buf []byte, s sink) []byte {
+func splitPiece(piece string, buf []byte, vocab *table.Index, s sink) []byte {
 	buf = appendFolded(buf[:0], piece)
-	if s(buf, false) {
+	if row, ok := vocab.Row(buf); ok {
+		s(buf, row)
 		return buf
 	}
 	start := 0
 	prev, prevN := decodeRune(piece)
+	pp := props(prev)
 	for i := prevN; i < len(piece); {
-		r, n := decodeRune(piece[i:])
+		r, n := rune(piece[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(piece[i:])
+		}
+		p := props(r)
 		cut := false
 		switch {
-		case unicode.IsDigit(prev) != unicode.IsDigit(r):
-			cut = true
-		case unicode.IsUpper(r) && !unicode.IsUpper(prev):
+		case (p^pp)&rDigit != 0:
+			cut = true // "utf8": before 8
+		case p&rUpper != 0 && pp&rUpper == 0:
 			cut = true // "parseHTTP": before H
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+n < len(piece):
+		case pp&rUpper != 0 && p&rUpper != 0 && i+n < len(piece):
 			next, _ := decodeRune(piece[i+n:])
-			cut = unicode.IsLower(next) // "HTTPRequest": before R
+			cut = props(next)&rLower != 0 // "HTTPRequest": before R
 		}
 		if cut {
 			buf = appendFolded(buf[:0], piece[start:i])
-			s(buf, true)
+			emit(buf, vocab, s)
 			start = i
 		}
-		prev = r
+		pp = p
 		i += n
 	}
-	if start == 0 { // nothing to cut: the probe above was the only reading
-		s(buf, true)
+	if start == 0 { // nothing to cut: the look-up above was the only reading
+		s(buf, -1)
 		return buf
 	}
 	buf = appendFolded(buf[:0], piece[start:])
-	s(buf, true)
+	emit(buf, vocab, s)
 	return buf
 }
 
@@ -198,6 +228,11 @@ func appendFolded(buf []byte, s string) []byte {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
+		if foldKeeps(r, n) { // most letters of most scripts
+			buf = append(buf, s[i:i+n]...)
+			i += n
+			continue
+		}
 		i += n
 		switch {
 		case r >= 0xC0 && r < 0xC0+rune(len(latinFold)) && latinFold[r-0xC0] != "":
@@ -252,13 +287,7 @@ func classAt(text string, i int) (class uint8, size int) {
 		return asciiClass[c], 1
 	}
 	r, n := utf8.DecodeRuneInString(text[i:])
-	switch {
-	case isAlnum(r):
-		return alnum, n
-	case isJoiner(r):
-		return joiner, n
-	}
-	return separator, n
+	return classOf(r), n
 }
 
 func decodeRune(s string) (rune, int) {

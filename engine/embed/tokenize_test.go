@@ -4,27 +4,28 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"mnemo/engine/embed/internal/table"
 )
 
-// tokens lists what tokenize feeds a sink that knows vocab: known words,
-// and unknown ones the tokenizer could not cut further.
-func tokens(text string, vocab map[string]bool) []string {
+// tokens lists what tokenize feeds a sink with vocab: known words, and
+// unknown ones the tokenizer could not cut further.
+func tokens(t *testing.T, text string, vocab *table.Index) []string {
 	var out []string
-	tokenize(text, func(tok []byte, final bool) bool {
-		known := vocab[string(tok)]
-		if known || final {
-			out = append(out, string(tok))
+	tokenize(text, vocab, func(tok []byte, row int32) {
+		if r, ok := vocab.Row(tok); r != row || ok != (row >= 0) {
+			t.Errorf("tokenize(%q) gave %q the row %d, the vocabulary has %d", text, tok, row, r)
 		}
-		return known
+		out = append(out, string(tok))
 	})
 	return out
 }
 
 func TestTokenize(t *testing.T) {
-	vocab := map[string]bool{}
-	for _, w := range strings.Fields("parse http request well-known iphone does not we are john book " +
-		"cafe user id mp3 snake case kebab server go state-of-the-art") {
-		vocab[w] = true
+	vocab, err := table.NewIndex(strings.Fields("parse http request well-known iphone does not we are john book " +
+		"cafe user id mp3 snake case kebab server go state-of-the-art"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	tests := []struct {
 		name, text string
@@ -56,7 +57,7 @@ func TestTokenize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tokens(tt.text, vocab); !slices.Equal(got, tt.want) {
+			if got := tokens(t, tt.text, vocab); !slices.Equal(got, tt.want) {
 				t.Errorf("tokenize(%q) = %q, want %q", tt.text, got, tt.want)
 			}
 		})

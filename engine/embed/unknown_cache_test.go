@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -54,38 +55,83 @@ func TestUnknownCacheBitIdentical(t *testing.T) {
 					}
 				}
 			}
-			if n := len(s.unknowns.cur) + len(s.unknowns.old); n > 2*max {
-				t.Errorf("cache holds %d stand-ins, bound is %d", n, 2*max)
-			}
 		})
 	}
 }
 
-// TestUnknownCacheGenerations checks the bound and the promotion of a word
-// found in the old generation.
-func TestUnknownCacheGenerations(t *testing.T) {
-	c := newUnknownCache(2)
-	u := func(w string) *unknownWord { return &unknownWord{f: float32(len(w))} }
-	a, b, d := u("a"), u("bb"), u("ddd")
-	c.put("a", a)
-	c.put("bb", b)
-	c.put("ddd", d) // a and bb become old
+func cachedWords(c *unknownCache) []string {
+	var out []string
+	for i := range c.slots {
+		if e := c.slots[i].Load(); e != nil {
+			out = append(out, string(e.word[:e.n]))
+		}
+	}
+	return out
+}
+
+// TestUnknownCacheSets checks the bound, the replacement of the least
+// recently used entry of a set, and the promotion of a hit.
+func TestUnknownCacheSets(t *testing.T) {
+	if n := len(newUnknownCache(5).slots); n != 8 {
+		t.Errorf("a cache of 5 has %d slots, want 8", n)
+	}
+	if n := len(newUnknownCache(0).slots); n != 2 {
+		t.Errorf("a cache of 0 has %d slots, want 2", n)
+	}
+	c := newUnknownCache(2) // one set: every word competes
+	entry := func(w string) *standIn {
+		e := &standIn{n: uint8(len(w)), f: float32(len(w))}
+		copy(e.word[:], w)
+		return e
+	}
+	a, b, d := entry("a"), entry("bb"), entry("ddd")
+	c.put(a)
+	c.put(b) // b first, a second
 	if got := c.get([]byte("a")); got != a {
 		t.Fatalf("get(a) = %v, want the stored stand-in", got)
 	}
-	if _, ok := c.cur["a"]; !ok {
-		t.Error("a found in the old generation was not moved to the current one")
-	}
-	c.put("e", u("e")) // cur {ddd, a} is full: it becomes old, bb is dropped
+	c.put(d) // a was used last: b goes
 	if got := c.get([]byte("bb")); got != nil {
-		t.Errorf("get(bb) = %v after two generations, want nil", got)
+		t.Errorf("get(bb) = %v after two newer words, want nil", got)
+	}
+	if got := c.get([]byte("a")); got != a {
+		t.Errorf("get(a) = %v, want the stored stand-in", got)
 	}
 	if got := c.get([]byte("ddd")); got != d {
 		t.Errorf("get(ddd) = %v, want the stored stand-in", got)
 	}
-	long := strings.Repeat("x", maxCachedWord+1)
-	c.put(long, u(long))
-	if c.get([]byte(long)) != nil {
-		t.Error("a word longer than maxCachedWord was cached")
+	c.put(entry("ddd")) // the same word again: not two entries of it
+	if got := cachedWords(c); len(got) != 2 || got[0] == got[1] {
+		t.Errorf("cache holds %q, want ddd and a once each", got)
 	}
+	big := newUnknownCache(64)
+	for i := range 1000 {
+		big.put(entry(fmt.Sprint("w", i)))
+	}
+	if n := len(cachedWords(big)); n > 64 {
+		t.Errorf("a cache of 64 holds %d entries", n)
+	}
+}
+
+// TestUnknownCacheConcurrent backs the claim that the cache is safe for
+// concurrent use (run it with -race): whatever a reader gets is the entry
+// of the word it asked for.
+func TestUnknownCacheConcurrent(t *testing.T) {
+	c := newUnknownCache(16)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				w := fmt.Sprint("w", (i*7+g)%50)
+				if e := c.get([]byte(w)); e != nil && (e.f != float32(len(w)) || string(e.word[:e.n]) != w) {
+					t.Errorf("get(%s) returned the stand-in of another word", w)
+					return
+				}
+				e := &standIn{n: uint8(len(w)), f: float32(len(w))}
+				copy(e.word[:], w)
+				c.put(e)
+			}
+		})
+	}
+	wg.Wait()
 }

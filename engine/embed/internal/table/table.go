@@ -63,8 +63,8 @@ type Table struct {
 	// it alias its input, so a table decoded from a //go:embed variable reads
 	// the binary's data instead of copying 14 MB onto the heap.
 	Quant []byte
-	// Index maps each word to its row. Decode fills it; Encode ignores it.
-	Index map[string]int32
+	// Index finds each word's row. Decode fills it; Encode ignores it.
+	Index *Index
 }
 
 // Row returns the dequantised vector of row r, for tests and diagnostics;
@@ -185,7 +185,7 @@ func Decode(data []byte) (*Table, error) {
 	dim, n, wordBytes := int(dim64), int(n64), int(wb64)
 
 	t := &Table{Dim: dim, A: a, Common: make([]float32, dim), Words: make([]string, 0, n),
-		Scales: make([]float32, n), Index: make(map[string]int32, n)}
+		Scales: make([]float32, n)}
 	off := headerLen
 	var norm float64
 	for i := range t.Common {
@@ -202,21 +202,21 @@ func Decode(data []byte) (*Table, error) {
 	}
 
 	words := string(data[off : off+wordBytes])
-	for len(words) > 0 {
-		l := int(words[0])
-		if l == 0 || 1+l > len(words) {
+	t.Index = newIndex(words, n)
+	for at := 0; at < len(words); {
+		l := int(words[at])
+		if l == 0 || at+1+l > len(words) {
 			return nil, corrupt("word %d: length %d overruns the word block", len(t.Words), l)
 		}
-		w := words[1 : 1+l]
-		if _, dup := t.Index[w]; dup {
-			return nil, corrupt("word %q appears twice", w)
-		}
+		w := words[at+1 : at+1+l]
 		if len(t.Words) == n {
 			return nil, corrupt("word block holds more than the %d words the header declares", n)
 		}
-		t.Index[w] = int32(len(t.Words))
+		if err := t.Index.add(at+1, l, len(t.Words)); err != nil {
+			return nil, corrupt("word %q appears twice", w)
+		}
 		t.Words = append(t.Words, w)
-		words = words[1+l:]
+		at += 1 + l
 	}
 	if len(t.Words) != n {
 		return nil, corrupt("word block holds %d words, header declares %d", len(t.Words), n)

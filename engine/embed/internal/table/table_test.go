@@ -48,8 +48,8 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("round trip changed the table:\n got %+v\nwant %+v", got, in)
 	}
 	for i, w := range in.Words {
-		if r, ok := got.Index[w]; !ok || int(r) != i {
-			t.Errorf("Index[%q] = %d, %v; want %d", w, r, ok, i)
+		if r, ok := got.Index.Row([]byte(w)); !ok || int(r) != i {
+			t.Errorf("Index.Row(%q) = %d, %v; want %d", w, r, ok, i)
 		}
 	}
 	if row := got.Row(1); !slices.Equal(row, []float32{0.02 * -127, 0, 0.02 * 127}) {
