@@ -126,14 +126,14 @@ func (s *Static) Dim() int { return s.dim }
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	slab := make([]float32, len(texts)*s.dim)
-	var acc []float32
+	var a adder
 	found := 0
 	take := func(tok []byte, row int32) {
 		if row >= 0 {
 			off := int(row) * s.dim
-			axpy(acc, s.quant[off:off+s.dim], s.coef[row])
+			a.add(s.quant[off:off+s.dim], s.coef[row])
 			found++
-		} else if s.addStandIn(acc, tok) {
+		} else if s.addStandIn(&a, tok) {
 			found++
 		}
 	}
@@ -141,13 +141,14 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		acc = slab[i*s.dim : (i+1)*s.dim : (i+1)*s.dim]
+		a.acc = slab[i*s.dim : (i+1)*s.dim : (i+1)*s.dim]
 		found = 0
 		tokenize(text, s.index, take)
+		a.flush()
 		if found > 0 {
-			s.finish(acc)
+			s.finish(a.acc)
 		}
-		out[i] = acc
+		out[i] = a.acc
 	}
 	return out, nil
 }
@@ -211,5 +212,55 @@ func axpy(acc []float32, q []byte, c float32) {
 	}
 	for ; i < len(q); i++ {
 		acc[i] += c * int8ToFloat32[q[i]]
+	}
+}
+
+// adder adds the scaled rows of a text's tokens to acc, in the order of
+// the tokens, two at a time: axpy2 reads and writes acc once for both,
+// which leaves each component's sequence of additions as it was
+// (BenchmarkEmbedCorpus: about 7% less CPU than one axpy per token).
+type adder struct {
+	acc []float32
+	q   []byte // a row waiting for the next one, or nil
+	c   float32
+}
+
+// add adds c·q, now or with the next row.
+func (a *adder) add(q []byte, c float32) {
+	if a.q == nil {
+		a.q, a.c = q, c
+		return
+	}
+	axpy2(a.acc, a.q, a.c, q, c)
+	a.q = nil
+}
+
+// flush adds the waiting row, if any: acc is then the whole sum so far.
+func (a *adder) flush() {
+	if a.q != nil {
+		axpy(a.acc, a.q, a.c)
+		a.q = nil
+	}
+}
+
+// axpy2 is axpy(acc, q1, c1) then axpy(acc, q2, c2), in one pass: every
+// component gets c1·q1 added first, then c2·q2, as two calls would.
+func axpy2(acc []float32, q1 []byte, c1 float32, q2 []byte, c2 float32) {
+	acc, q2 = acc[:len(q1)], q2[:len(q1)]
+	i := 0
+	for ; i+4 <= len(q1); i += 4 {
+		a, b, d := acc[i:i+4:i+4], q1[i:i+4:i+4], q2[i:i+4:i+4]
+		a0 := a[0] + c1*int8ToFloat32[b[0]]
+		a1 := a[1] + c1*int8ToFloat32[b[1]]
+		a2 := a[2] + c1*int8ToFloat32[b[2]]
+		a3 := a[3] + c1*int8ToFloat32[b[3]]
+		a[0] = a0 + c2*int8ToFloat32[d[0]]
+		a[1] = a1 + c2*int8ToFloat32[d[1]]
+		a[2] = a2 + c2*int8ToFloat32[d[2]]
+		a[3] = a3 + c2*int8ToFloat32[d[3]]
+	}
+	for ; i < len(q1); i++ {
+		acc[i] += c1 * int8ToFloat32[q1[i]]
+		acc[i] += c2 * int8ToFloat32[q2[i]]
 	}
 }

@@ -330,3 +330,27 @@ func TestStandInSumsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestAxpy2 checks the two-row step against two axpy calls, bit for bit,
+// over lengths with and without a remainder.
+func TestAxpy2(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 1, 3, 4, 7, 100, 101} {
+		q1, q2 := make([]byte, n), make([]byte, n)
+		want, got := make([]float32, n), make([]float32, n)
+		for i := range n {
+			q1[i], q2[i] = byte(rng.Uint32()), byte(rng.Uint32())
+			want[i] = rng.Float32()*2 - 1
+		}
+		copy(got, want)
+		c1, c2 := rng.Float32(), rng.Float32()*1e-3
+		axpy(want, q1, c1)
+		axpy(want, q2, c2)
+		axpy2(got, q1, c1, q2, c2)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n = %d, component %d: axpy2 gives %v, two axpy calls %v", n, i, got[i], want[i])
+			}
+		}
+	}
+}

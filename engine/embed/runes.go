@@ -53,40 +53,38 @@ func newRuneInfo() *[1 << 16]uint8 {
 }
 
 // classOf returns r's class: separator, alnum or joiner.
-func classOf(r rune) uint8 {
-	if r < 1<<16 {
-		return runeInfo[r] & (rAlnum | rJoiner)
+func classOf(r rune) uint8 { return props(r) & (rAlnum | rJoiner) }
+
+// props returns r's bits rAlnum, rJoiner, rDigit, rUpper and rLower
+// (and, in the plane, rFoldMoves).
+func props(r rune) uint8 {
+	if uint32(r) < 1<<16 {
+		return runeInfo[r]
 	}
-	if unicode.IsLetter(r) || unicode.IsDigit(r) {
-		return alnum
-	}
-	return separator
+	return propsBeyond(r)
 }
 
-func isDigit(r rune) bool {
-	if r < 1<<16 {
-		return runeInfo[r]&rDigit != 0
+// propsBeyond is props for runes outside the Basic Multilingual Plane.
+func propsBeyond(r rune) uint8 {
+	var p uint8
+	if unicode.IsLetter(r) {
+		p |= rAlnum
 	}
-	return unicode.IsDigit(r)
-}
-
-func isUpper(r rune) bool {
-	if r < 1<<16 {
-		return runeInfo[r]&rUpper != 0
+	if unicode.IsDigit(r) {
+		p |= rAlnum | rDigit
 	}
-	return unicode.IsUpper(r)
-}
-
-func isLower(r rune) bool {
-	if r < 1<<16 {
-		return runeInfo[r]&rLower != 0
+	if unicode.IsUpper(r) {
+		p |= rUpper
 	}
-	return unicode.IsLower(r)
+	if unicode.IsLower(r) {
+		p |= rLower
+	}
+	return p
 }
 
 // foldKeeps reports whether appendFolded writes the rune r, decoded from
 // n bytes, as those very bytes. An invalid byte (RuneError of length 1)
 // becomes U+FFFD, so it is not kept.
 func foldKeeps(r rune, n int) bool {
-	return r < 1<<16 && runeInfo[r]&rFoldMoves == 0 && (r != utf8.RuneError || n > 1)
+	return uint32(r) < 1<<16 && runeInfo[r]&rFoldMoves == 0 && (r != utf8.RuneError || n > 1)
 }

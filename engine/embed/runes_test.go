@@ -24,9 +24,10 @@ func TestRuneInfo(t *testing.T) {
 		if got := classOf(r); got != wantClass {
 			t.Errorf("classOf(%U) = %d, want %d", r, got, wantClass)
 		}
-		if isDigit(r) != unicode.IsDigit(r) || isUpper(r) != unicode.IsUpper(r) || isLower(r) != unicode.IsLower(r) {
-			t.Errorf("%U: isDigit, isUpper, isLower = %v %v %v; unicode says %v %v %v", r,
-				isDigit(r), isUpper(r), isLower(r), unicode.IsDigit(r), unicode.IsUpper(r), unicode.IsLower(r))
+		p := props(r)
+		if p&rDigit != 0 != unicode.IsDigit(r) || p&rUpper != 0 != unicode.IsUpper(r) || p&rLower != 0 != unicode.IsLower(r) {
+			t.Errorf("%U: props says digit, upper, lower = %v %v %v; unicode says %v %v %v", r,
+				p&rDigit != 0, p&rUpper != 0, p&rLower != 0, unicode.IsDigit(r), unicode.IsUpper(r), unicode.IsLower(r))
 		}
 		if !utf8.ValidRune(r) {
 			continue

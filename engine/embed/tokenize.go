@@ -31,6 +31,10 @@ func tokenize(text string, vocab *table.Index, s sink) {
 	var scratch [64]byte
 	buf := scratch[:0]
 	for i := 0; i < len(text); {
+		if b := text[i]; b < utf8.RuneSelf && asciiClass[b] != alnum {
+			i++ // the common case in line: classAt is a call
+			continue
+		}
 		c, n := classAt(text, i)
 		if c != alnum {
 			i += n
@@ -40,7 +44,11 @@ func tokenize(text string, vocab *table.Index, s sink) {
 		joined, afterJoiner := false, false // joined: a joiner between two letters/digits
 	scan:
 		for i < len(text) {
-			c, n = classAt(text, i)
+			if b := text[i]; b < utf8.RuneSelf {
+				c, n = asciiClass[b], 1
+			} else {
+				c, n = classAt(text, i)
+			}
 			switch c {
 			case alnum:
 				joined = joined || afterJoiner
@@ -54,6 +62,13 @@ func tokenize(text string, vocab *table.Index, s sink) {
 		}
 		end := i
 		for end > start { // a run starts with a letter or digit but may end in joiners
+			if b := text[end-1]; b < utf8.RuneSelf {
+				if asciiClass[b] != joiner {
+					break
+				}
+				end--
+				continue
+			}
 			r, n := utf8.DecodeLastRuneInString(text[start:end])
 			if !isJoiner(r) {
 				break
@@ -165,24 +180,29 @@ func splitPiece(piece string, buf []byte, vocab *table.Index, s sink) []byte {
 	}
 	start := 0
 	prev, prevN := decodeRune(piece)
+	pp := props(prev)
 	for i := prevN; i < len(piece); {
-		r, n := decodeRune(piece[i:])
+		r, n := rune(piece[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(piece[i:])
+		}
+		p := props(r)
 		cut := false
 		switch {
-		case isDigit(prev) != isDigit(r):
-			cut = true
-		case isUpper(r) && !isUpper(prev):
+		case (p^pp)&rDigit != 0:
+			cut = true // "utf8": before 8
+		case p&rUpper != 0 && pp&rUpper == 0:
 			cut = true // "parseHTTP": before H
-		case isUpper(prev) && isUpper(r) && i+n < len(piece):
+		case pp&rUpper != 0 && p&rUpper != 0 && i+n < len(piece):
 			next, _ := decodeRune(piece[i+n:])
-			cut = isLower(next) // "HTTPRequest": before R
+			cut = props(next)&rLower != 0 // "HTTPRequest": before R
 		}
 		if cut {
 			buf = appendFolded(buf[:0], piece[start:i])
 			emit(buf, vocab, s)
 			start = i
 		}
-		prev = r
+		pp = p
 		i += n
 	}
 	if start == 0 { // nothing to cut: the look-up above was the only reading

@@ -38,7 +38,7 @@ func (s *Static) standsIn(tok []byte) bool {
 // and reports whether there was one. The chunks of one memory repeat its
 // unknown words (a command's name in every example), and so do the
 // memories of one folder: stand-ins of short words are cached.
-func (s *Static) addStandIn(acc []float32, tok []byte) bool {
+func (s *Static) addStandIn(a *adder, tok []byte) bool {
 	if !s.standsIn(tok) { // most are numbers: spare them the cache
 		return false
 	}
@@ -47,8 +47,9 @@ func (s *Static) addStandIn(acc []float32, tok []byte) bool {
 		standInSums(tok, &v)
 		f, ok := s.standInScale(&v)
 		if ok {
+			a.flush()
 			for k, x := range v {
-				acc[k] += f * x
+				a.acc[k] += f * x
 			}
 		}
 		return ok
@@ -59,7 +60,7 @@ func (s *Static) addStandIn(acc []float32, tok []byte) bool {
 		s.unknowns.put(e)
 	}
 	if e.ok {
-		axpy(acc, e.q[:], e.f)
+		a.add(e.q[:], e.f)
 	}
 	return e.ok
 }
