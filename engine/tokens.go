@@ -33,7 +33,7 @@ import (
 // memories share most of their words. Not safe for concurrent use.
 type analyser struct {
 	ft    *fulltext
-	runes map[rune]string   // non-ASCII rune → its folded form
+	runes map[rune]folded   // non-ASCII rune → its folded form
 	words map[string]*aword // folded word → its term
 	terms map[string]*aword // term → the one aword of all its words
 	stop  *aword            // what every stopword is (never grouped)
@@ -43,6 +43,7 @@ type analyser struct {
 	// term → its aword
 	forms    map[string]*cjkForm
 	cjkTerms map[string]*aword
+	letters  letters // which runes words may cut itself
 	// buffers reused from one text to the next
 	folded  []byte
 	start   []int // per folded byte: where its rune starts in the original
@@ -79,6 +80,13 @@ type aword struct {
 // memoWords is the room a sync worker's analyser makes for words.
 const memoWords = 1 << 12
 
+// folded is what asciifolding makes of a non-ASCII rune, and whether the
+// rune is of a script indexed as bigrams.
+type folded struct {
+	s      string
+	bigram bool
+}
+
 // token is one indexed word of a text: its term and its byte range in the
 // original (unfolded) text.
 type token struct {
@@ -88,7 +96,7 @@ type token struct {
 
 // newAnalyser returns an analyser for ft's English analyzer.
 func (ft *fulltext) newAnalyser() *analyser {
-	return &analyser{ft: ft, runes: map[rune]string{}, words: map[string]*aword{}, terms: map[string]*aword{}, stop: &aword{stop: true},
+	return &analyser{ft: ft, runes: map[rune]folded{}, words: map[string]*aword{}, terms: map[string]*aword{}, stop: &aword{stop: true},
 		forms: map[string]*cjkForm{}, cjkTerms: map[string]*aword{}}
 }
 
@@ -130,13 +138,15 @@ func (a *analyser) tokens(text string) []token {
 }
 
 // titled is tokens of title + "\n" + text, without building that string
-// (a copy of every memory's text, a twentieth of a sync's allocations).
-func (a *analyser) titled(title, text string) []token {
+// (a copy of every memory's text, a twentieth of a sync's allocations),
+// and whether title and text have letters of a script indexed as bigrams
+// (needsBigrams, found on the way).
+func (a *analyser) titled(title, text string) (toks []token, titleCJK, textCJK bool) {
 	off := len(title) + 1
 	a.folded, a.start = slices.Grow(a.folded[:0], off+len(text)), slices.Grow(a.start[:0], off+len(text))
-	a.fold(title, 0)
+	titleCJK = a.fold(title, 0)
 	a.fold("\n", len(title))
-	a.fold(text, off)
+	textCJK = a.fold(text, off)
 	return a.segment(func(i int) string {
 		switch {
 		case i < len(title):
@@ -145,38 +155,46 @@ func (a *analyser) titled(title, text string) []token {
 			return "\n"
 		}
 		return text[i-off:]
-	})
+	}), titleCJK, textCJK
 }
 
 // fold appends text, folded, to a.folded, and for each folded byte where
-// its rune starts in the original, counted from base.
-func (a *analyser) fold(text string, base int) {
+// its rune starts in the original, counted from base. It reports whether
+// text has letters of a script indexed as bigrams.
+func (a *analyser) fold(text string, base int) (bigram bool) {
 	for i := 0; i < len(text); {
-		if c := text[i]; c < utf8.RuneSelf {
-			a.folded = append(a.folded, c)
-			a.start = append(a.start, base+i)
-			i++
+		if text[i] < utf8.RuneSelf {
+			j := i + 1
+			for j < len(text) && text[j] < utf8.RuneSelf {
+				j++
+			}
+			a.folded = append(a.folded, text[i:j]...)
+			for ; i < j; i++ {
+				a.start = append(a.start, base+i)
+			}
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(text[i:])
 		f, ok := a.runes[r]
 		if !ok {
-			f = string(a.ft.fold.Filter([]byte(string(r))))
+			f = folded{s: string(a.ft.fold.Filter([]byte(string(r)))), bigram: bigramRune(r)}
 			a.runes[r] = f
 		}
-		a.folded = append(a.folded, f...)
-		for range len(f) {
+		bigram = bigram || f.bigram
+		a.folded = append(a.folded, f.s...)
+		for range len(f.s) {
 			a.start = append(a.start, base+i)
 		}
 		i += n
 	}
+	return bigram
 }
 
 // segment cuts a.folded into words; from(i) is the original text from
 // byte i on, where a word's last rune is read to find its end.
 func (a *analyser) segment(from func(i int) string) []token {
 	a.toks = a.toks[:0]
-	for w := newWords(a.folded); w.next(); {
+	for w := newWords(a.folded, &a.letters); w.next(); {
 		if w.word {
 			b, pos := w.seg, w.start
 			last := a.start[pos+len(b)-1]
@@ -304,14 +322,13 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 		a.words, a.terms = make(map[string]*aword, memoWords), make(map[string]*aword, memoWords)
 		a.sized = true
 	}
-	textCJK := needsBigrams(text)
-	cjk := textCJK || needsBigrams(title)
+	off := len(title) + 1
+	toks, titleCJK, textCJK := a.titled(title, text)
+	cjk := titleCJK || textCJK
 	if cjk && !a.cjkSized {
 		a.forms, a.cjkTerms = make(map[string]*cjkForm, memoWords), make(map[string]*aword, memoWords)
 		a.cjkSized = true
 	}
-	off := len(title) + 1
-	toks := a.titled(title, text)
 	nTitle := 0
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++

@@ -8,12 +8,14 @@ import (
 
 // Unicode word segmentation (UAX #29) is what Bleve's tokenizer does, with
 // blevesearch/segment's generated scanner; it was a quarter of the
-// analysis pass's CPU on tldr, almost all of it on plain ASCII. words
-// cuts a word made of ASCII alone itself, by the rules the scanner applies
-// to ASCII (segment_words.rl over the Unicode 8.0 word-break properties
-// of its ragel/uwb.rl), and hands every other word to the scanner, so the
-// words, their bytes and their offsets are exactly the scanner's
-// (TestWordsAgree, FuzzWords).
+// analysis pass's CPU on tldr, most of it on plain ASCII. words cuts a
+// segment made of ASCII and plain letters (letters the scanner treats as
+// it treats 'a', such as Cyrillic, Greek or Hangul ones: plainLetter)
+// itself, by the rules the scanner applies to them (segment_words.rl over
+// the Unicode 8.0 word-break properties of its ragel/uwb.rl), and hands
+// every other segment to the scanner, so the segments, their bytes and
+// their offsets are exactly the scanner's (TestWordsAgree, FuzzWords,
+// TestPlainLettersAgree).
 //
 // The ASCII characters' word-break properties, from ragel/uwb.rl:
 //
@@ -32,10 +34,11 @@ import (
 // MidNumLet or Single_Quote between two letters, or a MidNum, MidNumLet or
 // Single_Quote between two digits, joins (WB6, WB7, WB11, WB12); anything
 // else ASCII is a one-byte non-word ("\r\n" two). What follows a word can
-// change it only if it is not ASCII — a letter, an Extend or Format
-// character, which the scanner attaches, or an invalid byte, at which it
-// stops the text — so a word is cut here only if the byte after it, and
-// the byte after a MidLetter or MidNum it stops at, are ASCII.
+// change it only if it is neither ASCII nor a plain letter — a letter of
+// another class, an Extend or Format character, which the scanner
+// attaches, or an invalid byte, at which it stops the text — so a
+// segment is cut here only if what follows it, and what follows a
+// MidLetter or MidNum it stops at, is ASCII or a plain letter.
 
 // ASCII word-break classes: a byte's bits in wbClass.
 const (
@@ -64,16 +67,67 @@ var wbClass = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
+// wbUnknown is the class of what only the scanner can place.
+const wbUnknown = 1 << 7
+
+// letters remembers which runes of the Basic Multilingual Plane are plain
+// letters (plainLetter), for the words of one analyser: 0 not yet asked,
+// 1 plain, 2 not.
+type letters struct{ t *[1 << 16]uint8 }
+
+// plain reports whether r is a plain letter, asking the scanner once.
+func (l *letters) plain(r rune) bool {
+	if r >= 1<<16 {
+		return false
+	}
+	if l.t == nil {
+		l.t = new([1 << 16]uint8)
+	}
+	switch l.t[r] {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	ok := plainLetter(r)
+	l.t[r] = 2
+	if ok {
+		l.t[r] = 1
+	}
+	return ok
+}
+
+// plainLetter reports whether the scanner treats r as it treats 'a': r is
+// an ALetter (it joins letters across a MidLetter) and not a
+// Hebrew_Letter (which alone keeps a following apostrophe). Those are
+// the word-break classes whose rules differ; a Hangul syllable, also
+// ALetter, makes words of the same type, Letter. Asking the scanner
+// keeps its Unicode version's tables the only ones.
+func plainLetter(r rune) bool {
+	if r < utf8.RuneSelf || !utf8.ValidRune(r) || r == utf8.RuneError {
+		return false
+	}
+	s := string(r)
+	probe := []byte("a:" + s + ":a")
+	if n, tok, typ, err := segment.SegmentWords(probe, true); err != nil || n != len(probe) || len(tok) != len(probe) || typ != segment.Letter {
+		return false
+	}
+	probe = []byte(s + "'")
+	n, tok, _, err := segment.SegmentWords(probe, true)
+	return err == nil && n == len(s) && len(tok) == len(s)
+}
+
 // words walks the segments of a text as segment.Segmenter does (which
 // stops at the first segment its scanner cannot make): each segment's
 // bytes, where it starts (the lengths of the segments before it, as
 // Bleve's tokenizer counts) and whether it is a word (of any type but
 // None).
 type words struct {
-	b    []byte
-	pos  int // next byte to segment
-	off  int // sum of the segments' lengths so far
-	done bool
+	b       []byte
+	letters *letters
+	pos     int // next byte to segment
+	off     int // sum of the segments' lengths so far
+	done    bool
 	// the current segment
 	seg   []byte
 	start int
@@ -81,14 +135,14 @@ type words struct {
 	ideo  bool // a word of Han, Hiragana or Katakana (types Ideo, Kana)
 }
 
-func newWords(b []byte) words { return words{b: b} }
+func newWords(b []byte, l *letters) words { return words{b: b, letters: l} }
 
 // next moves to the next segment and reports whether there is one.
 func (w *words) next() bool {
 	if w.done || w.pos >= len(w.b) {
 		return false
 	}
-	if n, word, ok := asciiSegment(w.b, w.pos); ok {
+	if n, word, ok := w.simple(w.pos); ok {
 		w.seg, w.start, w.word, w.ideo = w.b[w.pos:w.pos+n], w.off, word, false
 		w.pos += n
 		w.off += n
@@ -105,47 +159,69 @@ func (w *words) next() bool {
 	return true
 }
 
-// asciiSegment cuts the segment at b[p:] if it is made of ASCII alone and
-// nothing after it can change it; ok is false if the scanner must.
-func asciiSegment(b []byte, p int) (n int, word, ok bool) {
-	c := b[p]
-	if c >= utf8.RuneSelf {
+// class is the word-break class of the rune at b[i] and its length:
+// wbClass's for ASCII, wbLetter for a plain letter, wbUnknown for the
+// rest.
+func (w *words) class(i int) (uint8, int) {
+	if c := w.b[i]; c < utf8.RuneSelf {
+		return wbClass[c], 1
+	}
+	r, n := utf8.DecodeRune(w.b[i:])
+	if n > 1 && w.letters.plain(r) {
+		return wbLetter, n
+	}
+	return wbUnknown, n
+}
+
+// simple cuts the segment at b[p:] if it is made of ASCII and plain
+// letters and nothing after it can change it; ok is false if the scanner
+// must.
+func (w *words) simple(p int) (n int, word, ok bool) {
+	b := w.b
+	k, size := w.class(p)
+	if k == wbUnknown {
 		return 0, false, false
 	}
-	end := p + 1
+	end := p + size
 	switch {
-	case wbClass[c]&wbWord != 0:
+	case k&wbWord != 0:
 		word = true
+		prev := k
 		for end < len(b) {
-			c := b[end]
-			if c >= utf8.RuneSelf {
+			var k uint8
+			size := 1
+			if c := b[end]; c < utf8.RuneSelf {
+				k = wbClass[c]
+			} else if k, size = w.class(end); k == wbUnknown {
 				return 0, false, false
 			}
-			k := wbClass[c]
 			if k&wbWord != 0 {
-				end++
+				prev = k
+				end += size
 				continue
 			}
-			if k&(wbMidLetter|wbMidNum) == 0 || end+1 == len(b) {
+			if k&(wbMidLetter|wbMidNum) == 0 || end+size == len(b) {
 				break
 			}
-			d := b[end+1]
-			if d >= utf8.RuneSelf {
+			after, size2 := w.class(end + size)
+			if after == wbUnknown {
 				return 0, false, false
 			}
-			prev, after := wbClass[b[end-1]], wbClass[d]
 			if k&wbMidLetter != 0 && prev == wbLetter && after == wbLetter ||
 				k&wbMidNum != 0 && prev == wbDigit && after == wbDigit {
-				end += 2
+				prev = after
+				end += size + size2
 				continue
 			}
 			break
 		}
-	case c == '\r' && end < len(b) && b[end] == '\n':
+	case b[p] == '\r' && end < len(b) && b[end] == '\n':
 		end++
 	}
-	if end < len(b) && b[end] >= utf8.RuneSelf {
-		return 0, false, false
+	if end < len(b) {
+		if k, _ := w.class(end); k == wbUnknown {
+			return 0, false, false
+		}
 	}
 	return end - p, word, true
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func segmenterWords(b []byte) []string {
 
 func wordsOf(b []byte) []string {
 	var out []string
-	for w := newWords(b); w.next(); {
+	for w := newWords(b, &letters{}); w.next(); {
 		out = append(out, segString(w.start, w.seg, w.word))
 	}
 	return out
@@ -52,6 +53,8 @@ var wordSamples = []string{
 	"a \u0301", "a\xffb", "a \xff", "a\xff", "\xff a", "a.\xff", "a\xc3", "a\xe2\x82", "a\u0085b", "a\u2028b",
 	"א\"ב", "א'", "a\"b", "ab数据cd", "カタカナabc", "abc_カナ", "カ_a", "한국어abc", "ภาษาไทย a", "🚀a", "🇫🇷a",
 	"1️⃣", "ｆｕｌｌ width", "½x", "数.a", "a.数",
+	"Привет, мир: ёж's", "λόγος.ἀρχή", "العربية والعالم", "한국어 문장.", "добро\u0301", "мир\xff", "ж:ж ж.1 1.ж ж'ж",
+	"שלום' עולם", "हिन्दी शब्द", "ª.º", "Straße_ß", "\u0430\u200d\u0431",
 }
 
 // TestWordsAgree checks that words cuts every sample exactly as the
@@ -68,7 +71,7 @@ func TestWordsAgree(t *testing.T) {
 // strings over an alphabet of ASCII of every word-break class and the
 // non-ASCII characters that interact with it.
 func TestWordsAgreeRandom(t *testing.T) {
-	alphabet := strings.Split("a|Z|q|0|9|_|:|.|'|,|;|\"| |-|\r|\n|\v|\x00|é|\u0301|\u00ad|’|א|数|カ|한|ก|🚀|\xff|\xc3|\u0085|\u2028|ｆ", "|")
+	alphabet := strings.Split("a|Z|q|0|9|_|:|.|'|,|;|\"| |-|\r|\n|\v|\x00|é|\u0301|\u00ad|’|א|数|カ|한|ก|🚀|\xff|\xc3|\u0085|\u2028|ｆ|я|Ж|λ|ع|ß|ª|々|क|ि|٣|·|µ|\u200d", "|")
 	r := rand.New(rand.NewPCG(1, 2))
 	n := 20000
 	if testing.Short() {
@@ -100,4 +103,51 @@ func FuzzWords(f *testing.F) {
 			t.Fatalf("%q:\n got  %v\n want %v", s, got, want)
 		}
 	})
+}
+
+// TestPlainLettersAgree checks, for plain letters of the Basic
+// Multilingual Plane, that words cuts each in the company of every class
+// whose rules differ exactly as the segmenter does — so that treating it
+// as 'a' is right — and that some letters of the scripts it is meant for
+// are plain and the others are not. It checks one plain letter in 61
+// unless MNEMO_WORDBREAK_ALL is set, then all of them (about 20,000,
+// half a minute).
+func TestPlainLettersAgree(t *testing.T) {
+	stride := 61
+	if os.Getenv("MNEMO_WORDBREAK_ALL") != "" {
+		stride = 1
+	}
+	templates := []string{
+		"L", "LL", "aL", "La", "1L", "L1", "L_", "_L", "a:L", "L:a", "L.L", "L'L", "L'", "L\"L", "1.L", "L.1", "L,L",
+		"L;1", "L\u0301", "L\u00ad", "L\xff", " L", "L ", "L\r\n", "LカL", "L数", "L'\u05d0", "\u05d0'L", "한L", "L٣",
+		"L\u2019L", "L·L", "ｆL", "L_カ", "L.", "(L)",
+	}
+	plain := 0
+	l := &letters{}
+	for r := rune(0x80); r < 1<<16; r++ {
+		if !l.plain(r) {
+			continue
+		}
+		plain++
+		if plain%stride != 0 && r != 'ж' && r != '한' {
+			continue
+		}
+		for _, tp := range templates {
+			s := []byte(strings.ReplaceAll(tp, "L", string(r)))
+			if got, want := wordsOf(s), segmenterWords(s); !slices.Equal(got, want) {
+				t.Fatalf("plain letter %U in %q:\n got  %v\n want %v", r, s, got, want)
+			}
+		}
+	}
+	t.Logf("%d plain letters", plain)
+	for _, r := range "éßжЖλΩعª한क々" {
+		if !l.plain(r) {
+			t.Errorf("%q (%U) is not a plain letter", r, r)
+		}
+	}
+	for _, r := range "א数カひก\u0301\u093f\u00ad٣’·\ufffd" {
+		if l.plain(r) {
+			t.Errorf("%q (%U) is a plain letter", r, r)
+		}
+	}
 }
