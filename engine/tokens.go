@@ -193,7 +193,7 @@ func (a *analyser) fold(text string, base int) (bigram bool) {
 // byte i on, where a word's last rune is read to find its end.
 func (a *analyser) segment(from func(i int) string) []token {
 	a.toks = a.toks[:0]
-	for w := newWords(a.folded, &a.ft.letters); w.next(); {
+	for w := newWords(a.folded, &a.ft.kinds); w.next(); {
 		if w.word {
 			b, pos := w.seg, w.start
 			last := a.start[pos+len(b)-1]

@@ -11,12 +11,14 @@ import (
 // blevesearch/segment's generated scanner; it was a quarter of the
 // analysis pass's CPU on tldr, most of it on plain ASCII. words cuts a
 // segment made of ASCII and plain letters (letters the scanner treats as
-// it treats 'a', such as Cyrillic, Greek or Hangul ones: plainLetter)
-// itself, by the rules the scanner applies to them (segment_words.rl over
-// the Unicode 8.0 word-break properties of its ragel/uwb.rl), and hands
-// every other segment to the scanner, so the segments, their bytes and
-// their offsets are exactly the scanner's (TestWordsAgree, FuzzWords,
-// TestPlainLettersAgree).
+// it treats 'a', such as Cyrillic, Greek or Hangul ones), or of one lone
+// rune (a Han character, a dash), itself, by the rules the scanner
+// applies to them (segment_words.rl over the Unicode 8.0 word-break
+// properties of its ragel/uwb.rl), and hands every other segment to the
+// scanner, so the segments, their bytes and their offsets are exactly the
+// scanner's (TestWordsAgree, TestWordsAgreeRandom, FuzzWords,
+// TestRuneKindsAgree). Which runes are plain or lone the scanner itself
+// says, once per rune (runeKind).
 //
 // The ASCII characters' word-break properties, from ragel/uwb.rl:
 //
@@ -34,12 +36,12 @@ import (
 // an ASCII word is a run of letters, digits and '_', where a MidLetter,
 // MidNumLet or Single_Quote between two letters, or a MidNum, MidNumLet or
 // Single_Quote between two digits, joins (WB6, WB7, WB11, WB12); anything
-// else ASCII is a one-byte non-word ("\r\n" two). What follows a word can
-// change it only if it is neither ASCII nor a plain letter — a letter of
-// another class, an Extend or Format character, which the scanner
-// attaches, or an invalid byte, at which it stops the text — so a
-// segment is cut here only if what follows it, and what follows a
-// MidLetter or MidNum it stops at, is ASCII or a plain letter.
+// else ASCII is a one-byte non-word ("\r\n" two). What follows a segment
+// can change it only if it is none of those — a letter of another class,
+// an Extend or Format character, which the scanner attaches, or an
+// invalid byte, at which it stops the text — so a segment is cut here
+// only if what follows it, and what follows a MidLetter or MidNum it
+// stops at, is ASCII, a plain letter or a lone rune.
 
 // ASCII word-break classes: a byte's bits in wbClass.
 const (
@@ -68,54 +70,107 @@ var wbClass = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
-// wbUnknown is the class of what only the scanner can place.
-const wbUnknown = 1 << 7
+// Classes of non-ASCII runes, besides wbLetter (a plain letter): a rune
+// that is a segment of its own, a word of type Ideo (a Han or Hiragana
+// character) or not a word (most punctuation and symbols, Thai letters);
+// and what only the scanner can place.
+const (
+	wbIdeo    = 1 << 5
+	wbLone    = 1 << 6
+	wbUnknown = 1 << 7
+)
 
-// letters remembers which runes of the Basic Multilingual Plane are plain
-// letters (plainLetter), two bits a rune (0 not yet asked, 1 plain, 2
-// not), for every analyser of an index: a rune's answer costs two calls
-// of the scanner, once. Safe for concurrent use; 16 KB.
-type letters struct{ t [1 << 12]atomic.Uint32 }
+// Rune kinds as runeKinds keeps them.
+const (
+	kindUnasked = iota
+	kindPlain
+	kindIdeo
+	kindLone
+	kindScanner
+)
 
-// plain reports whether r is a plain letter, asking the scanner once.
-func (l *letters) plain(r rune) bool {
+// runeKinds remembers the kind of each rune of the Basic Multilingual
+// Plane (runeKind), four bits a rune, for every analyser of an index: a
+// rune's answer costs a few calls of the scanner, once. Safe for
+// concurrent use; 32 KB.
+type runeKinds struct{ t [1 << 13]atomic.Uint32 }
+
+// class is r's word-break class: wbLetter, wbIdeo, wbLone or wbUnknown.
+func (l *runeKinds) class(r rune) uint8 {
 	if r < 0 || r >= 1<<16 {
-		return false
+		return wbUnknown
 	}
-	w, shift := &l.t[r>>4], uint(r&15)*2
-	switch w.Load() >> shift & 3 {
-	case 1:
-		return true
-	case 2:
-		return false
+	w, shift := &l.t[r>>3], uint(r&7)*4
+	k := w.Load() >> shift & 15
+	if k == kindUnasked {
+		k = runeKind(r)
+		w.Or(k << shift) // the same bits whoever asks
 	}
-	ok := plainLetter(r)
-	v := uint32(2)
-	if ok {
-		v = 1
+	switch k {
+	case kindPlain:
+		return wbLetter
+	case kindIdeo:
+		return wbIdeo
+	case kindLone:
+		return wbLone
 	}
-	w.Or(v << shift) // the same bits whoever asks
-	return ok
+	return wbUnknown
 }
 
-// plainLetter reports whether the scanner treats r as it treats 'a': r is
-// an ALetter (it joins letters across a MidLetter) and not a
-// Hebrew_Letter (which alone keeps a following apostrophe). Those are
-// the word-break classes whose rules differ; a Hangul syllable, also
-// ALetter, makes words of the same type, Letter. Asking the scanner
-// keeps its Unicode version's tables the only ones.
-func plainLetter(r rune) bool {
+// runeKind asks the scanner what r is; its Unicode version's tables stay
+// the only ones.
+//
+// A plain letter is treated as 'a' is: it is an ALetter (it joins letters
+// across a MidLetter) and not a Hebrew_Letter (which alone keeps a
+// following apostrophe) — the word-break classes whose rules differ; a
+// Hangul syllable, also ALetter, makes words of the same type, Letter.
+//
+// A lone rune is a segment of its own, of one type, whatever ASCII, plain
+// letter or lone rune comes before or after it: it is neither a letter,
+// digit or connector that words join, nor a MidLetter or MidNum that
+// joins them, nor an Extend or Format character that the scanner
+// attaches to what precedes it.
+func runeKind(r rune) uint32 {
 	if r < utf8.RuneSelf || !utf8.ValidRune(r) || r == utf8.RuneError {
-		return false
+		return kindScanner
 	}
 	s := string(r)
-	probe := []byte("a:" + s + ":a")
-	if n, tok, typ, err := segment.SegmentWords(probe, true); err != nil || n != len(probe) || len(tok) != len(probe) || typ != segment.Letter {
-		return false
+	first := func(probe string) (int, int) {
+		n, tok, typ, err := segment.SegmentWords([]byte(probe), true)
+		if err != nil || len(tok) != n {
+			return -1, -1
+		}
+		return n, typ
 	}
-	probe = []byte(s + "'")
-	n, tok, _, err := segment.SegmentWords(probe, true)
-	return err == nil && n == len(s) && len(tok) == len(s)
+	if n, typ := first("a:" + s + ":a"); n == len(s)+4 && typ == segment.Letter {
+		if n, _ := first(s + "'"); n == len(s) {
+			return kindPlain
+		}
+		return kindScanner
+	}
+	typ := -1
+	for _, after := range []string{"", "a", "1", "_", "'", ".", ":", ",", " ", "\n", s, "カ", "数", "ひ", "ж", "\u05d0"} {
+		n, t := first(s + after)
+		if n != len(s) || typ >= 0 && t != typ {
+			return kindScanner
+		}
+		typ = t
+	}
+	for _, before := range []string{"a", "1", "_", "'", ".", " ", "\r", "カ", "数", "ひ", "ж", "\u05d0", "\u200d"} {
+		if n, _ := first(before + s); n != len(before) {
+			return kindScanner
+		}
+		if n, _ := first(before + s + before); n != len(before) { // a MidLetter, MidNum, MidNumLet
+			return kindScanner
+		}
+	}
+	switch typ {
+	case segment.Ideo:
+		return kindIdeo
+	case segment.None:
+		return kindLone
+	}
+	return kindScanner
 }
 
 // words walks the segments of a text as segment.Segmenter does (which
@@ -124,11 +179,11 @@ func plainLetter(r rune) bool {
 // Bleve's tokenizer counts) and whether it is a word (of any type but
 // None).
 type words struct {
-	b       []byte
-	letters *letters
-	pos     int // next byte to segment
-	off     int // sum of the segments' lengths so far
-	done    bool
+	b     []byte
+	kinds *runeKinds
+	pos   int // next byte to segment
+	off   int // sum of the segments' lengths so far
+	done  bool
 	// the current segment
 	seg   []byte
 	start int
@@ -136,15 +191,15 @@ type words struct {
 	ideo  bool // a word of Han, Hiragana or Katakana (types Ideo, Kana)
 }
 
-func newWords(b []byte, l *letters) words { return words{b: b, letters: l} }
+func newWords(b []byte, k *runeKinds) words { return words{b: b, kinds: k} }
 
 // next moves to the next segment and reports whether there is one.
 func (w *words) next() bool {
 	if w.done || w.pos >= len(w.b) {
 		return false
 	}
-	if n, word, ok := w.simple(w.pos); ok {
-		w.seg, w.start, w.word, w.ideo = w.b[w.pos:w.pos+n], w.off, word, false
+	if n, word, ideo, ok := w.simple(w.pos); ok {
+		w.seg, w.start, w.word, w.ideo = w.b[w.pos:w.pos+n], w.off, word, ideo
 		w.pos += n
 		w.off += n
 		return true
@@ -161,32 +216,30 @@ func (w *words) next() bool {
 }
 
 // class is the word-break class of the rune at b[i] and its length:
-// wbClass's for ASCII, wbLetter for a plain letter, wbUnknown for the
-// rest.
+// wbClass's for ASCII, runeKinds' for the rest.
 func (w *words) class(i int) (uint8, int) {
 	if c := w.b[i]; c < utf8.RuneSelf {
 		return wbClass[c], 1
 	}
 	r, n := utf8.DecodeRune(w.b[i:])
-	if n > 1 && w.letters.plain(r) {
-		return wbLetter, n
+	if n == 1 {
+		return wbUnknown, 1 // invalid
 	}
-	return wbUnknown, n
+	return w.kinds.class(r), n
 }
 
-// simple cuts the segment at b[p:] if it is made of ASCII and plain
-// letters and nothing after it can change it; ok is false if the scanner
-// must.
-func (w *words) simple(p int) (n int, word, ok bool) {
+// simple cuts the segment at b[p:] if it is made of ASCII, plain letters
+// or a lone rune and nothing after it can change it; ok is false if the
+// scanner must.
+func (w *words) simple(p int) (n int, word, ideo, ok bool) {
 	b := w.b
 	k, size := w.class(p)
 	if k == wbUnknown {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	end := p + size
 	switch {
 	case k&wbWord != 0:
-		word = true
 		prev := k
 		for end < len(b) {
 			var k uint8
@@ -194,7 +247,7 @@ func (w *words) simple(p int) (n int, word, ok bool) {
 			if c := b[end]; c < utf8.RuneSelf {
 				k = wbClass[c]
 			} else if k, size = w.class(end); k == wbUnknown {
-				return 0, false, false
+				return 0, false, false, false
 			}
 			if k&wbWord != 0 {
 				prev = k
@@ -206,7 +259,7 @@ func (w *words) simple(p int) (n int, word, ok bool) {
 			}
 			after, size2 := w.class(end + size)
 			if after == wbUnknown {
-				return 0, false, false
+				return 0, false, false, false
 			}
 			if k&wbMidLetter != 0 && prev == wbLetter && after == wbLetter ||
 				k&wbMidNum != 0 && prev == wbDigit && after == wbDigit {
@@ -221,8 +274,8 @@ func (w *words) simple(p int) (n int, word, ok bool) {
 	}
 	if end < len(b) {
 		if k, _ := w.class(end); k == wbUnknown {
-			return 0, false, false
+			return 0, false, false, false
 		}
 	}
-	return end - p, word, true
+	return end - p, k&(wbWord|wbIdeo) != 0, k == wbIdeo, true
 }

@@ -26,7 +26,7 @@ func segmenterWords(b []byte) []string {
 
 func wordsOf(b []byte) []string {
 	var out []string
-	for w := newWords(b, &letters{}); w.next(); {
+	for w := newWords(b, &runeKinds{}); w.next(); {
 		out = append(out, segString(w.start, w.seg, w.word))
 	}
 	return out
@@ -105,49 +105,56 @@ func FuzzWords(f *testing.F) {
 	})
 }
 
-// TestPlainLettersAgree checks, for plain letters of the Basic
-// Multilingual Plane, that words cuts each in the company of every class
-// whose rules differ exactly as the segmenter does — so that treating it
-// as 'a' is right — and that some letters of the scripts it is meant for
-// are plain and the others are not. It checks one plain letter in 61
-// unless MNEMO_WORDBREAK_ALL is set, then all of them (about 20,000,
-// half a minute).
-func TestPlainLettersAgree(t *testing.T) {
+// TestRuneKindsAgree checks, for runes of the Basic Multilingual Plane
+// that words cuts itself (plain letters, lone runes), that it cuts each in
+// the company of every class whose rules differ exactly as the segmenter
+// does — so that the kind runeKind gives it is right — and that some
+// runes of the scripts it is meant for are of the kinds they should be.
+// It checks one rune of each kind in 61 unless MNEMO_WORDBREAK_ALL is
+// set, then all of them (about 50,000, a few minutes).
+func TestRuneKindsAgree(t *testing.T) {
 	stride := 61
 	if os.Getenv("MNEMO_WORDBREAK_ALL") != "" {
 		stride = 1
 	}
 	templates := []string{
-		"L", "LL", "aL", "La", "1L", "L1", "L_", "_L", "a:L", "L:a", "L.L", "L'L", "L'", "L\"L", "1.L", "L.1", "L,L",
-		"L;1", "L\u0301", "L\u00ad", "L\xff", " L", "L ", "L\r\n", "LカL", "L数", "L'\u05d0", "\u05d0'L", "한L", "L٣",
-		"L\u2019L", "L·L", "ｆL", "L_カ", "L.", "(L)",
+		"L", "LL", "LLL", "aL", "La", "1L", "L1", "L_", "_L", "a:L", "L:a", "L.L", "L'L", "L'", "'L", "L\"L", "1.L", "L.1",
+		"L,L", "L;1", "L\u0301", "L\u00ad", "L\u200d", "L\xff", "\xffL", " L", "L ", "L\r\n", "\rL", "\nL", "LカL", "カL",
+		"L数", "数L", "ひL", "L'\u05d0", "\u05d0'L", "\u05d0L", "한L", "L한", "L٣", "٣L", "L\u2019L", "L·L", "ｆL", "Lｆ",
+		"L_カ", "L.", "(L)", "ж.L", "L.ж", "a_L", "L_a", "1,L", "\U0001F680L", "L\U0001F680", "\u0e01L", "L\u0e01",
 	}
-	plain := 0
-	l := &letters{}
+	counts := map[uint8]int{}
+	kinds := &runeKinds{}
 	for r := rune(0x80); r < 1<<16; r++ {
-		if !l.plain(r) {
+		k := kinds.class(r)
+		if k == wbUnknown {
 			continue
 		}
-		plain++
-		if plain%stride != 0 && r != 'ж' && r != '한' {
+		counts[k]++
+		if counts[k]%stride != 0 && !strings.ContainsRune("ж한数ひ—ก\u2028", r) {
 			continue
 		}
 		for _, tp := range templates {
 			s := []byte(strings.ReplaceAll(tp, "L", string(r)))
 			if got, want := wordsOf(s), segmenterWords(s); !slices.Equal(got, want) {
-				t.Fatalf("plain letter %U in %q:\n got  %v\n want %v", r, s, got, want)
+				t.Fatalf("%U (class %#x) in %q:\n got  %v\n want %v", r, k, s, got, want)
 			}
 		}
 	}
-	t.Logf("%d plain letters", plain)
-	for _, r := range "éßжЖλΩعª한क々" {
-		if !l.plain(r) {
-			t.Errorf("%q (%U) is not a plain letter", r, r)
-		}
-	}
-	for _, r := range "א数カひก\u0301\u093f\u00ad٣’·\ufffd" {
-		if l.plain(r) {
-			t.Errorf("%q (%U) is a plain letter", r, r)
+	t.Logf("plain letters %d, lone ideographs %d, lone others %d", counts[wbLetter], counts[wbIdeo], counts[wbLone])
+	for _, c := range []struct {
+		runes string
+		class uint8
+	}{
+		{"éßжЖλΩعª한क々", wbLetter},
+		{"数字漢ひら", wbIdeo},
+		{"—«»€©กข\u2028", wbLone},
+		{"אカ\u0301\u093f\u00ad٣’·\ufffd\u0e31", wbUnknown},
+	} {
+		for _, r := range c.runes {
+			if k := kinds.class(r); k != c.class {
+				t.Errorf("%q (%U) is of class %#x, want %#x", r, r, k, c.class)
+			}
 		}
 	}
 }
