@@ -194,7 +194,7 @@ func (a *analyser) cjkTokens() []token {
 	}
 	a.ring = 0
 	sea := a.sea
-	for w := newWords(body, &a.letters); w.next(); {
+	for w := newWords(body, &a.ft.letters); w.next(); {
 		if !w.word {
 			continue
 		}

@@ -106,6 +106,7 @@ type fulltext struct {
 	// the bigram analyzer's width and lowercase filters, for the pass
 	cjkFilters []analysis.TokenFilter
 	opts       map[string]index.FieldIndexingOptions
+	letters    letters // which runes the pass segments itself (wordbreak.go)
 }
 
 // batchMode says when a Batch on a writer's full-text index returns.

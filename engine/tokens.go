@@ -43,7 +43,6 @@ type analyser struct {
 	// term → its aword
 	forms    map[string]*cjkForm
 	cjkTerms map[string]*aword
-	letters  letters // which runes words may cut itself
 	// buffers reused from one text to the next
 	folded  []byte
 	start   []int // per folded byte: where its rune starts in the original
@@ -194,7 +193,7 @@ func (a *analyser) fold(text string, base int) (bigram bool) {
 // byte i on, where a word's last rune is read to find its end.
 func (a *analyser) segment(from func(i int) string) []token {
 	a.toks = a.toks[:0]
-	for w := newWords(a.folded, &a.letters); w.next(); {
+	for w := newWords(a.folded, &a.ft.letters); w.next(); {
 		if w.word {
 			b, pos := w.seg, w.start
 			last := a.start[pos+len(b)-1]

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/blevesearch/segment"
@@ -71,29 +72,29 @@ var wbClass = func() (t [utf8.RuneSelf]uint8) {
 const wbUnknown = 1 << 7
 
 // letters remembers which runes of the Basic Multilingual Plane are plain
-// letters (plainLetter), for the words of one analyser: 0 not yet asked,
-// 1 plain, 2 not.
-type letters struct{ t *[1 << 16]uint8 }
+// letters (plainLetter), two bits a rune (0 not yet asked, 1 plain, 2
+// not), for every analyser of an index: a rune's answer costs two calls
+// of the scanner, once. Safe for concurrent use; 16 KB.
+type letters struct{ t [1 << 12]atomic.Uint32 }
 
 // plain reports whether r is a plain letter, asking the scanner once.
 func (l *letters) plain(r rune) bool {
-	if r >= 1<<16 {
+	if r < 0 || r >= 1<<16 {
 		return false
 	}
-	if l.t == nil {
-		l.t = new([1 << 16]uint8)
-	}
-	switch l.t[r] {
+	w, shift := &l.t[r>>4], uint(r&15)*2
+	switch w.Load() >> shift & 3 {
 	case 1:
 		return true
 	case 2:
 		return false
 	}
 	ok := plainLetter(r)
-	l.t[r] = 2
+	v := uint32(2)
 	if ok {
-		l.t[r] = 1
+		v = 1
 	}
+	w.Or(v << shift) // the same bits whoever asks
 	return ok
 }
 

@@ -44,6 +44,12 @@ func benchDoc(words int) []byte {
 	return []byte(b.String())
 }
 
+// BenchmarkParse parses generated memories of two sizes and, with
+// MNEMO_BENCH_DIR set to a folder of .md files (e.g.
+// /tmp/mnemo-bench/corpora/tldr, see /work/shared/bench/README.md), every
+// file of that corpus: one op of "corpus" is one pass over all of them.
+// cpu-ms/op is the process's CPU time (the collector's included) per op,
+// the figure to compare on a shared machine.
 func BenchmarkParse(b *testing.B) {
 	for _, words := range []int{2000, 300} {
 		data := benchDoc(words)
@@ -58,15 +64,13 @@ func BenchmarkParse(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "files/s")
 		})
 	}
+	b.Run("corpus", benchmarkParseCorpus)
 }
 
-// BenchmarkParseCorpus parses every .md file of the corpus in
-// MNEMO_BENCH_DIR (e.g. /tmp/mnemo-bench/corpora/tldr, see
-// /work/shared/bench/README.md); one op is one pass over all of them.
-func BenchmarkParseCorpus(b *testing.B) {
+func benchmarkParseCorpus(b *testing.B) {
 	dir := os.Getenv("MNEMO_BENCH_DIR")
 	if dir == "" {
-		b.Skip("MNEMO_BENCH_DIR not set: set it to a folder of .md files (e.g. /tmp/mnemo-bench/corpora/tldr) to run this benchmark")
+		b.Skip("MNEMO_BENCH_DIR not set: set it to a folder of .md files (e.g. /tmp/mnemo-bench/corpora/tldr) to parse a corpus")
 	}
 	var files [][]byte
 	var names []string

@@ -39,7 +39,7 @@ const builtinDim = 100
 // is stored in the table (3e-4). A word the table lacks ("oligoclonal",
 // "inviscid", a product code) is not skipped but stands for itself: it
 // contributes a pseudo-random vector built from its character trigrams (see
-// unknown), so a query and a memory that share it are close, and a word
+// unknown.go), so a query and a memory that share it are close, and a word
 // sharing most of its trigrams ("axisymmetrical") is near it. Because u is
 // part of the table rather than fitted to the documents being indexed, a
 // text's vector depends on nothing but the text: adding a memory never
@@ -121,7 +121,7 @@ func (s *Static) Dim() int { return s.dim }
 
 // Embed implements Embedder: one unit-length vector per text, or an all-zero
 // vector for a text with neither a word of the vocabulary nor an unknown
-// word unknown accepts. It fails only when ctx is done, which it checks
+// word that gets a stand-in (standsIn). It fails only when ctx is done, which it checks
 // before each text.
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))

@@ -12,8 +12,9 @@ import (
 // valid during the call.
 type sink func(tok []byte, row int32)
 
-// tokenize feeds the words of text to s, looked up in vocab. GloVe's vocabulary is lower-case
-// ASCII words and hyphenated compounds, so the rules aim at reaching it:
+// tokenize feeds the words of text to s, looked up in vocab. GloVe's
+// vocabulary is lower-case ASCII words and hyphenated compounds, so the
+// rules aim at reaching it:
 //
 //   - A run of letters and digits, possibly joined by internal hyphens or
 //     apostrophes, is looked up whole first (lower-cased, Latin diacritics
