@@ -9,19 +9,20 @@ import (
 
 // Pacing the garbage collector through a full sync.
 //
-// A from-scratch sync of tldr (38,430 files) allocates about 2.4 GB while
-// its live heap stays near 85 MB: with Go's default pacing (GOGC 100, a
-// collection whenever the heap doubles) that is some 50 collections and
-// about a second of the sync's 9 s of CPU. For the length of a full sync
-// the collector instead runs when the process holds syncMemoryBudget
-// (GOGC off under a memory limit), about a quarter as often, and the
-// process's peak RSS does not grow: the default pacing already reaches
-// about that much at its peaks (tldr, mnemo sync, 4 pairs alternating:
-// 8.2–8.7 → 6.8–8.3 s CPU, peak RSS 278–313 → 300–304 MB). To keep a large
-// live heap (a big vault's first sync) from making the collector run back
-// to back under the limit, the limit is raised after every batch to at
-// least twice the live heap plus headroom, which is never tighter than
-// the default pacing.
+// A from-scratch sync of tldr (38,430 files) allocates about 2.3 GB while
+// its live heap stays between 40 and 125 MB: with Go's default pacing
+// (GOGC 100, a collection whenever the heap doubles) that is 35–50
+// collections and most of a second of the sync's 8–9 s of CPU. For the
+// length of a full sync the collector instead runs when the process holds
+// syncMemoryBudget (GOGC off under a memory limit): 13–14 collections
+// (BenchmarkSyncCorpus), and on tldr, mnemo sync, 6 pairs alternating on a
+// loaded machine, CPU 8.97–11.93 → 8.20–10.93 s (mean 9.94 → 9.31, lower
+// in every pair) at a peak RSS of 294–322 MB instead of 273–298. 224 MiB
+// saved about half as much; 256 keeps the peak under 350 MB. To keep a
+// large live heap (a big vault's first sync) from making the collector
+// run back to back under the limit, the limit is raised after every batch
+// to at least twice the live heap, which is never tighter than the
+// default pacing.
 //
 // GC settings belong to the process, so this is the one piece of
 // process-wide state in the engine: syncs that overlap (two engines in one
@@ -30,8 +31,9 @@ import (
 // memory limit) keeps its settings.
 
 // syncMemoryBudget is the memory the Go runtime may hold during a full
-// sync before it collects. tldr's peak RSS stays under ~310 MB with it
-// (mapped index segments come on top of the runtime's memory).
+// sync before it collects. tldr's peak RSS stays under ~325 MB with it
+// (mapped index segments and bbolt's pages come on top of the runtime's
+// memory).
 const syncMemoryBudget = 256 << 20
 
 var gcPace struct {
