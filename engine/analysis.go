@@ -217,11 +217,15 @@ func (a *analyser) cjkTokens() []token {
 func (a *analyser) cjkToken(b []byte, start, end int, ideographic bool) {
 	f := a.forms[string(b)]
 	if f == nil {
-		ts := analysis.TokenStream{&analysis.Token{Term: bytes.Clone(b), Start: 0, End: len(b), Position: 1}}
-		for _, flt := range a.ft.cjkFilters {
-			ts = flt.Filter(ts)
+		term, ok := plainForm(b)
+		if !ok {
+			ts := analysis.TokenStream{&analysis.Token{Term: bytes.Clone(b), Start: 0, End: len(b), Position: 1}}
+			for _, flt := range a.ft.cjkFilters {
+				ts = flt.Filter(ts)
+			}
+			term = ts[0].Term
 		}
-		f = &cjkForm{term: ts[0].Term}
+		f = &cjkForm{term: term}
 		a.forms[string(b)] = f
 	}
 	if !ideographic {
@@ -266,6 +270,39 @@ func (a *analyser) cjkToken(b []byte, start, end int, ideographic bool) {
 	}
 }
 
+// plainForm is what the width and lowercase filters make of b if that is
+// plain to see: b is valid UTF-8 (the width filter rebuilds the term from
+// its runes, invalid bytes becoming U+FFFD), has no fullwidth ASCII or
+// halfwidth Katakana (FF01–FF5E, FF65–FF9F: the width filter's) and no
+// rune that lowercases to another but ASCII capitals (lowercase's, whose
+// one exception, a final Σ, is such a rune). Han, Kana, Hangul, Thai and
+// lowercase ASCII tokens are; TestAnalysisPassAgrees compares the result
+// with the analyzer's.
+func plainForm(b []byte) ([]byte, bool) {
+	lower := true
+	for i := 0; i < len(b); {
+		if c := b[i]; c < utf8.RuneSelf {
+			lower = lower && (c < 'A' || c > 'Z')
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if n == 1 || r >= 0xFF01 && r <= 0xFF9F || unicode.ToLower(r) != r {
+			return nil, false
+		}
+		i += n
+	}
+	term := bytes.Clone(b)
+	if !lower {
+		for i, c := range term {
+			if c >= 'A' && c <= 'Z' {
+				term[i] = c + 'a' - 'A'
+			}
+		}
+	}
+	return term, true
+}
+
 // cjkEmit appends the token term [start, end) to a.ctoks.
 func (a *analyser) cjkEmit(term []byte, start, end int) {
 	a.ctoks = append(a.ctoks, token{w: a.cjkTerm(term), start: start, end: end})
@@ -275,8 +312,8 @@ func (a *analyser) cjkEmit(term []byte, start, end int) {
 func (a *analyser) cjkTerm(term []byte) *aword {
 	w := a.cjkTerms[string(term)]
 	if w == nil {
-		w = &aword{str: string(term)}
-		w.term = []byte(w.str)
+		str := string(term)
+		w = a.newWord([]byte(str), str)
 		a.cjkTerms[w.str] = w
 	}
 	return w

@@ -48,7 +48,8 @@ type analyser struct {
 	start   []int // per folded byte: where its rune starts in the original
 	toks    []token
 	groups  []group
-	text    uint64 // counts the texts group has counted (aword.text)
+	slab    []aword // newWord's
+	text    uint64  // counts the texts group has counted (aword.text)
 	tok     analysis.Token
 	ts      analysis.TokenStream
 	excerpt []excerptTerm // memoryText.excerpt
@@ -222,7 +223,7 @@ func (a *analyser) word(b []byte) *aword {
 	case a.terms[string(ts[0].Term)] != nil:
 		w = a.terms[string(ts[0].Term)] // another form of a known term
 	default:
-		w = &aword{term: ts[0].Term, str: string(ts[0].Term)}
+		w = a.newWord(ts[0].Term, string(ts[0].Term))
 		a.terms[w.str] = w
 	}
 	if !w.stop && w.str == string(b) {
@@ -230,6 +231,18 @@ func (a *analyser) word(b []byte) *aword {
 	} else {
 		a.words[string(b)] = w
 	}
+	return w
+}
+
+// newWord returns a new aword, from a slab: an analyser makes thousands,
+// which all live as long as it does.
+func (a *analyser) newWord(term []byte, str string) *aword {
+	if len(a.slab) == 0 {
+		a.slab = make([]aword, 256)
+	}
+	w := &a.slab[0]
+	a.slab = a.slab[1:]
+	w.term, w.str = term, str
 	return w
 }
 
