@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/blevesearch/segment"
@@ -158,6 +159,35 @@ func TestRuneKindsAgree(t *testing.T) {
 			if k := kinds.class(r); k != c.class {
 				t.Errorf("%q (%U) is of class %#x, want %#x", r, r, k, c.class)
 			}
+		}
+	}
+}
+
+// TestRuneKindsConcurrent has goroutines ask one runeKinds about the same
+// runes at once (the sync workers of an index share one): every answer is
+// the one a runeKinds of its own gives.
+func TestRuneKindsConcurrent(t *testing.T) {
+	shared, alone := &runeKinds{}, &runeKinds{}
+	const lo, hi = 0x0400, 0x0700 // Cyrillic … Arabic: plain, lone and scanner's runes, 8 to a word
+	var wg sync.WaitGroup
+	got := make([][]uint8, 4)
+	for g := range got {
+		wg.Go(func() {
+			for r := rune(lo); r < hi; r++ {
+				got[g] = append(got[g], shared.class(r))
+			}
+		})
+	}
+	wg.Wait()
+	for r := rune(lo); r < hi; r++ {
+		want := alone.class(r)
+		for g := range got {
+			if k := got[g][r-lo]; k != want {
+				t.Fatalf("goroutine %d: %U is of class %#x, want %#x", g, r, k, want)
+			}
+		}
+		if k := shared.class(r); k != want {
+			t.Fatalf("after: %U is of class %#x, want %#x", r, k, want)
 		}
 	}
 }
