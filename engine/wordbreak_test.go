@@ -113,7 +113,7 @@ func FuzzWords(f *testing.F) {
 // runes of the scripts it is meant for are of the kinds they should be.
 // It looks at one rune in 7 and checks one of each kind in 25 of those
 // unless MNEMO_WORDBREAK_ALL is set, then every rune (61,226 plain or
-// lone, three minutes).
+// lone, 1–3 minutes).
 func TestRuneKindsAgree(t *testing.T) {
 	step, every := rune(7), 25
 	if os.Getenv("MNEMO_WORDBREAK_ALL") != "" {
