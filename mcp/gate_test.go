@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,16 +13,34 @@ import (
 	"mnemo/engine"
 )
 
-// waitQueued polls, bounded, until n callers wait (nothing signals that).
+// waitQueued polls, bounded, until n callers wait in g's queue (nothing
+// signals that). g.waiting counts a caller before it reaches the
+// semaphore's queue, so the order of the queue is only settled once that
+// many goroutines are parked in semaphore.Acquire's select, which they
+// enter after taking their place.
 func waitQueued(t *testing.T, g *gate, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for g.waiting.Load() != n {
+	for g.waiting.Load() != n || parkedInAcquire() != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d waiting after 10 s, want %d", g.waiting.Load(), n)
+			t.Fatalf("%d counted and %d parked in the queue after 10 s, want %d", g.waiting.Load(), parkedInAcquire(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// parkedInAcquire counts the goroutines blocked in semaphore.Acquire.
+func parkedInAcquire() int64 {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var n int64
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(head, "[select") && strings.Contains(g, "semaphore.(*Weighted).Acquire") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestGateFIFO: waiters get their turn in the order they came.
