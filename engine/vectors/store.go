@@ -71,14 +71,10 @@ type Found struct {
 // Normalize returns v scaled to unit length (a copy), or nil for a vector
 // that has no direction (all zero, or not finite).
 func Normalize(v []float32) []float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+	inv, ok := inverseLength(v)
+	if !ok {
 		return nil
 	}
-	inv := 1 / math.Sqrt(s)
 	out := make([]float32, len(v))
 	for i, x := range v {
 		out[i] = float32(float64(x) * inv)
@@ -86,19 +82,28 @@ func Normalize(v []float32) []float32 {
 	return out
 }
 
-// unit is Normalize(v) without the copy when v is already of unit length
-// to the last bit, as the built-in embedder's vectors are: then v itself,
-// which the caller must not change afterwards. About 70% of the built-in
-// embedder's vectors are (3,000 tldr pages): their copies are saved.
-func unit(v []float32) []float32 {
+// inverseLength is 1/|v|, computed in float64; ok is false for a vector
+// with no direction (all zero, or not finite).
+func inverseLength(v []float32) (inv float64, ok bool) {
 	var s float64
 	for _, x := range v {
 		s += float64(x) * float64(x)
 	}
 	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return 0, false
+	}
+	return 1 / math.Sqrt(s), true
+}
+
+// unit is Normalize(v) without the copy when v is already of unit length
+// to the last bit, as the built-in embedder's vectors are: then v itself,
+// which the caller must not change afterwards. About 70% of the built-in
+// embedder's vectors are (3,000 tldr pages): their copies are saved.
+func unit(v []float32) []float32 {
+	inv, ok := inverseLength(v)
+	if !ok {
 		return nil
 	}
-	inv := 1 / math.Sqrt(s)
 	for i, x := range v {
 		if float32(float64(x)*inv) != x {
 			out := make([]float32, len(v))
