@@ -2,9 +2,7 @@ package markdown
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -72,23 +70,10 @@ func benchmarkParseCorpus(b *testing.B) {
 	if dir == "" {
 		b.Skip("MNEMO_BENCH_DIR not set: set it to a folder of .md files (e.g. /tmp/mnemo-bench/corpora/tldr) to parse a corpus")
 	}
-	var files [][]byte
-	var names []string
+	files := readMarkdownFiles(b, dir)
 	var size int64
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".md") {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		files, names = append(files, data), append(names, p)
-		size += int64(len(data))
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
+	for _, f := range files {
+		size += int64(len(f.data))
 	}
 	if len(files) == 0 {
 		b.Fatalf("no .md files under %s", dir)
@@ -97,8 +82,8 @@ func benchmarkParseCorpus(b *testing.B) {
 	b.ReportAllocs()
 	cpu0, _ := processCPU()
 	for b.Loop() {
-		for i, data := range files {
-			if _, err := Parse(names[i], data, Options{}); err != nil {
+		for _, f := range files {
+			if _, err := Parse(f.name, f.data, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -89,20 +89,7 @@ type dumpInput struct {
 func dumpInputs(t *testing.T, dirs []string) []dumpInput {
 	var inputs []dumpInput
 	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() || !strings.HasSuffix(p, ".md") {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			inputs = append(inputs, dumpInput{filepath.ToSlash(p), data})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		inputs = append(inputs, readMarkdownFiles(t, dir)...)
 	}
 	seeds, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzParse", "*"))
 	if err != nil {
@@ -141,4 +128,26 @@ func splitRecords(s string) []string {
 		recs[len(recs)-1] += line
 	}
 	return recs
+}
+
+// readMarkdownFiles reads the .md files under dir, in walk order (sorted),
+// named by their slash-separated paths.
+func readMarkdownFiles(tb testing.TB, dir string) []dumpInput {
+	tb.Helper()
+	var files []dumpInput
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, dumpInput{filepath.ToSlash(p), data})
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return files
 }
