@@ -71,27 +71,35 @@ func newScriptTokenizer(_ map[string]any, cache *registry.Cache) (analysis.Token
 // Tokenize implements analysis.Tokenizer.
 func (t *scriptTokenizer) Tokenize(in []byte) analysis.TokenStream {
 	out := t.words.Tokenize(in)
-	start := -1
-	for i := 0; i <= len(in); {
-		r, n := utf8.DecodeRune(in[i:])
-		if i < len(in) && seaRune(r) {
-			if start < 0 {
-				start = i
-			}
-		} else if start >= 0 {
-			out = append(out, &analysis.Token{Term: in[start:i], Start: start, End: i, Type: analysis.Ideographic})
-			start = -1
-		}
-		if i == len(in) {
-			break
-		}
-		i += n
+	for _, s := range seaRuns(in, nil) {
+		out = append(out, &analysis.Token{Term: in[s[0]:s[1]], Start: s[0], End: s[1], Type: analysis.Ideographic})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	for i, tk := range out {
 		tk.Position = i + 1
 	}
 	return out
+}
+
+// seaRuns appends to runs the byte ranges of b's runs of SEA letters.
+func seaRuns(b []byte, runs [][2]int) [][2]int {
+	start := -1
+	for i := 0; i <= len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if i < len(b) && seaRune(r) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			runs = append(runs, [2]int{start, i})
+			start = -1
+		}
+		if i == len(b) {
+			break
+		}
+		i += n
+	}
+	return runs
 }
 
 // seaRune reports whether r belongs to Thai, Lao, Khmer or Myanmar text
@@ -175,23 +183,7 @@ func (a *analyser) cjkTokens() []token {
 	a.ctoks = a.ctoks[:0]
 	// scriptTokenizer: the Unicode tokenizer's words, with the SEA runs
 	// merged in by start (a run after a word starting where it does).
-	a.sea = a.sea[:0]
-	start := -1
-	for i := 0; i <= len(body); {
-		r, n := utf8.DecodeRune(body[i:])
-		if i < len(body) && seaRune(r) {
-			if start < 0 {
-				start = i
-			}
-		} else if start >= 0 {
-			a.sea = append(a.sea, [2]int{start, i})
-			start = -1
-		}
-		if i == len(body) {
-			break
-		}
-		i += n
-	}
+	a.sea = seaRuns(body, a.sea[:0])
 	a.ring = 0
 	sea := a.sea
 	for w := newWords(body, &a.ft.kinds); w.next(); {
