@@ -258,13 +258,15 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 		for _, t := range ft.cjk.Analyze([]byte(text)) {
 			q.cjk[string(t.Term)]++
 		}
-		// CJK runs are matched as bigrams in their own field; the English
-		// field splits Han text into single characters, which match
-		// everywhere ("数" in 参数 for a query about 数据库).
-		for t := range q.en {
-			if allBigram(t) {
-				delete(q.en, t)
-			}
+	}
+	// CJK runs are matched as bigrams in their own field. The English
+	// analyzer splits Han text into single characters, which would match
+	// everywhere ("数" in 参数 for a query about 数据库): the English
+	// fields do not index such terms (aword.bigram), and no query asks
+	// them for one.
+	for t := range q.en {
+		if allBigram(t) {
+			delete(q.en, t)
 		}
 	}
 	return q

@@ -72,6 +72,12 @@ type aword struct {
 	str  string // term as a string, the key of every field's map
 	key  string // excerpt-index key: nsEN, then the term ("" until needed)
 	stop bool   // dropped (a stopword)
+	// made of letters of scripts indexed as bigrams alone (Han, kana,
+	// Hangul, SEA): counted in its field's length, as Bleve counts it,
+	// but not indexed there — no query looks such a term up in an
+	// English field (analyzeQuery leaves them to the cjk field), and on
+	// tldr they were a fifth of the body field's postings.
+	bigram bool
 	// the term's slot in the text being grouped, if text is that text's
 	text uint64
 	slot int
@@ -224,6 +230,7 @@ func (a *analyser) word(b []byte) *aword {
 		w = a.terms[string(ts[0].Term)] // another form of a known term
 	default:
 		w = a.newWord(ts[0].Term, string(ts[0].Term))
+		w.bigram = allBigram(w.str)
 		a.terms[w.str] = w
 	}
 	if !w.stop && w.str == string(b) {
@@ -253,16 +260,33 @@ type group struct {
 	before, after int
 }
 
+// grouped is a text's terms, counted by group, and how many of its tokens
+// are counted in a field's length but not indexed (aword.bigram).
+type grouped struct {
+	terms  []group
+	unkept group
+}
+
 // group counts the terms of toks, stopwords left out, before and after
-// toks[split], in the order they first occur. A term's slot is kept in its
-// aword, so counting costs no map lookup per token. The slice is reused by
-// the next call.
-func (a *analyser) group(toks []token, split int) []group {
+// toks[split], in the order they first occur; tokens not indexed
+// (aword.bigram) are only counted. A term's slot is kept in its aword, so
+// counting costs no map lookup per token. The terms slice is reused by the
+// next call.
+func (a *analyser) group(toks []token, split int) grouped {
 	a.text++
 	gs := a.groups[:0]
+	var unkept group
 	for i, t := range toks {
 		w := t.w
 		if w.stop {
+			continue
+		}
+		if w.bigram {
+			if i < split {
+				unkept.before++
+			} else {
+				unkept.after++
+			}
 			continue
 		}
 		if w.text != a.text {
@@ -276,12 +300,13 @@ func (a *analyser) group(toks []token, split int) []group {
 		}
 	}
 	a.groups = gs
-	return gs
+	return grouped{terms: gs, unkept: unkept}
 }
 
 // field makes the index field name of text (n bytes) from its term counts.
-func (a *analyser) field(name string, gs []group, n int, count func(group) int) *analysedField {
-	f := &analysedField{name: name, opts: a.ft.opts[name], bytes: n}
+func (a *analyser) field(name string, g grouped, n int, count func(group) int) *analysedField {
+	f := &analysedField{name: name, opts: a.ft.opts[name], bytes: n, length: count(g.unkept)}
+	gs := g.terms
 	terms := 0
 	for _, g := range gs {
 		if count(g) > 0 {
@@ -345,9 +370,10 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++
 	}
-	gs := a.group(toks, nTitle)
+	g := a.group(toks, nTitle)
+	gs := g.terms
 	var m memoryText
-	m.fields = append(make([]*analysedField, 0, 4), a.field(fTitle, gs, len(title), countBefore), a.field(fBody, gs, off+len(text), countAll))
+	m.fields = append(make([]*analysedField, 0, 4), a.field(fTitle, g, len(title), countBefore), a.field(fBody, g, off+len(text), countAll))
 	// The excerpt index: each term of the text with its spans, in order,
 	// in one slice of a shared array; English terms first (each group's
 	// after count), then CJK terms if the text has CJK letters of its own
@@ -398,7 +424,7 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 		spans = spans[c:]
 	}
 	for _, t := range toks[nTitle:] {
-		if !t.w.stop {
+		if !t.w.stop && !t.w.bigram {
 			x := &xs[t.w.slot]
 			x.spans = append(x.spans, span{t.start - off, t.end - off})
 		}
