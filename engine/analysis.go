@@ -306,6 +306,7 @@ func (a *analyser) cjkTerm(term []byte) *aword {
 	if w == nil {
 		str := string(term)
 		w = a.newWord([]byte(str), str)
+		w.other = !needsBigrams(str)
 		a.cjkTerms[w.str] = w
 	}
 	return w

@@ -256,7 +256,9 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 	if needsBigrams(text) {
 		q.cjk = map[string]int{}
 		for _, t := range ft.cjk.Analyze([]byte(text)) {
-			q.cjk[string(t.Term)]++
+			if needsBigrams(string(t.Term)) {
+				q.cjk[string(t.Term)]++
+			}
 		}
 	}
 	// CJK runs are matched as bigrams in their own field. The English

@@ -56,10 +56,18 @@ func referenceField(a analysis.Analyzer, opts index.FieldIndexingOptions, text s
 
 // referenceEnglish is referenceField for an English field, whose terms
 // made only of letters indexed as bigrams count in its length but are
-// not indexed (aword.bigram).
+// not indexed (aword.other).
 func referenceEnglish(ft *fulltext, opts index.FieldIndexingOptions, text string) (map[string]int, int) {
 	m, n := referenceField(ft.en, opts, text)
 	maps.DeleteFunc(m, func(t string, _ int) bool { return allBigram(t) })
+	return m, n
+}
+
+// referenceCJK is referenceField for the cjk field, whose terms without a
+// letter indexed as bigrams count in its length but are not indexed.
+func referenceCJK(ft *fulltext, opts index.FieldIndexingOptions, text string) (map[string]int, int) {
+	m, n := referenceField(ft.cjk, opts, text)
+	maps.DeleteFunc(m, func(t string, _ int) bool { return !needsBigrams(t) })
 	return m, n
 }
 
@@ -106,7 +114,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 		}
 		wf, wl := referenceEnglish(ft, ft.opts[f.name], src)
 		if f.name == fCJK {
-			wf, wl = referenceField(ft.cjk, ft.opts[f.name], src)
+			wf, wl = referenceCJK(ft, ft.opts[f.name], src)
 		}
 		gf := freqMap(f.AnalyzedTokenFrequencies())
 		if !maps.Equal(gf, wf) || f.AnalyzedLength() != wl {
@@ -148,8 +156,9 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	if n := englishTerms(ft, text); spans != n {
 		diffs = append(diffs, fmt.Sprintf("excerpt holds %d English spans, Bleve finds %d terms in the text", spans, n))
 	}
-	// The CJK keys are exactly the bigram analyzer's terms of the text,
-	// with its offsets, for a text with CJK letters of its own.
+	// The CJK keys are exactly the bigram analyzer's terms of the text
+	// that hold a letter indexed as bigrams, with its offsets, for a text
+	// with such letters of its own.
 	gotCJK, wantCJK := map[string][]span{}, map[string][]span{}
 	for _, x := range mt.excerpt {
 		if x.key[0] == nsCJK {
@@ -159,7 +168,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	if needsBigrams(text) {
 		off := len(title) + 1
 		for _, t := range ft.cjk.Analyze([]byte(body)) {
-			if t.Start >= off {
+			if t.Start >= off && needsBigrams(string(t.Term)) {
 				wantCJK[string(t.Term)] = append(wantCJK[string(t.Term)], span{t.Start - off, t.End - off})
 			}
 		}
@@ -171,7 +180,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	for _, f := range a.message(text) {
 		wf, wl := referenceEnglish(ft, ft.opts[f.name], text)
 		if f.name == fCJK {
-			wf, wl = referenceField(ft.cjk, ft.opts[f.name], text)
+			wf, wl = referenceCJK(ft, ft.opts[f.name], text)
 		}
 		if gf := freqMap(f.AnalyzedTokenFrequencies()); !maps.Equal(gf, wf) || f.AnalyzedLength() != wl {
 			diffs = append(diffs, fmt.Sprintf("message %s: length %d, Bleve %d; terms differ: %s", f.name, f.AnalyzedLength(), wl, mapDiff(gf, wf)))
