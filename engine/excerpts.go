@@ -52,20 +52,25 @@ type excerptTerm struct {
 
 // encodeExcerpts encodes the excerpt index of text: chunks are byte
 // ranges of text, terms the analysis pass's keys (tokens.go). Keys are
-// sorted here, and each key's spans, where they are not already.
+// written in order, and each key's spans sorted where they are not already.
 func encodeExcerpts(text string, chunks [][2]int, terms []excerptTerm) []byte {
-	return appendExcerpts(nil, text, chunks, terms)
+	var x excerptEncoder
+	return x.encode(text, chunks, terms)
 }
 
-// appendExcerpts is encodeExcerpts appending to out. A sync encodes into
-// one buffer per worker and keeps an exact-size copy: a fresh buffer grew
-// once or twice per file and kept up to twice what it held (tldr: 110 MB
-// allocated for 60 MB of excerpt indexes).
-func appendExcerpts(out []byte, text string, chunks [][2]int, terms []excerptTerm) []byte {
-	byKey := func(a, b excerptTerm) int { return strings.Compare(a.key, b.key) }
-	if !slices.IsSortedFunc(terms, byKey) {
-		slices.SortFunc(terms, byKey)
-	}
+// excerptEncoder is encodeExcerpts with buffers kept from one index to the
+// next. A sync worker keeps one and stores an exact-size copy: a fresh
+// buffer grew once or twice per file and kept up to twice what it held
+// (tldr: 110 MB allocated for 60 MB of excerpt indexes).
+type excerptEncoder struct {
+	out   []byte
+	order []uint64 // keyOrder's
+}
+
+// encode returns the excerpt index, in a buffer the next call reuses.
+func (x *excerptEncoder) encode(text string, chunks [][2]int, terms []excerptTerm) []byte {
+	x.order = keyOrder(x.order[:0], terms)
+	out := x.out[:0]
 	if out == nil {
 		out = make([]byte, 0, 2*len(text)+64)
 	}
@@ -81,7 +86,8 @@ func appendExcerpts(out []byte, text string, chunks [][2]int, terms []excerptTer
 	out = slices.Grow(out, 4*len(terms))[:table+4*len(terms)] // every byte is set below
 	entries := len(out)
 	byStart := func(a, b span) int { return a.start - b.start }
-	for i, t := range terms {
+	for i, k := range x.order {
+		t := terms[k]
 		binary.LittleEndian.PutUint32(out[table+4*i:], uint32(len(out)-entries))
 		out = binary.AppendUvarint(out, uint64(len(t.key)))
 		out = append(out, t.key...)
@@ -96,7 +102,56 @@ func appendExcerpts(out []byte, text string, chunks [][2]int, terms []excerptTer
 			prev = s.start
 		}
 	}
+	x.out = out
 	return out
+}
+
+// keyOrder appends to order the indexes of terms in key order. Each term
+// becomes one integer — its key's first six bytes, big-endian and
+// zero-padded (which keeps the order), over its index — so the sort
+// compares integers; keys are compared only within a run of equal
+// prefixes. On tldr this took a third of the time of sorting the terms
+// by key, which was 0.19 of a sync's 6.3 CPU seconds.
+func keyOrder(order []uint64, terms []excerptTerm) []uint64 {
+	if len(terms) > 1<<16 {
+		for i := range terms {
+			order = append(order, uint64(i))
+		}
+		slices.SortFunc(order, func(a, b uint64) int { return strings.Compare(terms[a].key, terms[b].key) })
+		return order
+	}
+	order = slices.Grow(order, len(terms))
+	for i, t := range terms {
+		var p uint64
+		if k := t.key; len(k) >= 6 {
+			p = uint64(k[0])<<40 | uint64(k[1])<<32 | uint64(k[2])<<24 | uint64(k[3])<<16 | uint64(k[4])<<8 | uint64(k[5])
+		} else {
+			for j := range 6 {
+				p <<= 8
+				if j < len(k) {
+					p |= uint64(k[j])
+				}
+			}
+		}
+		order = append(order, p<<16|uint64(i))
+	}
+	slices.Sort(order)
+	for i := 0; i < len(order); {
+		j := i + 1
+		for j < len(order) && order[j]>>16 == order[i]>>16 {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(order[i:j], func(a, b uint64) int {
+				return strings.Compare(terms[a&0xffff].key, terms[b&0xffff].key)
+			})
+		}
+		i = j
+	}
+	for i := range order {
+		order[i] &= 0xffff
+	}
+	return order
 }
 
 // excerpt is what a search takes from one memory's excerpt index: the

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,6 +156,82 @@ func TestOneLine(t *testing.T) {
 	} {
 		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
 			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// BenchmarkEncodeExcerpts encodes the excerpt index of every memory of the
+// folder MNEMO_BENCH_DIR names (e.g. /tmp/mnemo-bench/corpora/tldr), its
+// terms as the analysis pass leaves them (in text order), as a sync does.
+// One iteration is the whole corpus.
+func BenchmarkEncodeExcerpts(b *testing.B) {
+	dir := os.Getenv("MNEMO_BENCH_DIR")
+	if dir == "" {
+		b.Skip("set MNEMO_BENCH_DIR to a folder of markdown (e.g. /tmp/mnemo-bench/corpora/tldr) to run this benchmark")
+	}
+	ft := testAnalyzers(b)
+	a := ft.newAnalyser()
+	type memo struct {
+		text  string
+		terms []excerptTerm
+	}
+	var memos []memo
+	for _, tt := range vaultTexts(b, dir) {
+		xs := slices.Clone(a.memory(tt[0], tt[1], tt[2]).excerpt)
+		for i := range xs {
+			xs[i].spans = slices.Clone(xs[i].spans)
+		}
+		memos = append(memos, memo{tt[1], xs})
+	}
+	var x excerptEncoder
+	var scratch []excerptTerm
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, m := range memos {
+			scratch = append(scratch[:0], m.terms...) // in text order, as the pass gives them
+			x.encode(m.text, nil, scratch)
+		}
+	}
+	b.ReportMetric(float64(len(memos)*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// TestKeyOrder: keyOrder puts terms in key order, as sorting by key does:
+// keys that share their first six bytes, keys shorter than six bytes and
+// keys with zero bytes (the padding of a short key's prefix), and more
+// terms than the packed index holds.
+func TestKeyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	alphabet := "\x00\x01ab\xff"
+	for _, n := range []int{0, 1, 2, 50, 3000, 1<<16 + 5} {
+		terms := make([]excerptTerm, n)
+		seen := map[string]bool{}
+		for i := range terms {
+			for { // keys are distinct in an excerpt index
+				k := make([]byte, 1+rng.IntN(9))
+				for j := range k {
+					k[j] = alphabet[rng.IntN(len(alphabet))]
+				}
+				if !seen[string(k)] {
+					seen[string(k)] = true
+					terms[i].key = string(k)
+					break
+				}
+				if len(seen) > 1<<19 {
+					t.Fatal("alphabet too small for distinct keys")
+				}
+			}
+		}
+		var got []string
+		for _, i := range keyOrder(nil, terms) {
+			got = append(got, terms[i].key)
+		}
+		want := make([]string, n)
+		for i, x := range terms {
+			want[i] = x.key
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d terms: keyOrder's order differs from the keys' sorted order", n)
 		}
 	}
 }

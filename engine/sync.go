@@ -466,7 +466,7 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 // worker is what one goroutine of process keeps from file to file.
 type worker struct {
 	a        *analyser
-	excerpts []byte // the excerpt index being encoded
+	excerpts excerptEncoder
 }
 
 // processOne reads, parses and embeds one file; dim is the index's vector
@@ -523,8 +523,8 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) 
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
 	mt := w.a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
-	w.excerpts = appendExcerpts(w.excerpts[:0], doc.Text, bounds, mt.excerpt)
-	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, bytes.Clone(w.excerpts), graphMentions(doc)
+	excerpt := w.excerpts.encode(doc.Text, bounds, mt.excerpt)
+	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, bytes.Clone(excerpt), graphMentions(doc)
 	o.rec = &record{
 		Lens:     analyzedLens(o.doc),
 		Path:     j.path,
