@@ -178,11 +178,25 @@ func (e *Engine) readAt(r *os.Root, name, rel string) ([]byte, fs.FileInfo, erro
 
 // readBounded reads f to its end, or to one byte past limit (which tells
 // the caller it is too big). size is what fstat said: a buffer of size+1
-// takes the whole file and sees its end in two reads, where io.ReadAll
-// grows from 512 bytes. A file that grew since is read on, still bounded.
+// takes the whole file in one read, where io.ReadAll grows from 512 bytes.
+// A first read that stops at exactly size bytes is the whole file — a
+// regular file's read stops short only at its end — which saves the read
+// that would return its end (one syscall of seven a file; on tldr 38k
+// files). Otherwise, as for a file that grew since fstat, it reads on,
+// still bounded.
 func readBounded(f io.Reader, size, limit int64) ([]byte, error) {
 	data := make([]byte, max(0, min(size, limit))+1)
-	n, err := io.ReadFull(f, data)
+	n, err := f.Read(data)
+	switch {
+	case err == nil && int64(n) == size && n < len(data):
+		return data[:n], nil
+	case err == io.EOF:
+		return data[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	m, err := io.ReadFull(f, data[n:])
+	n += m
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		return data[:n], nil

@@ -118,11 +118,13 @@ func TestReadBounded(t *testing.T) {
 		{"grew over the limit", strings.Repeat("z", 50), 5, 20, 21},
 		{"stated over the limit", strings.Repeat("z", 50), 50, 20, 21},
 		{"one byte reads", "hello world", 3, 20, 11},
+		// a first read of exactly the stated size is the whole file
+		{"first read stops at the stated size", "hello world", 1, 20, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var r interface{ Read([]byte) (int, error) } = strings.NewReader(c.text)
-			if c.name == "one byte reads" {
+			if strings.HasPrefix(c.name, "one byte reads") || strings.HasPrefix(c.name, "first read") {
 				r = iotest.OneByteReader(r)
 			}
 			got, err := readBounded(r, c.size, c.limit)
