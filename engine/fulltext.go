@@ -264,7 +264,7 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 	// CJK runs are matched as bigrams in their own field. The English
 	// analyzer splits Han text into single characters, which would match
 	// everywhere ("数" in 参数 for a query about 数据库): the English
-	// fields do not index such terms (aword.bigram), and no query asks
+	// fields do not index such terms (aword.other), and no query asks
 	// them for one.
 	for t := range q.en {
 		if allBigram(t) {

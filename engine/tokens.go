@@ -306,9 +306,9 @@ func (a *analyser) group(toks []token, split int) grouped {
 }
 
 // field makes the index field name of text (n bytes) from its term counts.
-func (a *analyser) field(name string, g grouped, n int, count func(group) int) *analysedField {
-	f := &analysedField{name: name, opts: a.ft.opts[name], bytes: n, length: count(g.unkept)}
-	gs := g.terms
+func (a *analyser) field(name string, grp grouped, n int, count func(group) int) *analysedField {
+	f := &analysedField{name: name, opts: a.ft.opts[name], bytes: n, length: count(grp.unkept)}
+	gs := grp.terms
 	terms := 0
 	for _, g := range gs {
 		if count(g) > 0 {
@@ -372,10 +372,10 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++
 	}
-	g := a.group(toks, nTitle)
-	gs := g.terms
+	grp := a.group(toks, nTitle)
+	gs := grp.terms
 	var m memoryText
-	m.fields = append(make([]*analysedField, 0, 4), a.field(fTitle, g, len(title), countBefore), a.field(fBody, g, off+len(text), countAll))
+	m.fields = append(make([]*analysedField, 0, 4), a.field(fTitle, grp, len(title), countBefore), a.field(fBody, grp, off+len(text), countAll))
 	// The excerpt index: each term of the text with its spans, in order,
 	// in one slice of a shared array; English terms first (each group's
 	// after count), then CJK terms if the text has CJK letters of its own
