@@ -110,8 +110,8 @@ func (x *excerptEncoder) encode(text string, chunks [][2]int, terms []excerptTer
 // becomes one integer — its key's first six bytes, big-endian and
 // zero-padded (which keeps the order), over its index — so the sort
 // compares integers; keys are compared only within a run of equal
-// prefixes. On tldr this took a third of the time of sorting the terms
-// by key, which was 0.19 of a sync's 6.3 CPU seconds.
+// prefixes. Sorting the terms by key was most of the encoding's time:
+// BenchmarkEncodeExcerpts on tldr went from 229–276 to 117–162 ms.
 func keyOrder(order []uint64, terms []excerptTerm) []uint64 {
 	if len(terms) > 1<<16 {
 		for i := range terms {
