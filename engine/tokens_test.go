@@ -351,3 +351,25 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// FuzzAnalysisPass: for any title, text and tags, the one analysis pass
+// gives the fields (terms, frequencies, lengths; each term in its own
+// analyzer's field) and excerpt spans that Bleve's own analysis does, with
+// a fresh analyser and with one that has analysed every input before.
+func FuzzAnalysisPass(f *testing.F) {
+	for _, s := range analysisSamples {
+		f.Add(s.title, s.text, s.tags)
+	}
+	ft := testAnalyzers(f)
+	shared := ft.newAnalyser()
+	f.Fuzz(func(t *testing.T, title, text, tags string) {
+		if strings.Contains(title, "\n") {
+			return // a memory's title is one line
+		}
+		for _, a := range []*analyser{ft.newAnalyser(), shared} {
+			if d := passDiff(ft, a, title, text, tags); d != "" {
+				t.Fatalf("title %q text %q tags %q: %s", title, text, tags, d)
+			}
+		}
+	})
+}
