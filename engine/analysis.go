@@ -135,6 +135,21 @@ func allBigram(s string) bool {
 	return s != ""
 }
 
+// Each term lives in one analyzer's field, in the index and in a query
+// alike: a term the English analyzer makes only of letters of scripts
+// indexed as bigrams (a single Han character, a Hangul word) is the cjk
+// field's, and a term of the bigram analyzer without such a letter (a
+// Latin word, a number) the English fields'. The other analyzer's terms
+// still count in a field's length (aword.other), as Bleve counts them.
+
+// englishTerm reports whether the English fields index term, one of the
+// English analyzer's.
+func englishTerm(term string) bool { return !allBigram(term) }
+
+// cjkTerm reports whether the cjk field indexes term, one of the bigram
+// analyzer's.
+func cjkTerm(term string) bool { return needsBigrams(term) }
+
 // bigramChain checks that the index's bigram analyzer is the one
 // addBigramAnalyzer defines — scriptTokenizer, then width folding,
 // lowercase and bigrams without unigrams — which the analysis pass
@@ -306,7 +321,7 @@ func (a *analyser) cjkTerm(term []byte) *aword {
 	if w == nil {
 		str := string(term)
 		w = a.newWord([]byte(str), str)
-		w.other = !needsBigrams(str)
+		w.other = !cjkTerm(str)
 		a.cjkTerms[w.str] = w
 	}
 	return w

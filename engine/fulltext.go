@@ -256,18 +256,17 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 	if needsBigrams(text) {
 		q.cjk = map[string]int{}
 		for _, t := range ft.cjk.Analyze([]byte(text)) {
-			if needsBigrams(string(t.Term)) {
+			if cjkTerm(string(t.Term)) {
 				q.cjk[string(t.Term)]++
 			}
 		}
 	}
-	// CJK runs are matched as bigrams in their own field. The English
-	// analyzer splits Han text into single characters, which would match
-	// everywhere ("数" in 参数 for a query about 数据库): the English
-	// fields do not index such terms (aword.other), and no query asks
-	// them for one.
+	// Each term is looked up in its own field alone (englishTerm,
+	// cjkTerm): CJK runs are matched as bigrams in the cjk field, where
+	// the English analyzer's single Han characters would match everywhere
+	// ("数" in 参数 for a query about 数据库).
 	for t := range q.en {
-		if allBigram(t) {
+		if !englishTerm(t) {
 			delete(q.en, t)
 		}
 	}

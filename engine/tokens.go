@@ -72,13 +72,9 @@ type aword struct {
 	str  string // term as a string, the key of every field's map
 	key  string // excerpt-index key: nsEN, then the term ("" until needed)
 	stop bool   // dropped (a stopword)
-	// indexed in the other analyzer's field: counted in this field's
-	// length, as Bleve counts it, but not indexed here. An English term
-	// made only of letters of scripts indexed as bigrams (Han, kana,
-	// Hangul, SEA) is the cjk field's; a cjk term without any such
-	// letter (a Latin word, a number) is the English fields'. A query
-	// looks each term up in its own field alone (analyzeQuery); on tldr
-	// the two kinds were 406k of 1.74M postings.
+	// indexed in the other analyzer's field (englishTerm, cjkTerm):
+	// counted in this field's length, as Bleve counts it, but not indexed
+	// here. On tldr such terms were 406k of 1.74M postings.
 	other bool
 	// the term's slot in the text being grouped, if text is that text's
 	text uint64
@@ -232,7 +228,7 @@ func (a *analyser) word(b []byte) *aword {
 		w = a.terms[string(ts[0].Term)] // another form of a known term
 	default:
 		w = a.newWord(ts[0].Term, string(ts[0].Term))
-		w.other = allBigram(w.str)
+		w.other = !englishTerm(w.str)
 		a.terms[w.str] = w
 	}
 	if !w.stop && w.str == string(b) {

@@ -54,20 +54,16 @@ func referenceField(a analysis.Analyzer, opts index.FieldIndexingOptions, text s
 	return freqMap(analysis.TokenFrequency(toks, nil, opts)), len(toks)
 }
 
-// referenceEnglish is referenceField for an English field, whose terms
-// made only of letters indexed as bigrams count in its length but are
-// not indexed (aword.other).
-func referenceEnglish(ft *fulltext, opts index.FieldIndexingOptions, text string) (map[string]int, int) {
-	m, n := referenceField(ft.en, opts, text)
-	maps.DeleteFunc(m, func(t string, _ int) bool { return allBigram(t) })
-	return m, n
-}
-
-// referenceCJK is referenceField for the cjk field, whose terms without a
-// letter indexed as bigrams count in its length but are not indexed.
-func referenceCJK(ft *fulltext, opts index.FieldIndexingOptions, text string) (map[string]int, int) {
-	m, n := referenceField(ft.cjk, opts, text)
-	maps.DeleteFunc(m, func(t string, _ int) bool { return !needsBigrams(t) })
+// referenceOf is referenceField for the index field name: its analyzer's
+// terms that the field indexes (englishTerm, cjkTerm), and its length
+// counting them all.
+func referenceOf(ft *fulltext, name, text string) (map[string]int, int) {
+	an, indexed := ft.en, englishTerm
+	if name == fCJK {
+		an, indexed = ft.cjk, cjkTerm
+	}
+	m, n := referenceField(an, ft.opts[name], text)
+	maps.DeleteFunc(m, func(t string, _ int) bool { return !indexed(t) })
 	return m, n
 }
 
@@ -75,7 +71,7 @@ func referenceCJK(ft *fulltext, opts index.FieldIndexingOptions, text string) (m
 func englishTerms(ft *fulltext, text string) int {
 	n := 0
 	for _, t := range ft.en.Analyze([]byte(text)) {
-		if !allBigram(string(t.Term)) {
+		if englishTerm(string(t.Term)) {
 			n++
 		}
 	}
@@ -112,10 +108,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 			diffs = append(diffs, "unexpected field "+f.name)
 			continue
 		}
-		wf, wl := referenceEnglish(ft, ft.opts[f.name], src)
-		if f.name == fCJK {
-			wf, wl = referenceCJK(ft, ft.opts[f.name], src)
-		}
+		wf, wl := referenceOf(ft, f.name, src)
 		gf := freqMap(f.AnalyzedTokenFrequencies())
 		if !maps.Equal(gf, wf) || f.AnalyzedLength() != wl {
 			diffs = append(diffs, fmt.Sprintf("%s: length %d, Bleve %d; terms differ: %s", f.name, f.AnalyzedLength(), wl, mapDiff(gf, wf)))
@@ -168,7 +161,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	if needsBigrams(text) {
 		off := len(title) + 1
 		for _, t := range ft.cjk.Analyze([]byte(body)) {
-			if t.Start >= off && needsBigrams(string(t.Term)) {
+			if t.Start >= off && cjkTerm(string(t.Term)) {
 				wantCJK[string(t.Term)] = append(wantCJK[string(t.Term)], span{t.Start - off, t.End - off})
 			}
 		}
@@ -178,10 +171,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	}
 	// A session message is one body field (and cjk).
 	for _, f := range a.message(text) {
-		wf, wl := referenceEnglish(ft, ft.opts[f.name], text)
-		if f.name == fCJK {
-			wf, wl = referenceCJK(ft, ft.opts[f.name], text)
-		}
+		wf, wl := referenceOf(ft, f.name, text)
 		if gf := freqMap(f.AnalyzedTokenFrequencies()); !maps.Equal(gf, wf) || f.AnalyzedLength() != wl {
 			diffs = append(diffs, fmt.Sprintf("message %s: length %d, Bleve %d; terms differ: %s", f.name, f.AnalyzedLength(), wl, mapDiff(gf, wf)))
 		}
