@@ -115,6 +115,8 @@ type Result struct {
 	Malformed int    // lines (or records) that did not parse; skipped
 	TooLong   int    // lines longer than Options.MaxLineBytes; skipped unread
 	Ignored   int    // records of unknown type (generic JSONL: of another session); skipped
+	// Coverage accounts for every line this Read consumed (coverage.go).
+	Coverage Coverage
 }
 
 // DefaultMaxLineBytes is the default bound on one JSONL line.
