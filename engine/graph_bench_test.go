@@ -9,12 +9,12 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"mnemo/engine/enginetest"
 	"mnemo/graph"
 )
 
@@ -115,9 +115,8 @@ func BenchmarkGraphSync(b *testing.B) {
 
 // cpuTime is the CPU time this process has used, user and system.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := enginetest.ProcessCPU()
+	return d
 }
 
 // BenchmarkGraphQueries reports, on the generated vault: BuildContext

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"mnemo/engine/enginetest"
 )
 
 // BenchmarkTrickleWrites is the write load of many agents at once, one
@@ -72,9 +73,8 @@ func benchTrickle(b *testing.B, scorch map[string]any, writers int) {
 		before[k] = stat(k)
 	}
 	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		d, _ := enginetest.ProcessCPU()
+		return d
 	}
 	c0 := cpu()
 	b.ResetTimer()

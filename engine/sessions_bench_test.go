@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"mnemo/engine"
+	"mnemo/engine/enginetest"
 	"mnemo/engine/transcript"
 )
 
@@ -140,11 +140,8 @@ func benchSessions(b *testing.B, home string, qs []engine.SessionQuery) {
 
 // cpuTime is the user and system time the process has used.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := enginetest.ProcessCPU()
+	return d
 }
 
 // peakRSS is the process's peak resident set (VmHWM), in bytes.

@@ -9,13 +9,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	index "github.com/blevesearch/bleve_index_api"
 
+	"mnemo/engine/enginetest"
 	"mnemo/markdown"
 )
 
@@ -335,11 +335,8 @@ func BenchmarkAnalysisPass(b *testing.B) {
 
 // processCPU is the user and system time the process has used.
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := enginetest.ProcessCPU()
+	return d
 }
 
 // FuzzAnalysisPass: for any title, text and tags, the one analysis pass

@@ -11,11 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"mnemo/engine/embed/internal/table"
+	"mnemo/engine/enginetest"
 	"mnemo/markdown"
 )
 
@@ -292,9 +292,9 @@ func BenchmarkEmbedCorpus(b *testing.B) {
 // shared machine it says more about a single-threaded benchmark than the
 // wall time does.
 func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
+	d, ok := enginetest.ProcessCPU()
+	if !ok {
+		tb.Skip("this system does not report the process's CPU time")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }

@@ -2,11 +2,12 @@ package transcript
 
 import (
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zricethezav/gitleaks/v8/detect"
+
+	"mnemo/engine/enginetest"
 )
 
 // Every sample below is fake: made-up values in the shape of the real thing.
@@ -112,11 +113,8 @@ func BenchmarkRedact(b *testing.B) {
 
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := enginetest.ProcessCPU()
+	return d
 }
 
 // BenchmarkRedactorLoad measures what the first Redact of a process pays:
