@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -254,10 +255,33 @@ func (a *app) engineConfig(ctx context.Context) (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, err
 	}
+	if err := a.ensureMemory(cfg.MemoryDir); err != nil {
+		return engine.Config{}, err
+	}
 	if cfg.Embedder, err = newEmbedder(ctx, a.g, os.LookupEnv); err != nil {
 		return engine.Config{}, err
 	}
 	return cfg, nil
+}
+
+// ensureMemory creates the memory folder when it is ROOT/memory — ROOT
+// from --root, $MAENIFOLD_ROOT or ~/maenifold — and does not exist yet, so
+// that the first command on a fresh machine (and the MCP server a client
+// starts there) works, and says so in one line on stderr. A --memory given
+// explicitly must exist: a mistyped path would otherwise become a new,
+// empty memory that every later command quietly reads.
+func (a *app) ensureMemory(dir string) error {
+	if a.g.memory != "" {
+		return nil // the engine refuses a missing one, naming it
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there (or unreadable): the engine says what is wrong with it
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the memory folder: %w", err)
+	}
+	fmt.Fprintf(a.stderr, "mnemo: created the memory folder %s (first use); memories are the markdown files in it\n", dir)
+	return nil
 }
 
 // newEmbedder builds the embedder --embedder, else $MAENIFOLD_EMBEDDER,
