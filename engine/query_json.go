@@ -148,11 +148,7 @@ func (q *Query) decodeField(field, name string, val json.RawMessage) error {
 			err = fmt.Errorf("%s must be a number", name)
 		}
 	case "tags":
-		var tags []string
-		if json.Unmarshal(val, &tags) != nil {
-			err = fmt.Errorf("%s must be an array of strings", name)
-		}
-		q.Tags = tags
+		q.Tags, err = DecodeTags(name, val)
 	case "noSnippets":
 		if json.Unmarshal(val, &q.NoSnippets) != nil {
 			err = fmt.Errorf("%s must be true or false", name)
@@ -175,4 +171,26 @@ func jsonInt(name string, val json.RawMessage) (int, error) {
 		return 0, fmt.Errorf("%s must be an integer", name)
 	}
 	return int(x), nil
+}
+
+// DecodeTags reads a tags argument: an array of strings, or one string —
+// what models often send for a single tag ("storage") — which is split at
+// commas ("storage, db" is two tags; no tag holds a comma). name is the
+// argument, for the error.
+func DecodeTags(name string, val json.RawMessage) ([]string, error) {
+	var tags []string
+	if json.Unmarshal(val, &tags) == nil {
+		return tags, nil
+	}
+	var one string
+	if json.Unmarshal(val, &one) != nil {
+		return nil, fmt.Errorf("%s must be an array of strings (or one string)", name)
+	}
+	tags = []string{}
+	for _, t := range strings.Split(one, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	return tags, nil
 }

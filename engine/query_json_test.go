@@ -38,6 +38,8 @@ func TestQueryUnmarshalJSON(t *testing.T) {
 			want: engine.Query{Text: "x", Mode: engine.FullText, PageSize: 5, Tags: []string{"t"}}},
 		{name: "null is absent", start: def, in: `{"query":"x","mode":null,"tags":null,"pageSize":null}`,
 			want: engine.Query{Text: "x", Mode: engine.FullText, PageSize: 100, Tags: []string{"t"}}},
+		{name: "one tag as a string", in: `{"query":"q","tags":"storage"}`, want: engine.Query{Text: "q", Tags: []string{"storage"}}},
+		{name: "tags as a comma-separated string", in: `{"query":"q","tags":" storage, db ,"}`, want: engine.Query{Text: "q", Tags: []string{"storage", "db"}}},
 		{name: "explicit zero beats the default", start: def, in: `{"query":"x","pageSize":0,"mode":""}`,
 			want: engine.Query{Text: "x", Tags: []string{"t"}}},
 
@@ -51,7 +53,7 @@ func TestQueryUnmarshalJSON(t *testing.T) {
 		{name: "fractional page", in: `{"query":"q","page":1.5}`, wantErr: "page must be an integer"},
 		{name: "overflowing page", in: `{"query":"q","page":1e400}`, wantErr: "page must be an integer"},
 		{name: "query an object", in: `{"query":{"$ne":""}}`, wantErr: "query must be a string"},
-		{name: "tags a string", in: `{"query":"q","tags":"a,b"}`, wantErr: "tags must be an array of strings"},
+		{name: "tags a number", in: `{"query":"q","tags":3}`, wantErr: "tags must be an array of strings (or one string)"},
 		{name: "minScore a word", in: `{"query":"q","minScore":"high"}`, wantErr: "minScore must be a number"},
 		{name: "noSnippets a word", in: `{"query":"q","noSnippets":"yes"}`, wantErr: "noSnippets must be true or false"},
 		{name: "not an object", in: `["q"]`, wantErr: "must be a JSON object"},

@@ -121,6 +121,20 @@ func (e *Engine) Read(ctx context.Context, id string) (Memory, error) {
 	return m, nil
 }
 
+// Peek returns one memory as Read does without recording the read: for
+// listings that show content (RecentActivity's includeContent), which
+// must not change what they list.
+func (e *Engine) Peek(ctx context.Context, id string) (Memory, error) {
+	rel, err := e.Resolve(id)
+	if err != nil {
+		return Memory{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Memory{}, err
+	}
+	return e.memoryAt(rel)
+}
+
 func sortSkips(s []Skip) { sort.Slice(s, func(i, j int) bool { return s[i].Path < s[j].Path }) }
 
 func sortWarnings(w []Warning) {

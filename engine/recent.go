@@ -23,6 +23,13 @@ type Activity struct {
 // of now (0 means no bound). "Modified" is the frontmatter date if the file
 // has one, else the file's modification time.
 func (e *Engine) Recent(ctx context.Context, limit int, since time.Duration) ([]Activity, error) {
+	return e.RecentWhere(ctx, limit, since, nil)
+}
+
+// RecentWhere is Recent over the memories whose relative path keep accepts
+// (nil accepts all), so that limit counts only those: a front end's
+// "only thinking sessions" is a filter here, not a cut of the first page.
+func (e *Engine) RecentWhere(ctx context.Context, limit int, since time.Duration, keep func(path string) bool) ([]Activity, error) {
 	if limit < 0 {
 		return nil, fmt.Errorf("limit %d: must be 0 (default) or more: %w", limit, ErrInvalid)
 	}
@@ -39,6 +46,9 @@ func (e *Engine) Recent(ctx context.Context, limit int, since time.Duration) ([]
 	e.mu.RLock()
 	out := make([]Activity, 0, min(limit, len(e.files)))
 	for p, r := range e.files {
+		if keep != nil && !keep(p) {
+			continue
+		}
 		a := Activity{URI: URI(p), Path: p, Title: r.Title, Modified: r.Modified, LastRead: e.reads[p]}
 		if a.Modified.IsZero() {
 			a.Modified = r.mtime()

@@ -21,7 +21,7 @@ const maxConceptChars = 512
 
 type contextIn struct {
 	ConceptName    string `json:"conceptName" jsonschema:"the concept, as written in a [[WikiLink]]; case, spaces, underscores and slashes do not matter"`
-	Depth          int    `json:"depth,omitempty" jsonschema:"how many steps out to walk, 1 to 4"`
+	Depth          int    `json:"depth,omitempty" jsonschema:"how many steps out to walk, 0 to 4; 0 and 1 both give the direct relations only, as in maenifold"`
 	MaxEntities    int    `json:"maxEntities,omitempty" jsonschema:"at most this many direct relations, and as many expanded ones, 1 to 100"`
 	IncludeContent bool   `json:"includeContent,omitempty" jsonschema:"add a preview of a memory for each relation"`
 }
@@ -77,11 +77,16 @@ func (s *server) contextTool() tool[contextIn, engine.ConceptContext] {
 		idempotent: true,
 		schema: func(in *jsonschema.Schema) {
 			property(in, "conceptName").MaxLength = ptr(maxConceptChars)
-			intDefault(in, "depth", engine.DefaultContextDepth, 1, engine.MaxContextDepth)
+			intDefault(in, "depth", engine.DefaultContextDepth, 0, engine.MaxContextDepth)
 			intDefault(in, "maxEntities", engine.DefaultMaxEntities, 1, engine.MaxEntities)
 			property(in, "includeContent").Default = json.RawMessage("false")
 		},
 		run: func(ctx context.Context, in *contextIn) (*engine.ConceptContext, error) {
+			if in.Depth == 0 {
+				// maenifold's depth 0 returns the direct relations and
+				// expands nothing, as depth 1 does.
+				in.Depth = 1
+			}
 			if err := errors.Join(checkConcept(in.ConceptName), atLeastOne("depth", in.Depth), atLeastOne("maxEntities", in.MaxEntities)); err != nil {
 				return nil, err
 			}

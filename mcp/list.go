@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 )
 
 type listIn struct {
-	Folder string `json:"folder,omitempty" jsonschema:"folder relative to the memory folder; default the memory folder itself"`
+	Folder string `json:"folder,omitempty" jsonschema:"folder relative to the memory folder; default the memory folder itself; maenifold's path is accepted too"`
 }
 
 type listOut struct {
@@ -62,6 +63,7 @@ func (s *server) listTool() tool[listIn, listOut] {
 		desc:       "List one folder of the memory folder: its subfolders (with how many memories each holds) and its memory files with title, dates, size and current recency weight.",
 		readOnly:   true,
 		idempotent: true,
+		aliases:    map[string]string{"path": "folder"},
 		run: func(ctx context.Context, in *listIn) (*listOut, error) {
 			if len(in.Folder) > maxPathBytes {
 				return nil, fmt.Errorf("folder is %d bytes, over the %d-byte limit", len(in.Folder), maxPathBytes)
@@ -105,8 +107,26 @@ func (s *server) listTool() tool[listIn, listOut] {
 }
 
 type recentIn struct {
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many memories, 1 to 200"`
-	Timespan string `json:"timespan,omitempty" jsonschema:"only memories modified or read within this long ago: 30m, 24h, 7d, 2w; default no bound"`
+	Limit          int    `json:"limit,omitempty" jsonschema:"at most this many memories, 1 to 200"`
+	Timespan       string `json:"timespan,omitempty" jsonschema:"only memories modified or read within this long ago: 30m, 24h, 7d, 2w, or maenifold's d.hh:mm:ss (1.00:00:00 is a day); default no bound"`
+	Filter         string `json:"filter,omitempty" jsonschema:"all (the default), thinking (memories under thinking/), assumptions (under assumptions/) or memory (all the others)"`
+	IncludeContent bool   `json:"includeContent,omitempty" jsonschema:"add each memory's markdown body (listing does not count as reading it)"`
+}
+
+// maxRecentContent caps each memory's content in RecentActivity, so that
+// one long memory does not push the others out of the response.
+const maxRecentContent = 16 << 10
+
+// recentFilters are RecentActivity's filters, maenifold's: its thinking
+// sessions live under thinking/ and its assumption ledger under
+// assumptions/; "memory" is everything else.
+var recentFilters = map[string]func(path string) bool{
+	"all":         nil,
+	"thinking":    func(p string) bool { return strings.HasPrefix(p, "thinking/") },
+	"assumptions": func(p string) bool { return strings.HasPrefix(p, "assumptions/") },
+	"memory": func(p string) bool {
+		return !strings.HasPrefix(p, "thinking/") && !strings.HasPrefix(p, "assumptions/")
+	},
 }
 
 type recentOut struct {
@@ -122,6 +142,7 @@ type recentItem struct {
 	At       time.Time `json:"at"`
 	Modified time.Time `json:"modified"`
 	LastRead time.Time `json:"lastRead,omitzero"`
+	Content  string    `json:"content,omitempty" jsonschema:"the markdown body, with includeContent"`
 }
 
 func (o *recentOut) units() int { return len(o.Memories) }
@@ -138,13 +159,16 @@ func (s *server) recentTool() tool[recentIn, recentOut] {
 	return tool[recentIn, recentOut]{
 		name:       "RecentActivity",
 		title:      "Recent activity",
-		desc:       "List the memories modified or read most recently, newest first, optionally only within a timespan (24h, 7d, …).",
+		desc:       "List the memories modified or read most recently, newest first, optionally only within a timespan (24h, 7d, …) or one kind (filter), with their content if asked.",
 		readOnly:   true,
 		idempotent: true,
 		schema: func(in *jsonschema.Schema) {
 			l := property(in, "limit")
 			l.Default, l.Minimum, l.Maximum = json.RawMessage("20"), ptr(1.0), ptr(float64(maxPageSize))
 			property(in, "timespan").MaxLength = ptr(32)
+			f := property(in, "filter")
+			f.Default, f.Enum = json.RawMessage(`"all"`), []any{"all", "thinking", "assumptions", "memory"}
+			property(in, "includeContent").Default = json.RawMessage("false")
 		},
 		run: func(ctx context.Context, in *recentIn) (*recentOut, error) {
 			if in.Limit < 1 || in.Limit > maxPageSize {
@@ -154,13 +178,29 @@ func (s *server) recentTool() tool[recentIn, recentOut] {
 			if err != nil {
 				return nil, err
 			}
-			acts, err := s.eng.Recent(ctx, in.Limit, span)
+			keep, ok := recentFilters[strings.ToLower(strings.TrimSpace(in.Filter))]
+			if !ok {
+				return nil, fmt.Errorf("filter %.40q: want all, thinking, assumptions or memory", in.Filter)
+			}
+			acts, err := s.eng.RecentWhere(ctx, in.Limit, span, keep)
 			if err != nil {
 				return nil, err
 			}
 			out := &recentOut{Memories: make([]recentItem, 0, len(acts))}
 			for _, a := range acts {
-				out.Memories = append(out.Memories, recentItem{URI: a.URI, Title: a.Title, Event: a.Event, At: a.At, Modified: a.Modified, LastRead: a.LastRead})
+				it := recentItem{URI: a.URI, Title: a.Title, Event: a.Event, At: a.At, Modified: a.Modified, LastRead: a.LastRead}
+				if in.IncludeContent {
+					m, err := s.eng.Peek(ctx, a.Path)
+					if err != nil {
+						return nil, fmt.Errorf("content of %s: %w", a.URI, err)
+					}
+					it.Content = m.Content
+					if len(it.Content) > maxRecentContent {
+						it.Content = clip(it.Content, maxRecentContent) +
+							fmt.Sprintf("\n(cut to %d of %d bytes; ReadMemory returns it whole)", maxRecentContent, len(m.Content))
+					}
+				}
+				out.Memories = append(out.Memories, it)
 			}
 			return out, nil
 		},
@@ -171,6 +211,9 @@ func (s *server) recentTool() tool[recentIn, recentOut] {
 			var b strings.Builder
 			for _, m := range o.Memories {
 				fmt.Fprintf(&b, "%s %s — %s (%s)\n", m.At.UTC().Format("2006-01-02 15:04"), m.Event, m.Title, m.URI)
+				if m.Content != "" {
+					b.WriteString(m.Content + "\n\n")
+				}
 			}
 			if o.Note != "" {
 				b.WriteString("(" + o.Note + ")")
@@ -180,15 +223,24 @@ func (s *server) recentTool() tool[recentIn, recentOut] {
 	}
 }
 
-// parseSpan reads a timespan: a Go duration ("90m", "36h") or a whole
-// number of days or weeks ("7d", "2w"). "" is no bound.
+// parseSpan reads a timespan: a Go duration ("90m", "36h"), a whole
+// number of days or weeks ("7d", "2w"), or .NET's TimeSpan form, which
+// maenifold takes: [d.]hh:mm[:ss[.fffffff]] ("1.00:00:00" is a day,
+// "12:30:00" twelve and a half hours). "" is no bound.
 func parseSpan(s string) (time.Duration, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
 		return 0, nil
 	}
-	bad := fmt.Errorf("timespan %.32q: want a positive duration such as 30m, 24h, 7d or 2w", s)
+	bad := fmt.Errorf("timespan %.32q: want a positive duration such as 30m, 24h, 7d, 2w or 1.00:00:00", s)
 	var d time.Duration
+	if strings.Contains(s, ":") {
+		var ok bool
+		if d, ok = parseDotNetSpan(s); !ok || d <= 0 {
+			return 0, bad
+		}
+		return d, nil
+	}
 	if n, unit := strings.TrimRight(s, "dw"), s[len(strings.TrimRight(s, "dw")):]; unit == "d" || unit == "w" {
 		k, err := strconv.Atoi(n)
 		if err != nil || k <= 0 || k > 100*365 {
@@ -208,4 +260,30 @@ func parseSpan(s string) (time.Duration, error) {
 		return 0, bad
 	}
 	return d, nil
+}
+
+// dotNetSpan is .NET's invariant TimeSpan format without a sign:
+// [d.]hh:mm[:ss[.fffffff]].
+var dotNetSpan = regexp.MustCompile(`^(?:(\d{1,8})\.)?(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,7}))?)?$`)
+
+// parseDotNetSpan reads a TimeSpan as .NET's TimeSpan.Parse does: hours
+// below 24, minutes and seconds below 60, the fraction in seconds.
+func parseDotNetSpan(s string) (time.Duration, bool) {
+	m := dotNetSpan.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false
+	}
+	num := func(v string) int {
+		n, _ := strconv.Atoi(v) // the pattern allows only digits; "" is 0
+		return n
+	}
+	days, h, mi, sec := num(m[1]), num(m[2]), num(m[3]), num(m[4])
+	if h > 23 || mi > 59 || sec > 59 || days > 100*365 {
+		return 0, false
+	}
+	d := time.Duration(days)*24*time.Hour + time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute + time.Duration(sec)*time.Second
+	if f := m[5]; f != "" {
+		d += time.Duration(num(f+strings.Repeat("0", 7-len(f)))) * 100 // 100 ns ticks
+	}
+	return d, true
 }

@@ -2,13 +2,17 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 type readIn struct {
-	Identifier string `json:"identifier" jsonschema:"a memory:// URI, a path relative to the memory folder (with or without .md), or an exact title; at most 4096 bytes"`
+	Identifier      string `json:"identifier" jsonschema:"a memory:// URI, a path relative to the memory folder (with or without .md), or an exact title; at most 4096 bytes"`
+	IncludeChecksum bool   `json:"includeChecksum,omitempty" jsonschema:"return the checksum EditMemory takes to refuse a stale edit"`
 }
 
 type readOut struct {
@@ -17,7 +21,7 @@ type readOut struct {
 	Created   time.Time `json:"created,omitzero"`
 	Modified  time.Time `json:"modified,omitzero"`
 	Tags      []string  `json:"tags"`
-	Checksum  string    `json:"checksum" jsonschema:"SHA-256 of the file; pass it to EditMemory to edit only this version"`
+	Checksum  string    `json:"checksum,omitempty" jsonschema:"SHA-256 of the file; pass it to EditMemory to edit only this version"`
 	Size      int       `json:"size" jsonschema:"bytes of content, before any cut"`
 	Content   string    `json:"content" jsonschema:"the markdown body, without frontmatter"`
 	Truncated bool      `json:"truncated,omitempty" jsonschema:"content was cut to fit the response limit"`
@@ -47,15 +51,38 @@ func (s *server) readTool() tool[readIn, readOut] {
 			"Reading marks the memory as recently used, which ranks it higher in later searches.",
 		readOnly:   true,
 		idempotent: true,
-		run:        s.read,
-		text: func(o *readOut) string {
-			t := o.Title + " — " + o.URI + "\n\n" + o.Content
-			if o.Note != "" {
-				t += "\n\n(" + o.Note + ")"
-			}
-			return t
+		schema: func(in *jsonschema.Schema) {
+			property(in, "includeChecksum").Default = json.RawMessage("true")
 		},
+		run:  s.read,
+		text: readText,
 	}
+}
+
+// readText is ReadMemory for clients that show the model only text: the
+// title, where the memory is, its dates, tags and full checksum (what
+// EditMemory needs), then the content.
+func readText(o *readOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\nURI: %s\n", o.Title, o.URI)
+	if !o.Created.IsZero() {
+		fmt.Fprintf(&b, "Created: %s\n", o.Created.UTC().Format(time.RFC3339))
+	}
+	if !o.Modified.IsZero() {
+		fmt.Fprintf(&b, "Modified: %s\n", o.Modified.UTC().Format(time.RFC3339))
+	}
+	if len(o.Tags) > 0 {
+		fmt.Fprintf(&b, "Tags: %s\n", strings.Join(o.Tags, ", "))
+	}
+	if o.Checksum != "" {
+		fmt.Fprintf(&b, "Checksum: %s\n", o.Checksum)
+	}
+	b.WriteString("\n---\n\n")
+	b.WriteString(o.Content)
+	if o.Note != "" {
+		b.WriteString("\n\n(" + o.Note + ")")
+	}
+	return b.String()
 }
 
 func (s *server) read(ctx context.Context, in *readIn) (*readOut, error) {
@@ -68,7 +95,10 @@ func (s *server) read(ctx context.Context, in *readIn) (*readOut, error) {
 	}
 	out := &readOut{
 		URI: m.URI, Title: m.Title, Created: m.Created, Modified: m.Modified, Tags: m.Tags,
-		Checksum: m.Checksum, Size: len(m.Content), Content: m.Content,
+		Size: len(m.Content), Content: m.Content,
+	}
+	if in.IncludeChecksum {
+		out.Checksum = m.Checksum
 	}
 	// Cut what cannot fit at all now, so that fitting it exactly later
 	// works on at most one response's worth of text.

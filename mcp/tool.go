@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"runtime/debug"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mnemo/engine"
 )
 
 // tool is one MCP tool: In is its arguments, Out its structured result.
@@ -32,8 +35,13 @@ type tool[In, Out any] struct {
 	// schema adjusts the input schema inferred from In: defaults, bounds,
 	// enums. Defaults set here are also what an absent argument decodes to.
 	schema func(s *jsonschema.Schema)
-	run    func(ctx context.Context, in *In) (*Out, error)
-	text   func(out *Out) string // the plain rendering for clients that show text
+	// aliases are other spellings of arguments, alias → name: maenifold's
+	// own (MoveMemory's source for identifier, …), so that prompts and
+	// skills written for it work unchanged. They are not in the schema,
+	// which shows a model one name per argument.
+	aliases map[string]string
+	run     func(ctx context.Context, in *In) (*Out, error)
+	text    func(out *Out) string // the plain rendering for clients that show text
 }
 
 // fitter is implemented by results that can shrink to fit the response
@@ -60,6 +68,9 @@ func add[In, Out any](s *sdk.Server, srv *server, t tool[In, Out]) {
 		panic(fmt.Sprintf("tool %s: output schema: %v", t.name, err))
 	}
 	spec := argSpecFor[In](in)
+	spec.aliases = t.aliases
+	addLearn(in)
+	doc := learnText(t.name, t.title, t.desc, in, spec)
 	no := false
 	s.AddTool(&sdk.Tool{
 		Name:         t.name,
@@ -84,6 +95,13 @@ func add[In, Out any](s *sdk.Server, srv *server, t tool[In, Out]) {
 		var raw json.RawMessage
 		if req != nil && req.Params != nil {
 			raw = req.Params.Arguments
+		}
+		raw, learn, err := takeLearn(raw)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		if learn {
+			return learnResult(doc), nil
 		}
 		var args In
 		if err := spec.decode(raw, &args); err != nil {
@@ -187,6 +205,7 @@ type argSpec struct {
 	fields   map[string]argField
 	required map[string]bool
 	defaults map[string]json.RawMessage
+	aliases  map[string]string // other spellings, alias → name
 	// own is set when In decodes itself (a json.Unmarshaler, such as
 	// engine.Query): the spec then only checks names, required arguments
 	// and defaults, and hands In the arguments with the defaults filled in.
@@ -240,7 +259,7 @@ func argSpecFor[In any](s *jsonschema.Schema) *argSpec {
 		case reflect.Float64:
 			af.want = "a number"
 		case reflect.Slice:
-			af.want = "an array of strings"
+			af.want = "an array of strings (or one string)"
 		default:
 			panic(fmt.Sprintf("argument %s: unsupported type %s", name, f.Type))
 		}
@@ -267,6 +286,9 @@ func (a *argSpec) decode(raw json.RawMessage, dst any) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %v", err)
+	}
+	if err := a.unalias(obj); err != nil {
+		return err
 	}
 	var unknown []string
 	for k := range obj {
@@ -303,6 +325,24 @@ func (a *argSpec) decode(raw json.RawMessage, dst any) error {
 	return nil
 }
 
+// unalias renames each alias in obj to the name it spells; an argument
+// given under both spellings is refused rather than one silently winning.
+func (a *argSpec) unalias(obj map[string]json.RawMessage) error {
+	for _, alias := range slices.Sorted(maps.Keys(a.aliases)) {
+		val, ok := obj[alias]
+		if !ok {
+			continue
+		}
+		name := a.aliases[alias]
+		if _, both := obj[name]; both {
+			return fmt.Errorf("%s and %s are the same argument: give one", name, alias)
+		}
+		delete(obj, alias)
+		obj[name] = val
+	}
+	return nil
+}
+
 // decodeOwn checks required arguments, fills in defaults and lets dst
 // decode the rest.
 func (a *argSpec) decodeOwn(obj map[string]json.RawMessage, dst json.Unmarshaler) error {
@@ -326,6 +366,14 @@ func (a *argSpec) decodeOwn(obj map[string]json.RawMessage, dst json.Unmarshaler
 // decodeValue decodes one argument. Integers may come as 2 or 2.0 (some
 // clients send every number as a float) but not as 2.5.
 func decodeValue(val json.RawMessage, fv reflect.Value, isInt bool) error {
+	if fv.Kind() == reflect.Slice { // tags: an array, or one string
+		tags, err := engine.DecodeTags("", val)
+		if err != nil {
+			return err
+		}
+		fv.Set(reflect.ValueOf(tags))
+		return nil
+	}
 	if !isInt {
 		return json.Unmarshal(val, fv.Addr().Interface())
 	}

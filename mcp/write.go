@@ -2,6 +2,9 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -56,7 +59,7 @@ func (s *server) writeTool() tool[writeIn, memoryRef] {
 			return refOf(m), nil
 		},
 		text: func(o *memoryRef) string {
-			return fmt.Sprintf("Wrote %q as %s (checksum %.12s…).", o.Title, o.URI, o.Checksum)
+			return fmt.Sprintf("Wrote %q as %s.\nChecksum: %s", o.Title, o.URI, o.Checksum)
 		},
 	}
 }
@@ -65,10 +68,10 @@ type editIn struct {
 	Identifier    string `json:"identifier" jsonschema:"the memory: memory:// URI, relative path or exact title"`
 	Operation     string `json:"operation" jsonschema:"append, prepend, find_replace or replace_section"`
 	Content       string `json:"content" jsonschema:"the new text: appended, prepended, the replacement for find, or the new body of the section"`
-	Find          string `json:"find,omitempty" jsonschema:"find_replace: the exact text to replace (every occurrence)"`
+	Find          string `json:"find,omitempty" jsonschema:"find_replace: the exact text to replace (every occurrence); maenifold's findText is accepted too"`
 	ExpectedCount int    `json:"expectedCount,omitempty" jsonschema:"find_replace: how many occurrences there must be; the edit is refused otherwise. 0 means at least one"`
-	Section       string `json:"section,omitempty" jsonschema:"replace_section: the heading whose body to replace, e.g. 'Status' or '## Status' to pin the level"`
-	Checksum      string `json:"checksum,omitempty" jsonschema:"the checksum ReadMemory returned; the edit is refused if the memory changed since"`
+	Section       string `json:"section,omitempty" jsonschema:"replace_section: the heading whose body to replace, e.g. 'Status' or '## Status' to pin the level; maenifold's sectionName is accepted too"`
+	Checksum      string `json:"checksum,omitempty" jsonschema:"the checksum ReadMemory returned (64 hex digits); the edit is refused if the memory changed since"`
 }
 
 var editOps = []any{string(engine.Append), string(engine.Prepend), string(engine.FindReplace), string(engine.ReplaceSection)}
@@ -83,8 +86,9 @@ func (s *server) editTool() tool[editIn, memoryRef] {
 		schema: func(in *jsonschema.Schema) {
 			property(in, "operation").Enum = editOps
 			property(in, "expectedCount").Minimum = ptr(0.0)
-			property(in, "checksum").Pattern = "^[0-9a-fA-F]{64}$"
+			property(in, "checksum").Pattern = checksumPattern
 		},
+		aliases: map[string]string{"findText": "find", "sectionName": "section"},
 		run: func(ctx context.Context, in *editIn) (*memoryRef, error) {
 			if err := checkIdentifier(in.Identifier); err != nil {
 				return nil, err
@@ -95,20 +99,41 @@ func (s *server) editTool() tool[editIn, memoryRef] {
 			default:
 				return nil, fmt.Errorf("operation %.40q: want append, prepend, find_replace or replace_section", in.Operation)
 			}
-			if c := strings.TrimSpace(in.Checksum); c != "" && !isHex64(c) {
-				return nil, fmt.Errorf("checksum must be the 64 hex digits ReadMemory returned")
+			sum, err := hexChecksum(in.Checksum)
+			if err != nil {
+				return nil, err
 			}
 			m, err := s.eng.Edit(ctx, engine.EditRequest{
 				ID: in.Identifier, Op: op, Content: in.Content, Find: in.Find,
-				ExpectedCount: in.ExpectedCount, Section: in.Section, Checksum: in.Checksum,
+				ExpectedCount: in.ExpectedCount, Section: in.Section, Checksum: sum,
 			})
 			if err != nil {
 				return nil, err
 			}
 			return refOf(m), nil
 		},
-		text: func(o *memoryRef) string { return fmt.Sprintf("Edited %s (checksum now %.12s…).", o.URI, o.Checksum) },
+		text: func(o *memoryRef) string { return fmt.Sprintf("Edited %s.\nChecksum: %s", o.URI, o.Checksum) },
 	}
+}
+
+// checksumPattern is what EditMemory's checksum may look like: the 64 hex
+// digits ReadMemory and the write tools return, or the same SHA-256 in
+// base64, the form maenifold's tools print.
+const checksumPattern = `^\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)\s*$`
+
+// hexChecksum reads a checksum argument as hex: "" (no check), 64 hex
+// digits, or base64 of the 32 bytes.
+func hexChecksum(c string) (string, error) {
+	c = strings.TrimSpace(c)
+	switch {
+	case c == "" || isHex64(c):
+		return c, nil
+	case len(c) == 44:
+		if b, err := base64.StdEncoding.DecodeString(c); err == nil && len(b) == sha256.Size {
+			return hex.EncodeToString(b), nil
+		}
+	}
+	return "", fmt.Errorf("checksum must be the 64 hex digits ReadMemory returned")
 }
 
 func isHex64(s string) bool {
@@ -163,7 +188,7 @@ func (s *server) deleteTool() tool[deleteIn, deleteOut] {
 }
 
 type moveIn struct {
-	Identifier  string `json:"identifier" jsonschema:"the memory: memory:// URI, relative path or exact title"`
+	Identifier  string `json:"identifier" jsonschema:"the memory: memory:// URI, relative path or exact title; maenifold's source is accepted too"`
 	Destination string `json:"destination" jsonschema:"new path relative to the memory folder ('.md' optional), or a folder ending in '/' to keep the file name"`
 }
 
@@ -174,9 +199,10 @@ type moveOut struct {
 
 func (s *server) moveTool() tool[moveIn, moveOut] {
 	return tool[moveIn, moveOut]{
-		name:  "MoveMemory",
-		title: "Move a memory",
-		desc:  "Move or rename a memory within the memory folder. It keeps its read time, so its recency ranking is unchanged. The destination must not exist.",
+		name:    "MoveMemory",
+		title:   "Move a memory",
+		desc:    "Move or rename a memory within the memory folder. It keeps its read time, so its recency ranking is unchanged. The destination must not exist (a rename that changes only letter case is allowed).",
+		aliases: map[string]string{"source": "identifier"},
 		run: func(ctx context.Context, in *moveIn) (*moveOut, error) {
 			if err := checkIdentifier(in.Identifier); err != nil {
 				return nil, err

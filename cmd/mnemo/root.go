@@ -162,7 +162,8 @@ Exit status: 0 success, 1 error, 2 usage error.`,
 			a.g.halfLifeSet = cmd.Flags().Changed("half-life-days")
 		},
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = buildVersion()
+	root.SetVersionTemplate("mnemo version {{.Version}}\n")
 	root.SuggestionsMinimumDistance = 2
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 

@@ -348,6 +348,7 @@ var errHungUp = errors.New("mcp client hung up")
 // at a shell, a service manager): then it only waits.
 func runServers(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serveFlags, logf func(string)) error {
 	opts := mcp.Options{
+		Version:   buildVersion(),
 		HTTPAddr:  sf.http,
 		Listening: func(url string) { logf("mcp listening on " + url) },
 		Settings:  serveSettings(sf, os.LookupEnv),
