@@ -65,12 +65,13 @@ func NewProxy(opts ProxyOptions) *Proxy {
 	return p
 }
 
-// waitForTools holds a tools/list until a backend has been attached once
-// (for at most the attach wait): before that the proxy knows no tools, and
-// a client that lists them at start-up would see none.
+// waitForTools holds a tools/list or tools/call until a backend has been
+// attached once (for at most the attach wait): before that the proxy knows
+// no tools, and a client that lists them at start-up would see none, or
+// have its call refused as one of an unknown tool.
 func (p *Proxy) waitForTools(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		if method == "tools/list" {
+		if method == "tools/list" || method == "tools/call" {
 			p.mu.Lock()
 			known := p.tools != nil
 			p.mu.Unlock()

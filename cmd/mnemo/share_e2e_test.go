@@ -226,4 +226,3 @@ func text(r *sdk.CallToolResult) string {
 	}
 	return ""
 }
-
