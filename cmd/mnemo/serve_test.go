@@ -221,6 +221,41 @@ func TestServe(t *testing.T) {
 		}
 	})
 
+	t.Run("http", func(t *testing.T) {
+		s := startServer(t, bin, nil, "--root", root, "serve", "--no-watch", "--http", "127.0.0.1:0")
+		line := s.waitLog(`add it to Claude Code with: claude mcp add --transport http mnemo http://127\.0\.0\.1:\d+/mcp --header "Authorization: Bearer \$\(cat .*http\.token\)"$`)
+		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`).FindString(line)
+		token, err := os.ReadFile(filepath.Join(root, "index", tokenName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := strings.TrimSpace(string(token))
+		initialize := func(auth string) int {
+			req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if code := initialize(""); code != 401 {
+			t.Errorf("no token: %d, want 401", code)
+		}
+		if code := initialize("Bearer " + tok); code != 200 {
+			t.Errorf("the token: %d, want 200", code)
+		}
+		s.stop()
+		if strings.Contains(s.log(), tok) {
+			t.Errorf("the token is in the log:\n%s", s.log())
+		}
+	})
+
 	t.Run("debug-addr", func(t *testing.T) {
 		s := startServer(t, bin, nil, "--root", root, "serve", "--no-watch", "--debug-addr", "127.0.0.1:0")
 		line := s.waitLog(`profiler listening on http://127\.0\.0\.1:\d+/debug/pprof/$`)
