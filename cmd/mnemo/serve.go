@@ -70,14 +70,25 @@ It also serves the MCP tools (SearchMemories, ReadMemory, WriteMemory, …) to
 the agent that started it, over stdin/stdout, unless stdin is a terminal or
 /dev/null; when that client hangs up, serve stops. With --http ADDR it serves
 them over streamable HTTP at http://ADDR/mcp instead; ADDR must be a loopback
-address such as 127.0.0.1:8765.
+address such as 127.0.0.1:8765. Every HTTP request needs the header
+"Authorization: Bearer TOKEN": $` + EnvHTTPToken + `, or the file --token-file
+names (mode 0600), or else INDEX/` + tokenName + `, made at first start; serve logs
+the line that adds it to Claude Code, never the token. Requests from a web page
+(an Origin header) are refused; idle MCP sessions close after --session-timeout
+($` + EnvSessionTimeout + `, default 30m).
+
+Several serves may run on one root (one per agent): the first holds the index,
+the others forward every tool call to it over the socket. When it stops or
+dies, one of them takes the index over and the rest attach to that one; a call
+cut by the handover answers "mnemo: retry: …".
 
 At most $` + EnvMaxSearches + ` searches (or --max-searches; default one per
 core) run at once; the others wait their turn in arrival order for at most
 $` + EnvSearchQueue + ` milliseconds (or --search-queue-ms; default 5000) and then
 get a "server busy, retry" tool error instead of an ever later answer.
 --debug-addr 127.0.0.1:PORT serves Go's profiler (net/http/pprof) at
-http://127.0.0.1:PORT/debug/pprof/ — loopback only, off by default.
+http://127.0.0.1:PORT/debug/pprof/ — loopback only, off by default, and only
+to requests with a loopback Host and the same bearer token as --http.
 
 It also keeps the agent-sessions index (see mnemo sessions --help) in step
 with the transcript roots, watched the same way, and serves SearchSessions,
@@ -86,8 +97,8 @@ that off, --source KIND=DIR (repeatable) replaces the default roots.
 
 While it runs, the other commands (search, read, status, eval, sync) from
 any terminal go through it, over the socket INDEX/serve.sock: they see its
-latest state, and their reads are recorded. A second writer on the same
-index is refused ("index is in use by PID N").`,
+latest state, and their reads are recorded; the socket and the process behind
+it must be this user's.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("serve takes no arguments (got %q)", args[0])
