@@ -84,7 +84,17 @@ func (p *parser) applyFrontmatter(front []byte) {
 	// the same on every run; map order would shuffle them.
 	d := p.doc
 	p.setTitle(m["title"])
+	tags := len(d.Tags)
 	p.addFrontTags(m["tags"])
+	if p.flavor == FlavorDendron {
+		// Dendron links every frontmatter tag to its note "tags.<tag>".
+		for _, t := range d.Tags[tags:] {
+			p.addLink(NormalizeConcept("tags." + t))
+		}
+		p.placeLinks("")
+	}
+	p.addFrontAliases(m["aliases"])
+	p.addFrontAliases(m["alias"])
 	d.Created = p.parseTimeField("created", m["created"])
 	d.Modified = p.parseTimeField("modified", m["modified"])
 	for k, v := range m {
@@ -286,6 +296,29 @@ func (p *parser) addFrontTags(v any) {
 			return
 		}
 		p.warn(fmt.Sprintf("tags: unsupported value of type %T; ignored", v))
+	}
+}
+
+// addFrontAliases reads Obsidian's aliases (also written "alias"): a
+// YAML list, or one string, comma-separated.
+func (p *parser) addFrontAliases(v any) {
+	switch v := v.(type) {
+	case nil:
+	case []any:
+		for _, item := range v {
+			if s, ok := scalarString(item); ok {
+				p.addAlias(s)
+			}
+		}
+	default:
+		s, ok := scalarString(v)
+		if !ok {
+			p.warn(fmt.Sprintf("aliases: unsupported value of type %T; ignored", v))
+			return
+		}
+		for a := range strings.SplitSeq(s, ",") {
+			p.addAlias(a)
+		}
 	}
 }
 
