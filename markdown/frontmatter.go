@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,6 +97,7 @@ func (p *parser) applyFrontmatter(front []byte) {
 	}
 	p.addFrontAliases(m["aliases"])
 	p.addFrontAliases(m["alias"])
+	p.frontLinks(m)
 	d.Created = p.parseTimeField("created", m["created"])
 	d.Modified = p.parseTimeField("modified", m["modified"])
 	for k, v := range m {
@@ -297,6 +300,54 @@ func (p *parser) addFrontTags(v any) {
 		}
 		p.warn(fmt.Sprintf("tags: unsupported value of type %T; ignored", v))
 	}
+}
+
+// frontLinks counts the WikiLinks in frontmatter values ("categories:
+// - "[[People]]"", "author: "[[Steph Ango]]""), which Obsidian's
+// properties show and graph as links; keys in sorted order, so Links
+// come out the same on every run.
+func (p *parser) frontLinks(m map[string]any) {
+	keys := slices.Sorted(maps.Keys(m))
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			for {
+				i := strings.Index(v, "[[")
+				if i < 0 {
+					return
+				}
+				j := strings.Index(v[i+2:], "]]")
+				if j < 0 {
+					return
+				}
+				inner := v[i+2 : i+2+j]
+				v = v[i+2+j+2:]
+				if strings.ContainsAny(inner, "[]\n") {
+					continue
+				}
+				if l, ok := parseWikiLink(inner, p.flavor); ok {
+					p.addLink(l.concept)
+				}
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				walk(v[k])
+			}
+		}
+	}
+	for _, k := range keys {
+		switch k {
+		case "title", "tags", "created", "modified":
+			continue
+		}
+		walk(m[k])
+	}
+	p.placeLinks("")
 }
 
 // addFrontAliases reads Obsidian's aliases (also written "alias"): a

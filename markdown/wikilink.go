@@ -71,6 +71,11 @@ func (wikiParser) Parse(_ ast.Node, block text.Reader, _ gparser.Context) ast.No
 	if bytes.ContainsAny(inner, "[]\n") {
 		return nil
 	}
+	if rest := line[open+end+2:]; len(rest) > 0 && rest[0] == '(' && !n.embed {
+		// "[[1]](https://…)": a CommonMark link whose text is "[1]",
+		// as READMEs and RFCs write numbered references.
+		return nil
+	}
 	if _, ok := parseWikiLink(string(inner), FlavorObsidian); !ok {
 		return nil // nothing to show in any flavor: text, as written
 	}
@@ -147,11 +152,12 @@ func noteConcept(name string, f Flavor) string {
 }
 
 // attachmentExts are the file kinds Obsidian, Foam and Logseq embed as
-// attachments: a link to one names a file, not a note.
+// attachments (and Obsidian's canvases and bases, views of notes): a link
+// to one names a file, not a note.
 var attachmentExts = map[string]bool{
 	"png": true, "jpg": true, "jpeg": true, "gif": true, "svg": true, "webp": true, "bmp": true, "avif": true,
 	"pdf": true, "mp3": true, "wav": true, "m4a": true, "ogg": true, "flac": true, "mp4": true, "webm": true,
-	"mov": true, "mkv": true, "canvas": true, "excalidraw": true,
+	"mov": true, "mkv": true, "canvas": true, "excalidraw": true, "base": true,
 }
 
 func isAttachment(name string) bool {
