@@ -367,17 +367,23 @@ func (e *Engine) concept(name string) (string, error) {
 	if c == "" {
 		return "", fmt.Errorf("conceptName is required: %w", ErrBadGraphArg)
 	}
+	asked := c
 	c = e.gs.g.Resolve(c)
 	if e.gs.g.Has(c) {
 		return c, nil
 	}
-	return "", &unknownConcept{name: name, concept: c, spelling: e.gs.g.Nearest(c, maxSuggestions), empty: e.gs.g.Len() == 0}
+	u := &unknownConcept{name: name, concept: c, spelling: e.gs.g.Nearest(c, maxSuggestions), empty: e.gs.g.Len() == 0}
+	if c != asked {
+		u.aliasOf = asked
+	}
+	return "", u
 }
 
 // unknownConcept is the error for a name no memory links to, with the
 // known concepts nearest to it in spelling and in meaning.
 type unknownConcept struct {
 	name, concept     string
+	aliasOf           string // the alias asked for, when concept is what it names
 	spelling, meaning []string
 	meaningErr        error // why there are no suggestions by meaning, if it failed
 	empty             bool  // the graph has no concept at all
@@ -385,6 +391,9 @@ type unknownConcept struct {
 
 func (u *unknownConcept) Error() string {
 	msg := fmt.Sprintf("%q: no memory links to [[%s]]", u.name, u.concept)
+	if u.aliasOf != "" {
+		msg += fmt.Sprintf(" (%s is an alias of it)", u.aliasOf)
+	}
 	switch {
 	case u.empty:
 		msg += "; no memory has any [[WikiLink]] yet"

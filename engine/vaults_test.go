@@ -254,3 +254,96 @@ func coOccurrence(files map[string]map[string]bool, c string) map[string]int {
 	}
 	return out
 }
+
+// fileConcepts is the concepts one memory links to, sorted.
+func fileConcepts(t *testing.T, e *engine.Engine, rel string) []string {
+	t.Helper()
+	fc, err := e.FileConcepts(context.Background(), rel)
+	if err != nil {
+		t.Fatalf("FileConcepts(%s): %v", rel, err)
+	}
+	var out []string
+	for _, c := range fc.Concepts {
+		out = append(out, c.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestToolVaults: each excerpt gives the concepts its tool shows for it
+// (Obsidian's links pane and graph, Logseq's linked references, Dendron's
+// backlinks), file by file; aliases name the page they belong to.
+func TestToolVaults(t *testing.T) {
+	tests := []struct {
+		vault, rules string
+		files        map[string][]string // memory → the concepts it links to
+		concepts     int
+		aliases      map[string]string // name asked for → the concept it is
+		absent       []string          // names that must not be concepts
+	}{
+		{"obsidian", "obsidian", map[string][]string{
+			// property links ("categories: - "[[People]]""), not the .base embeds
+			"References/Steph Ango.md":                             {"authors", "obsidian", "people"},
+			"References/The Legend of Zelda Breath of the Wild.md": {"2022-04", "games", "nintendo", "nintendo-switch", "open-world"},
+			"References/Kyoto.md":                                  {"cities", "japan", "places"},
+			"Notes/2023-09-12 Meeting with Steph.md":               {"emergence", "meetings", "obsidian", "out-of-control", "steph-ango"},
+			"Categories/People.md":                                 nil,
+			"Notes/2023 Japan Trip.md":                             {"japan", "kyoto", "trips"},
+		}, 28, nil, []string{"people.base", "daily.base", "botw"}},
+		{"logseq", "logseq", map[string][]string{
+			// page properties, nested blocks, #tags and #[[tags]], [label]([[page]])
+			"pages/page_embed.md":      {"all-platforms", "block-embed", "command", "embed", "feature", "linked-references", "term-page"},
+			"pages/block_embed.md":     {"all-platforms", "command", "embed", "feature"},
+			"pages/Flashcards.md":      {"academic", "all-platforms", "feature"},
+			"pages/Page graph.md":      {"all-platforms", "feature", "knowledge-graph", "right-sidebar"},
+			"pages/Whiteboard.md":      {"all-platforms", "feature", "settings", "whiteboard"},
+			"pages/Knowledge Graph.md": {"all-platforms", "docs", "feature", "habit-creation", "productivity", "term-network-of-connected-ideas"},
+		}, 49, map[string]string{"Graph view": "knowledge-graph", "Whiteboards": "whiteboard", "term/embedded page": "page-embed"},
+			[]string{"graph-view", "whiteboards", "card", "page-name"}},
+		{"dendron", "dendron", map[string][]string{
+			// whole hierarchy names, label|target, dendron://vault/ links, note refs
+			"vault/dendron.topic.links.md": {"asset.preview", "dendron.note.name", "dendron.ref.commands", "dendron.ref.config",
+				"dendron.topic.links", "dendron.topic.links.wiki-link", "dendron.topic.multi-vault", "dendron.topic.note-reference",
+				"dendron.topic.publish", "dendron.topic.refactoring.commands.convert-link", "dendron.topic.workbench", "tags.stage.sprout"},
+			"vault/dendron.topic.tags.md": {"dendron.guides.tips"},
+		}, 13, nil, []string{"copy-note-link", "tag.foo", "src-index.js", "dendron"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.vault, func(t *testing.T) {
+			e := openVault(t, filepath.Join("..", "testdata", "vaults", tt.vault))
+			st, err := e.Status(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Graph.LinkRules != tt.rules || st.Graph.Concepts != tt.concepts {
+				t.Errorf("status: %d concepts by %s's rules, want %d by %s's", st.Graph.Concepts, st.Graph.LinkRules, tt.concepts, tt.rules)
+			}
+			for rel, want := range tt.files {
+				if got := fileConcepts(t, e, rel); !slices.Equal(got, want) {
+					t.Errorf("%s links to %q, want %q", rel, got, want)
+				}
+			}
+			for name, want := range tt.aliases {
+				c, err := e.BuildContext(context.Background(), engine.ContextQuery{Concept: name})
+				if want == "page-embed" { // declared, but nobody links to the page: the error names it
+					if err == nil || !strings.Contains(err.Error(), "[[page-embed]]") || !strings.Contains(err.Error(), "alias") {
+						t.Errorf("%q: %v, want an unknown [[page-embed]] named as the alias's page", name, err)
+					}
+					continue
+				}
+				if err != nil || c.Concept != want {
+					t.Errorf("%q: concept %q, %v; want %q", name, c.Concept, err, want)
+				}
+			}
+			cs, err := e.Concepts(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cs {
+				if slices.Contains(tt.absent, c.Name) {
+					t.Errorf("%q should not be a concept", c.Name)
+				}
+			}
+		})
+	}
+}

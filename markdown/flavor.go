@@ -156,3 +156,41 @@ func (p *parser) addAlias(name string) {
 	}
 	p.doc.Aliases = append(p.doc.Aliases, c)
 }
+
+// logseqOutline undoes the indentation of a Logseq page. Logseq writes a
+// page as an outline, nesting blocks with tabs ("\t- child"), and has no
+// indented code (its code is fenced), but to CommonMark a tab-indented
+// line after a heading or a paragraph is an indented code block: the
+// links and text of every nested block would be read as code. Each line
+// loses its leading white space; a fenced block's lines lose as much as
+// its opening line had, so code keeps its own indentation and a fence
+// opened in a bullet stays in it.
+func logseqOutline(body []byte) []byte {
+	out := make([]byte, 0, len(body))
+	fence, fenceIndent := "", 0
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i+1], body[i+1:]
+		} else {
+			body = nil
+		}
+		trim := bytes.TrimLeft(line, " \t")
+		indent := len(line) - len(trim)
+		if fence != "" {
+			out = append(out, line[min(indent, fenceIndent):]...)
+			if bytes.HasPrefix(trim, []byte(fence)) && len(bytes.TrimSpace(trim[len(fence):])) == 0 {
+				fence = ""
+			}
+			continue
+		}
+		// A fence opens a line, or a bullet ("- ```clojure"): its lines
+		// keep their indentation past the fence line's own.
+		code := bytes.TrimPrefix(trim, []byte("- "))
+		if run := code[:len(code)-len(bytes.TrimLeft(code, "`~"))]; len(run) >= 3 && bytes.Count(run, run[:1]) == len(run) {
+			fence, fenceIndent = string(run), indent
+		}
+		out = append(out, trim...)
+	}
+	return out
+}

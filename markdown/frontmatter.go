@@ -406,6 +406,15 @@ func (p *parser) parseTimeField(key string, v any) time.Time {
 		return time.Time{}
 	case time.Time:
 		return v.UTC()
+	case int:
+		// Dendron writes Unix time in milliseconds ("created:
+		// 1595003088839"); a number of seconds is as plain a clock.
+		if v > 1e11 {
+			return time.UnixMilli(int64(v)).UTC()
+		}
+		if v > 0 {
+			return time.Unix(int64(v), 0).UTC()
+		}
 	case string:
 		s := strings.TrimSpace(v)
 		if s == "" {

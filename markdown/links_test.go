@@ -118,6 +118,9 @@ func TestLinkRules(t *testing.T) {
 			[]string{"plain", "feature", "bracketed", "hashed"}, []string{"plain", "bracketed", "hashed"}},
 		{"Dendron hierarchy, reversed label, tags", FlavorDendron, "[[a.b.c]] [[the label|a.b.d]] [[dendron://other/x.y]] #idea",
 			"a.b.c the label dendron://other/x.y #idea", []string{"a.b.c", "a.b.d", "x.y", "tags.idea"}, []string{"idea"}},
+		{"Logseq nesting is not code", FlavorLogseq, "## Usage\n\t- Create [[A]]\n\t  collapsed:: true\n\t\t- ```clj\n\t\t  (def x [[1]])\n\t\t    (y)\n\t\t  ```\n\t- [[B]]",
+			"Usage\nCreate A collapsed:: true\n(def x [[1]])\n  (y)\nB", []string{"a", "b"}, nil},
+		{"Dendron file links are not notes", FlavorDendron, "[[src/index.js]] [[assets/example.py]]", "src/index.js assets/example.py", nil, nil},
 		{"Dendron frontmatter tags", FlavorDendron, "---\ntags: [one, two]\n---\nbody", "body", []string{"tags.one", "tags.two"}, []string{"one", "two"}},
 	}
 	for _, tt := range tests {

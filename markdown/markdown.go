@@ -137,6 +137,7 @@ func Parse(name string, data []byte, opt Options) (doc *Doc, err error) {
 	body = normalizeNewlines(body)
 	if opt.Flavor == FlavorLogseq {
 		p.logseqProps(body)
+		body = logseqOutline(body)
 	}
 	p.parseBody(body)
 	p.chunk(opt)

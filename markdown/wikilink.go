@@ -127,7 +127,8 @@ func parseWikiLink(inner string, f Flavor) (l link, ok bool) {
 // Obsidian and Foam resolve "folder/note", "/folder/note" and "./note" to
 // the note, whose name is the last segment; Logseq's "a/b" is a namespace
 // page of that whole name, and Dendron's "a.b.c" a note of that whole
-// name ("dendron://vault/a.b" names a note of another vault). A target
+// name ("dendron://vault/a.b" names a note of another vault, and a path
+// with a slash names a file, not a note). A target
 // with an attachment's extension (an image, a PDF) names a file, not a
 // concept.
 func noteConcept(name string, f Flavor) string {
@@ -135,6 +136,9 @@ func noteConcept(name string, f Flavor) string {
 	case FlavorDendron:
 		if rest, ok := strings.CutPrefix(name, "dendron://"); ok {
 			_, name, _ = strings.Cut(rest, "/")
+		}
+		if strings.ContainsAny(name, `/\`) {
+			return "" // a file's path ("[[src/index.js]]"): notes are named with dots
 		}
 	case FlavorLogseq:
 	default:
