@@ -105,9 +105,10 @@ type Sessions struct {
 	ft  *fulltext
 	vec vectors.Store // one item per message
 
-	syncMu   sync.Mutex
-	indexing atomic.Bool
-	closed   atomic.Bool
+	syncMu    sync.Mutex
+	batchMsgs int // messages per batch: batchMessages (tests set fewer)
+	indexing  atomic.Bool
+	closed    atomic.Bool
 	// damage is what was found wrong with the full-text index, at open or
 	// by a query: read-only, the damaged index is all there is; a writer
 	// has replaced it by an empty one, or keeps it until its next sync
@@ -125,6 +126,9 @@ type Sessions struct {
 	lastSync  time.Time
 	lastError string
 	needFull  string
+	// unfinished says when a first or full sync began that has not
+	// completed: until one does, the index holds part of the transcripts.
+	unfinished string
 }
 
 // session is one indexed transcript.
@@ -178,7 +182,7 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	if err := rk.validate(); err != nil {
 		return nil, err
 	}
-	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk}
+	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
 	statePath := filepath.Join(s.dir, stateFile)
 	if cfg.ReadOnly {
 		if _, err := os.Stat(statePath); err != nil {
@@ -251,6 +255,7 @@ func (s *Sessions) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
 		s.lastSync = t
 	}
+	s.unfinished = meta[metaUnfinished]
 	if !s.cfg.ReadOnly {
 		if err := s.repairPending(); err != nil {
 			return err
@@ -389,19 +394,22 @@ func (s *Sessions) Close() error {
 
 // SessionsStatus describes the sessions index, source by source.
 type SessionsStatus struct {
-	IndexDir  string          `json:"indexDir"`
-	Sessions  int             `json:"sessions"`
-	Messages  int             `json:"messages"`
-	Vectors   int             `json:"vectors"`
-	Embedder  string          `json:"embedder"`
-	LastSync  time.Time       `json:"lastSync,omitzero"`
-	LastError string          `json:"lastError,omitempty"`
-	Indexing  bool            `json:"indexing"`
-	ReadOnly  bool            `json:"readOnly"`
-	Sources   []SourceStatus  `json:"sources"`
-	FullText  int64           `json:"fullTextBytes"`
-	State     int64           `json:"stateBytes"`
-	Other     []SourceSummary `json:"otherSources,omitempty"` // indexed sessions of sources no longer configured
+	IndexDir  string    `json:"indexDir"`
+	Sessions  int       `json:"sessions"`
+	Messages  int       `json:"messages"`
+	Vectors   int       `json:"vectors"`
+	Embedder  string    `json:"embedder"`
+	LastSync  time.Time `json:"lastSync,omitzero"`
+	LastError string    `json:"lastError,omitempty"`
+	Indexing  bool      `json:"indexing"` // a sync is running, or a first or full sync was cut short
+	// Unfinished says which first or full sync was cut short; a completed
+	// Sync clears it.
+	Unfinished string          `json:"unfinished,omitempty"`
+	ReadOnly   bool            `json:"readOnly"`
+	Sources    []SourceStatus  `json:"sources"`
+	FullText   int64           `json:"fullTextBytes"`
+	State      int64           `json:"stateBytes"`
+	Other      []SourceSummary `json:"otherSources,omitempty"` // indexed sessions of sources no longer configured
 	// Damaged says what is wrong with a damaged full-text index; the next
 	// sync of a writer rebuilds it, and until then text searches fail with
 	// ErrIndexDamaged.
@@ -433,7 +441,7 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 	st := SessionsStatus{
 		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
-		Indexing: s.indexing.Load(), ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
+		Indexing: s.indexing.Load() || s.unfinished != "", Unfinished: s.unfinished, ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
 		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(),
 	}
 	if err := s.damaged(); err != nil {

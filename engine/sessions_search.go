@@ -30,9 +30,12 @@ var (
 const (
 	maxSessionLimit   = 200
 	maxHitsPerSession = 20
-	maxShowMessages   = 1000
 	maxContext        = 50
 )
+
+// MaxSessionMessages is the most messages one GetSession returns: the one
+// bound the engine, the MCP tool's schema and the CLI's paging share.
+const MaxSessionMessages = 1000
 
 // SessionQuery is one search of the sessions index. Zero values mean "no
 // constraint" or the default.
@@ -172,7 +175,7 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page.Indexing = s.indexing.Load() && (s.lastSync.IsZero() || s.needFull != "")
+	page.Indexing = s.indexingNow()
 	if s.lastSync.IsZero() && len(s.msgs) == 0 {
 		if page.Indexing {
 			return page, nil
@@ -251,6 +254,13 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
 	}
 	return page, nil
+}
+
+// indexingNow reports whether answers may be partial: a first or full sync
+// is running, or one was cut short and none has completed since. The
+// caller holds s.mu.
+func (s *Sessions) indexingNow() bool {
+	return s.unfinished != "" || (s.indexing.Load() && (s.lastSync.IsZero() || s.needFull != ""))
 }
 
 // maxScopedScan is how many in-scope messages semanticCandidates compares
@@ -634,8 +644,8 @@ func (s *Sessions) GetSession(ctx context.Context, id string, offset, limit int)
 	switch {
 	case limit == 0:
 		limit = 50
-	case limit < 0 || limit > maxShowMessages:
-		return SessionView{}, fmt.Errorf("limit %d: want 1 to %d: %w", limit, maxShowMessages, ErrBadLimit)
+	case limit < 0 || limit > MaxSessionMessages:
+		return SessionView{}, fmt.Errorf("limit %d: want 1 to %d: %w", limit, MaxSessionMessages, ErrBadLimit)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -70,6 +70,14 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 			return rep, err
 		}
 	}
+	s.mu.RLock()
+	first := s.lastSync.IsZero() || s.unfinished != ""
+	s.mu.RUnlock()
+	if rep.Full || first {
+		if err := s.markUnfinished(start); err != nil {
+			return rep, err
+		}
+	}
 	var jobs []sessionJob
 	found := map[string]bool{}
 	discovered := map[string]bool{} // sources whose listing is complete
@@ -118,14 +126,29 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	now := time.Now().UTC()
 	if err := s.st.setMeta(map[string]string{
 		"schema": itoa(schemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
+		metaUnfinished: "",
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)
 	}
 	s.mu.Lock()
-	s.lastSync, s.needFull = now, ""
+	s.lastSync, s.needFull, s.unfinished = now, "", ""
 	s.mu.Unlock()
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// markUnfinished records, before a first or full sync writes anything, that
+// the index is about to hold part of the transcripts; a completed Sync
+// clears it. Memories keep the same mark (Engine.markUnfinished).
+func (s *Sessions) markUnfinished(start time.Time) error {
+	v := "sessions sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
+	if err := s.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+		return fmt.Errorf("sessions state store: %w", err)
+	}
+	s.mu.Lock()
+	s.unfinished = v
+	s.mu.Unlock()
+	return nil
 }
 
 // SyncPaths brings the given transcript paths (files or folders, existing
@@ -195,11 +218,33 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 			s.mu.RUnlock()
 		}
 	}
-	if err := s.run(ctx, jobs, gone, nil, &rep); err != nil {
+	if err := s.run(ctx, jobs, s.notRead(gone, seenJob), nil, &rep); err != nil {
 		return rep, err
 	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// notRead drops from gone, once each, every session whose transcript is
+// also read in the same batch. A folder's listing can miss a file that an
+// event on the file itself shows is there (a listing taken while the file
+// was being replaced, or refused by a file rule for a moment): removing the
+// session and then applying the read from its cursor would leave only the
+// messages after the cursor.
+func (s *Sessions) notRead(gone []uint32, read map[string]bool) []uint32 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	seen := map[uint32]bool{}
+	out := gone[:0]
+	for _, sid := range gone {
+		ss := s.sessions[sid]
+		if seen[sid] || (ss != nil && read[ss.Path]) {
+			continue
+		}
+		seen[sid] = true
+		out = append(out, sid)
+	}
+	return out
 }
 
 // run removes gone sessions and reads jobs, in batches.
@@ -228,7 +273,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 			return err
 		}
 		done++
-		if b.size >= batchMessages {
+		if b.size >= s.batchMsgs {
 			if err := s.apply(ctx, b); err != nil {
 				return err
 			}

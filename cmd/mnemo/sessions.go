@@ -396,7 +396,7 @@ func (a *app) sessionsShowCmd(sf *sessionsFlags) *cobra.Command {
 
 // allMessages reads every message of a session, a page at a time.
 func allMessages(ctx context.Context, s sessionsBackend, id string) (engine.SessionView, error) {
-	const page = 1000
+	const page = engine.MaxSessionMessages
 	v, err := s.GetSession(ctx, id, 0, page)
 	for err == nil && len(v.Messages) < v.MessageCount {
 		var more engine.SessionView
