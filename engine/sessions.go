@@ -89,6 +89,11 @@ type SessionsConfig struct {
 	Fusion   Fusion          // default WeightedSum
 	Ranking  *Ranking        // nil means DefaultRanking()
 	ReadOnly bool            // search an existing index; Sync returns ErrReadOnly
+	// MirrorDeleted makes the index mirror the transcripts: a session whose
+	// transcript is gone (or whose source is no longer configured) leaves
+	// the index. By default it stays, archived: searchable and readable
+	// from what the index stores, until forgotten (Forget).
+	MirrorDeleted bool
 	// Progress, if set, is called during Sync with transcripts done and total.
 	Progress func(done, total int)
 }
@@ -301,7 +306,9 @@ func (s *Sessions) load(ctx context.Context) error {
 	err := s.st.forEachSession(func(r sessionRec) error {
 		ss := &session{sessionRec: r, seqs: map[uint32]*message{}}
 		s.sessions[r.SID] = ss
-		s.byPath[r.Path] = ss
+		if cur := s.byPath[r.Path]; cur == nil || (cur.archived() && (!r.archived() || r.Archived.After(cur.Archived))) {
+			s.byPath[r.Path] = ss // a live session holds its path before an archived one
+		}
 		s.nextSID = max(s.nextSID, r.SID+1)
 		return nil
 	})
@@ -396,6 +403,7 @@ func (s *Sessions) Close() error {
 type SessionsStatus struct {
 	IndexDir  string    `json:"indexDir"`
 	Sessions  int       `json:"sessions"`
+	Archived  int       `json:"archived"` // of Sessions, those whose transcript is gone
 	Messages  int       `json:"messages"`
 	Vectors   int       `json:"vectors"`
 	Embedder  string    `json:"embedder"`
@@ -422,6 +430,7 @@ type SourceStatus struct {
 	Root      string `json:"root"`
 	Exists    bool   `json:"exists"`
 	Sessions  int    `json:"sessions"`
+	Archived  int    `json:"archived"` // of Sessions, those whose transcript is gone
 	Messages  int    `json:"messages"`
 	Malformed int    `json:"malformedLines"`
 	Error     string `json:"error,omitempty"`
@@ -432,6 +441,7 @@ type SourceStatus struct {
 type SourceSummary struct {
 	Source   string `json:"source"`
 	Sessions int    `json:"sessions"`
+	Archived int    `json:"archived"`
 }
 
 // Status describes the index and every configured source.
@@ -460,18 +470,32 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 				ss.Sessions++
 				ss.Messages += len(x.seqs)
 				ss.Malformed += x.Malformed
+				if x.archived() {
+					ss.Archived++
+				}
 			}
 		}
 		st.Sources = append(st.Sources, ss)
 	}
-	other := map[string]int{}
+	other := map[string]*SourceSummary{}
 	for _, x := range s.sessions {
+		if x.archived() {
+			st.Archived++
+		}
 		if !known[x.Source] {
-			other[x.Source]++
+			o := other[x.Source]
+			if o == nil {
+				o = &SourceSummary{Source: x.Source}
+				other[x.Source] = o
+			}
+			o.Sessions++
+			if x.archived() {
+				o.Archived++
+			}
 		}
 	}
-	for k, n := range other {
-		st.Other = append(st.Other, SourceSummary{Source: k, Sessions: n})
+	for _, o := range other {
+		st.Other = append(st.Other, *o)
 	}
 	sort.Slice(st.Other, func(i, j int) bool { return st.Other[i].Source < st.Other[j].Source })
 	return st, nil
