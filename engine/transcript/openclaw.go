@@ -54,16 +54,8 @@ func openclawNode(r *run, line []byte) (string, string, bool) {
 		ID       string  `json:"id"`
 		ParentID *string `json:"parentId"`
 	}
-	if err := json.Unmarshal(line, &e); err != nil {
-		r.res.Malformed++
-		return "", "", false
-	}
-	if e.Type == "session" {
-		return "", "", false // the header
-	}
-	if e.ID == "" || !openclawKnown[e.Type] {
-		r.res.Ignored++
-		return "", "", false
+	if err := json.Unmarshal(line, &e); err != nil || e.ID == "" || !openclawKnown[e.Type] {
+		return "", "", false // malformed, the header, or unknown: counted by openclawMessage
 	}
 	parent := ""
 	if e.ParentID != nil {
@@ -75,7 +67,7 @@ func openclawNode(r *run, line []byte) (string, string, bool) {
 func openclawMessage(r *run, line []byte) treeEntry {
 	var e openclawEntry
 	if err := json.Unmarshal(line, &e); err != nil {
-		return treeEntry{}
+		return treeEntry{Why: Malformed}
 	}
 	s := &r.next.Session
 	if e.Type == "session" {
@@ -85,7 +77,10 @@ func openclawMessage(r *run, line []byte) treeEntry {
 		if s.Project == "" {
 			s.Project = e.CWD
 		}
-		return treeEntry{}
+		return treeEntry{Why: Meta}
+	}
+	if e.ID == "" || !openclawKnown[e.Type] {
+		return treeEntry{Why: Unknown}
 	}
 	out := treeEntry{ID: e.ID, TS: parseTime(e.Timestamp)}
 	if e.Type != "message" || e.Message == nil {
@@ -98,30 +93,35 @@ func openclawMessage(r *run, line []byte) treeEntry {
 	switch m.Role {
 	case "user":
 		out.Msg, out.Role = true, RoleUser
-		out.Text = blocksText(m.Content, r.opt)
+		out.Text, out.Why = blocksText(m.Content, r.opt)
 	case "assistant":
 		out.Msg, out.Role = true, RoleAssistant
-		out.Text = blocksText(m.Content, r.opt)
+		out.Text, out.Why = blocksText(m.Content, r.opt)
 	case "toolResult":
-		out.Msg, out.Role = true, RoleUser
+		out.Msg, out.Role, out.Why = true, RoleUser, ToolResult
 		if r.opt.IncludeTools {
-			out.Text = blocksText(m.Content, Options{})
+			out.Text, _ = blocksText(m.Content, Options{})
 		}
 	case "bashExecution":
-		out.Msg, out.Role = true, RoleUser
+		out.Msg, out.Role, out.Why = true, RoleUser, ToolResult
 		if r.opt.IncludeTools {
 			out.Text = strings.TrimSpace("[bash] " + m.Command + "\n" + m.Output)
 		}
+	case "custom":
+		out.Why = Injected // an extension's message to the model
+	default:
+		out.Why = Meta // branch and compaction summaries
 	}
 	return out
 }
 
 // blocksText flattens pi / OpenClaw content: a string, or text, image,
-// thinking and toolCall blocks (tool calls only under IncludeTools).
-func blocksText(raw json.RawMessage, opt Options) string {
+// thinking and toolCall blocks (tool calls only under IncludeTools). With no
+// text it gives the reason of the first block that held none.
+func blocksText(raw json.RawMessage, opt Options) (string, Reason) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return strings.TrimSpace(s)
+		return strings.TrimSpace(s), Empty
 	}
 	var blocks []struct {
 		Type      string          `json:"type"`
@@ -130,9 +130,15 @@ func blocksText(raw json.RawMessage, opt Options) string {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return ""
+		return "", Empty
 	}
 	var parts []string
+	var why Reason
+	leftOut := func(r Reason) {
+		if why == "" {
+			why = r
+		}
+	}
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
@@ -141,14 +147,21 @@ func blocksText(raw json.RawMessage, opt Options) string {
 			}
 		case "image":
 			parts = append(parts, "[image]")
+		case "thinking", "reasoning":
+			leftOut(Thinking)
 		case "toolCall":
 			if opt.IncludeTools {
 				parts = append(parts, strings.TrimSpace("[tool "+b.Name+"] "+string(b.Arguments)))
+			} else {
+				leftOut(ToolCall)
 			}
 		}
 	}
-	if len(parts) == 1 && parts[0] == "[image]" {
-		return ""
+	if why == "" {
+		why = Empty
 	}
-	return strings.Join(parts, "\n")
+	if len(parts) == 1 && parts[0] == "[image]" {
+		return "", why
+	}
+	return strings.Join(parts, "\n"), why
 }

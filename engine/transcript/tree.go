@@ -40,6 +40,24 @@ type treeEntry struct {
 	Reply string
 	Text  string
 	TS    time.Time
+	// Why is the reason the record gives no text: for a record outside the
+	// tree (ID empty: a header, a malformed or unknown line, a sidechain), or
+	// one in it that holds no prose (a tool result, a progress record).
+	Why Reason
+}
+
+// why is the reason a record left out of the delivered text is counted
+// under: onBranch says whether it lies on the conversation.
+func (e treeEntry) why(onBranch bool) Reason {
+	switch {
+	case e.ID != "" && !onBranch && e.Text != "":
+		return Abandoned
+	case e.Why != "":
+		return e.Why
+	case e.Msg:
+		return Empty
+	}
+	return Meta
 }
 
 // treeDescMax bounds the remembered descendants of the last delivered record.
@@ -94,7 +112,7 @@ func readTree(r *run, f treeFormat) error {
 		if err := r.restart(); err != nil {
 			return err
 		}
-		r.res.Malformed, r.res.Ignored, r.tooLong = 0, 0, nil
+		r.tooLong = nil
 	}
 	ex = treeExtra{}
 	_, err = treeRead(r, f, 0, &ex, false)
@@ -178,14 +196,17 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 		lastDelivered = g.Last
 		return r.emit(Message{ID: g.ID, Role: g.Role, Timestamp: g.TS, Text: strings.Join(text, "\n\n")})
 	}
-	if len(branch) > 0 {
+	r.startCount(from)
+	if end > from {
 		_, err = r.lines(from, func(line []byte, at int64) error {
 			e := f.entry(r, line)
-			if !branch[e.ID] {
+			if e.ID == "" || !branch[e.ID] {
+				r.count(e.why(false))
 				return nil
 			}
 			if !e.Msg {
 				inReply = false
+				r.count(e.why(true))
 				return nil
 			}
 			key := e.Reply
@@ -200,12 +221,15 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 				g, text = treeReply{Key: key, ID: e.ID, Role: e.Role, TS: e.TS}, nil
 			}
 			inReply = true
-			if e.Text != "" {
-				text = append(text, e.Text)
-				g.Offsets = append(g.Offsets, at)
-				g.Last = e.ID
-				dirty = true
+			if e.Text == "" {
+				r.count(e.why(true))
+				return nil
 			}
+			text = append(text, e.Text)
+			g.Offsets = append(g.Offsets, at)
+			g.Last = e.ID
+			dirty = true
+			r.countIndexed()
 			return nil
 		})
 		if err != nil {
