@@ -58,6 +58,9 @@ var commandArgsRe = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
 // the fenced JSON block after it.
 const untrustedBlock = "(?s)(?:Conversation info|Sender|Replied message|Thread starter|Forwarded message|Chat history since last reply) \\(untrusted[^)\\n]*\\):\\s*(?:```(?:json)?\\n.*?```\\s*)?"
 
+// bareCommand is a slash command alone, without arguments: no prose.
+const bareCommand = `^\s*/[A-Za-z][\w:-]*\s*$`
+
 // harness holds each agent's table, applied in order.
 var harness = map[Kind][]harnessRow{
 	ClaudeCode: {
@@ -80,7 +83,11 @@ var harness = map[Kind][]harnessRow{
 	Gemini: {
 		row(RoleUser, dropAll, `^\s*System: Please continue\.?\s*$`, `the automatic "System: Please continue."`),
 	},
+	Pi: {
+		row(RoleUser, dropAll, bareCommand, "a bare /command sent as a prompt"),
+	},
 	OpenClaw: {
+		row(RoleUser, dropAll, bareCommand, "a bare /command sent as a prompt"),
 		row(RoleUser, cutOut, untrustedBlock, `the "Conversation info / Sender (untrusted metadata)" envelope before every message`),
 		row(RoleUser, cutOut, `(?m)^\[media attached[^\]\n]*\]\s*$\n?`, "[media attached: …] notes"),
 		row(RoleUser, cutOut, `(?m)^To send an image back.*$\n?`, "the reply-with-image instruction"),

@@ -93,6 +93,10 @@ func openclawMessage(r *run, line []byte, at int64) treeEntry {
 		e.ID = piLineID(at)
 	}
 	out := treeEntry{ID: e.ID, TS: parseTime(e.Timestamp)}
+	if e.Type == "custom_message" {
+		out.Why = Injected // an extension's message to the model
+		return out
+	}
 	if e.Type != "message" || e.Message == nil {
 		return out
 	}
