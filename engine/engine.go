@@ -15,6 +15,7 @@ import (
 	"mnemo/decay"
 	"mnemo/engine/embed"
 	"mnemo/engine/vectors"
+	"mnemo/markdown"
 	"mnemo/safefile"
 )
 
@@ -66,8 +67,9 @@ type Engine struct {
 	// completed (it is kept in the state store, so it outlives a crash):
 	// until one completes, the index holds only part of the folder.
 	unfinished string
-	unreadable []string // folders the last sync could not read (relative)
-	needFull   string   // why the next sync must rebuild, "" if it need not
+	unreadable []string        // folders the last sync could not read (relative)
+	needFull   string          // why the next sync must rebuild, "" if it need not
+	flavor     markdown.Flavor // whose link rules the vault follows (flavor.go)
 
 	removedTemps []string // set once at open (no lock): temporary files a crashed writer left, removed
 }
@@ -142,6 +144,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: newPersistence()}
+	e.flavor = detectFlavor(root)
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
 			e.indexRel = filepath.ToSlash(r)
@@ -193,6 +196,9 @@ func (e *Engine) open(ctx context.Context) error {
 	}
 	if ver, _ := strconv.Atoi(e.st.meta("schema")); ver != 0 && ver < schemaVersion {
 		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, schemaVersion)
+	}
+	if links := e.st.meta(metaLinks); e.needFull == "" && e.st.meta("schema") != "" && links != e.linkRules() {
+		e.needFull = fmt.Sprintf("links were read by other rules (%q, now %q)", links, e.linkRules())
 	}
 	// A remote embedder that has not answered yet has dimension 0: it is
 	// taken to be the one the index was built with if the names agree.
