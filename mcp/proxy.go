@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +40,7 @@ type Proxy struct {
 	cs    *sdk.ClientSession // nil: none attached
 	ready chan struct{}      // closed while cs is set
 	tools []string           // names registered on srv
+	defs  map[string]string  // their definitions as registered (JSON)
 }
 
 // ProxyOptions configure a Proxy.
@@ -60,7 +62,7 @@ func NewProxy(opts ProxyOptions) *Proxy {
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
-	p := &Proxy{srv: srv, wait: opts.AttachWait, ready: make(chan struct{})}
+	p := &Proxy{srv: srv, wait: opts.AttachWait, ready: make(chan struct{}), defs: map[string]string{}}
 	srv.AddReceivingMiddleware(p.waitForTools)
 	return p
 }
@@ -106,6 +108,11 @@ func (p *Proxy) Attach(ctx context.Context, cs *sdk.ClientSession) error {
 	var names []string
 	for _, t := range tools {
 		names = append(names, t.Name)
+		def, _ := json.Marshal(t)
+		if string(def) == p.defs[t.Name] {
+			continue // unchanged: no list_changed notification for a handover
+		}
+		p.defs[t.Name] = string(def)
 		p.srv.AddTool(t, p.forward)
 	}
 	var gone []string
@@ -116,6 +123,9 @@ func (p *Proxy) Attach(ctx context.Context, cs *sdk.ClientSession) error {
 	}
 	if len(gone) > 0 {
 		p.srv.RemoveTools(gone...)
+		for _, n := range gone {
+			delete(p.defs, n)
+		}
 	}
 	p.tools = names
 	if p.cs == nil {
