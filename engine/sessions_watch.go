@@ -152,7 +152,9 @@ func (w *sessionsWatcher) addTree(dir string) {
 func (w *sessionsWatcher) event(ev fsnotify.Event) {
 	p := filepath.Clean(ev.Name)
 	if ev.Has(fsnotify.Create) {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		// Lstat: a link to a folder is not followed, as Discover does not
+		// follow it (it may lead out of the tree).
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 			w.addTree(p) // a new project or day folder: files may already be inside
 		}
 	}
@@ -203,14 +205,14 @@ func (w *sessionsWatcher) batch(ctx context.Context, why string, paths []string)
 		w.opts.Log(fmt.Sprintf("sessions sync failed: %v; the next rescan retries", err))
 		return
 	}
-	changed := rep.Added + rep.Updated + rep.Reset + rep.Removed
+	changed := rep.Added + rep.Updated + rep.Reset + rep.Removed + rep.Archived + rep.Restored
 	if why != "" && why != "periodic" || changed > 0 {
 		label := "sessions sync"
 		if why != "" {
 			label = why + " " + label
 		}
-		w.opts.Log(fmt.Sprintf("%s: %d added, %d updated, %d re-read, %d removed; %d messages in %s",
-			label, rep.Added, rep.Updated, rep.Reset, rep.Removed, rep.Messages, rep.Total.Round(time.Millisecond)))
+		w.opts.Log(fmt.Sprintf("%s: %d added, %d updated, %d re-read, %d archived, %d restored, %d removed; %d messages in %s",
+			label, rep.Added, rep.Updated, rep.Reset, rep.Archived, rep.Restored, rep.Removed, rep.Messages, rep.Total.Round(time.Millisecond)))
 	}
 	if w.opts.OnBatch != nil {
 		w.opts.OnBatch(rep)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -138,6 +139,13 @@ func (s *server) search(ctx context.Context, q *engine.Query) (*searchOut, error
 	}
 	p, err := s.eng.Search(ctx, *q)
 	leave()
+	if errors.Is(err, engine.ErrIndexNotReady) {
+		// Before its first sync has begun: the server always syncs at
+		// start, so "run sync" would send the model after a step that is
+		// already happening. An empty page that says so is the truth.
+		return &searchOut{Mode: modeNames[engine.Mode(strings.ToLower(string(q.Mode)))], Query: q.Text, Page: q.Page, PageSize: q.PageSize, Indexing: true,
+			Results: []searchResult{}, Hint: "the index is being built (the server's first sync has not finished): retry in a moment"}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +177,11 @@ func searchText(o *searchOut) string {
 		}
 	} else {
 		first := (o.Page-1)*o.PageSize + 1
-		fmt.Fprintf(&b, "%d memories match %q (%s); results %d–%d:\n", o.TotalCount, o.Query, o.Mode, first, first+len(o.Results)-1)
+		verb := "memories match"
+		if o.TotalCount == 1 {
+			verb = "memory matches"
+		}
+		fmt.Fprintf(&b, "%d %s %q (%s); results %d–%d:\n", o.TotalCount, verb, o.Query, o.Mode, first, first+len(o.Results)-1)
 		for i, r := range o.Results {
 			fmt.Fprintf(&b, "%d. %s — %s (score %.2f)\n", first+i, r.Title, r.URI, r.Score)
 			if len(r.Snippets) > 0 {

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,14 +111,19 @@ func TestFreshHome(t *testing.T) {
 		freshSearch(ctx, t, cs, stderr)
 	})
 	t.Run("serve http", func(t *testing.T) {
-		_, env := freshHome(t)
+		home, env := freshHome(t)
 		s := startServer(t, mnemoBinary(t), env, "serve", "--http", "127.0.0.1:0")
-		line := s.waitLog(`mcp listening on http://127\.0\.0\.1:\d+/mcp$`)
-		url := line[strings.Index(line, "http://"):]
+		line := s.waitLog(`mcp listening on http://127\.0\.0\.1:\d+/mcp;`)
+		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`).FindString(line)
+		token, err := os.ReadFile(filepath.Join(home, "maenifold", "index", tokenName))
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		client := &http.Client{Transport: bearer{"Bearer " + strings.TrimSpace(string(token))}}
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "v0"}, nil).
-			Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+			Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: client}, nil)
 		if err != nil {
 			t.Fatalf("connect to %s: %v\n%s", url, err, s.log())
 		}
@@ -129,13 +136,22 @@ func TestFreshHome(t *testing.T) {
 	})
 }
 
+// bearer adds the HTTP token serve wrote to every request.
+type bearer struct{ auth string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", b.auth)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 // freshSearch writes a memory through the server and finds it.
 func freshSearch(ctx context.Context, t *testing.T, cs *sdk.ClientSession, log interface{ String() string }) {
 	t.Helper()
 	call := func(name string, args map[string]any) string {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %+v\n%s", name, err, res, log)
+			t.Fatalf("%s: %v %s\n%s", name, err, resText(res), log)
 		}
 		return res.Content[0].(*sdk.TextContent).Text
 	}
@@ -146,4 +162,14 @@ func freshSearch(ctx context.Context, t *testing.T, cs *sdk.ClientSession, log i
 	if got := call("SearchMemories", map[string]any{"query": "remembered new machine"}); !strings.Contains(got, "First note") {
 		t.Errorf("search after a write does not find it:\n%s", got)
 	}
+}
+
+func resText(res *sdk.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return "(no result)"
+	}
+	if tc, ok := res.Content[0].(*sdk.TextContent); ok {
+		return tc.Text
+	}
+	return "(not text)"
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -36,11 +35,11 @@ const caFullMax = 64 << 20
 
 func readCodeArchitect(r *run) error {
 	full := filepath.Join(r.path, "full.md")
-	fi, err := os.Stat(full)
+	fi, err := statRegular(r.src.dir(), full)
 	if err != nil {
 		return fmt.Errorf("full.md: %w", err)
 	}
-	sumFi, _ := os.Stat(filepath.Join(r.path, "summary.md"))
+	sumFi, _ := statRegular(r.src.dir(), filepath.Join(r.path, "summary.md"))
 	r.fi = fi
 	var sumStamp string
 	if sumFi != nil {
@@ -51,7 +50,14 @@ func readCodeArchitect(r *run) error {
 		return nil
 	}
 	rel := filepath.Base(filepath.Dir(r.path)) + "/" + filepath.Base(r.path)
-	msgs, date, err := codeArchitectMessages(full)
+	// Rewritten whole, it is counted whole: one record per message block.
+	r.startCount(0)
+	f, err := r.openFile(full)
+	if err != nil {
+		return fmt.Errorf("full.md: %w", err)
+	}
+	msgs, date, err := codeArchitectMessages(f, &r.cov)
+	f.Close()
 	if err != nil {
 		return err
 	}
@@ -90,7 +96,7 @@ func readCodeArchitect(r *run) error {
 	s.Path = r.path
 	s.Project = ""
 	s.Started, s.Ended = date, date
-	s.Summary = codeArchitectSummary(filepath.Join(r.path, "summary.md"))
+	s.Summary = codeArchitectSummary(r, filepath.Join(r.path, "summary.md"))
 	r.next.Count, r.next.Prefix = count, prefix
 	r.next.Extra = json.RawMessage(strconvQuote(sumStamp))
 	r.cur = Cursor{Size: fi.Size(), ModTime: fi.ModTime(), Offset: fi.Size()}
@@ -105,13 +111,8 @@ func strconvQuote(s string) string {
 var caRole = regexp.MustCompile(`^\*\*([A-Za-z]+):\*\*\s*(.*)$`)
 
 // codeArchitectMessages reads full.md line by line: the JSON block if there
-// is one, else the **ROLE:** blocks.
-func codeArchitectMessages(path string) ([]Message, time.Time, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	defer f.Close()
+// is one, else the **ROLE:** blocks. It counts each message block in cov.
+func codeArchitectMessages(f io.Reader, cov *Coverage) ([]Message, time.Time, error) {
 	br := bufio.NewReader(io.LimitReader(f, caFullMax))
 	var (
 		date     time.Time
@@ -130,11 +131,15 @@ func codeArchitectMessages(path string) ([]Message, time.Time, error) {
 		case "assistant", "ai", "cursor", "copilot", "model":
 			role = RoleAssistant
 		default:
+			cov.Count(Unknown)
 			return
 		}
-		if t != "" {
-			msgs = append(msgs, Message{ID: fmt.Sprintf("m%d", len(msgs)+1), Role: role, Text: t})
+		if t == "" {
+			cov.Count(Empty)
+			return
 		}
+		cov.CountIndexed()
+		msgs = append(msgs, Message{ID: fmt.Sprintf("m%d", len(msgs)+1), Role: role, Text: t})
 	}
 	flush := func() {
 		if role != "" {
@@ -162,7 +167,8 @@ func codeArchitectMessages(path string) ([]Message, time.Time, error) {
 			}
 			if derr := dec.Decode(&arr); derr == nil {
 				for _, m := range arr {
-					add(m.Role, blocksText(m.Content, Options{}))
+					t, _ := blocksText(m.Content, Options{}, CodeArchitect, m.Role)
+					add(m.Role, t)
 				}
 				return msgs, date, nil
 			}
@@ -197,9 +203,9 @@ func codeArchitectMessages(path string) ([]Message, time.Time, error) {
 
 // codeArchitectSummary is summary.md's "## Short Summary" section (the whole
 // body when there is none), "" when there is no summary.md.
-func codeArchitectSummary(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > caFullMax {
+func codeArchitectSummary(r *run, path string) string {
+	b, ok := r.readSmall(path, caFullMax)
+	if !ok {
 		return ""
 	}
 	if i := bytes.Index(b, []byte("## Short Summary")); i >= 0 {

@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -35,6 +35,7 @@ type geminiMsg struct {
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`
 	Content   json.RawMessage `json:"content"`
+	Thoughts  json.RawMessage `json:"thoughts"`
 	ToolCalls []struct {
 		Name   string          `json:"name"`
 		Args   json.RawMessage `json:"args"`
@@ -42,8 +43,9 @@ type geminiMsg struct {
 	} `json:"toolCalls"`
 }
 
-// geminiMessage turns one record into a Message (empty Text: nothing to keep).
-func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) Message {
+// geminiMessage turns one record into a Message and, when it holds no text
+// to keep, says why.
+func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) (Message, Reason) {
 	out := Message{ID: m.ID, Timestamp: parseTime(m.Timestamp)}
 	if out.ID == "" {
 		out.ID = fmt.Sprintf("%s#%d", sessionID, index)
@@ -54,10 +56,11 @@ func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) Messag
 	case "gemini", "model":
 		out.Role = RoleAssistant
 	default:
-		return out // info, error, warning: client notices
+		return out, Injected // info, error, warning: client notices
 	}
 	parts := []string{}
-	if t := strings.TrimSpace(partsText(m.Content)); t != "" {
+	t, harnessed := cleanText(Gemini, out.Role, partsText(m.Content))
+	if t != "" {
 		parts = append(parts, t)
 	}
 	if opt.IncludeTools {
@@ -69,7 +72,17 @@ func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) Messag
 		}
 	}
 	out.Text = strings.Join(parts, "\n")
-	return out
+	switch {
+	case out.Text != "":
+		return out, ""
+	case harnessed:
+		return out, Injected
+	case len(m.ToolCalls) > 0:
+		return out, ToolCall
+	case len(m.Thoughts) > 0 && string(m.Thoughts) != "null" && string(m.Thoughts) != "[]":
+		return out, Thinking
+	}
+	return out, Empty
 }
 
 // partsText flattens a Gemini content value: a string, or a list of parts of
@@ -115,7 +128,7 @@ func geminiProject(r *run, fileHash string) {
 	}
 	projDir := filepath.Dir(dir)
 	folder := filepath.Base(projDir)
-	if b, err := os.ReadFile(filepath.Join(projDir, ".project_root")); err == nil {
+	if b, ok := r.readSmall(filepath.Join(projDir, ".project_root"), 4<<10); ok {
 		if p := strings.TrimSpace(string(b)); p != "" {
 			s.Project = p
 			sum := sha256.Sum256([]byte(p))
@@ -168,7 +181,6 @@ func readGemini(r *run) error {
 	if err := r.restart(); err != nil {
 		return err
 	}
-	r.res.Malformed, r.res.Ignored = 0, 0
 	_, err = geminiWhole(r, false)
 	return err
 }
@@ -177,12 +189,16 @@ func readGemini(r *run) error {
 // only messages past the previous count, and returns false (having delivered
 // nothing) if the messages delivered before changed.
 func geminiWhole(r *run, resuming bool) (bool, error) {
-	f, err := os.Open(r.path)
+	f, err := r.open()
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(io.LimitReader(f, r.fi.Size()), 64<<10))
+	// Each value is bounded like a JSONL line: one message of 200 MB is
+	// counted too long, not held.
+	capped := &capReader{r: io.LimitReader(f, r.fi.Size())}
+	capped.allow(r.opt.MaxLineBytes)
+	dec := json.NewDecoder(bufio.NewReaderSize(capped, 64<<10))
 	var head struct {
 		SessionID   string
 		ProjectHash string
@@ -191,10 +207,17 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 	count, prefix := 0, ""
 	index := 0
 	verified := !resuming
+	// Every record is counted on every changed read: the file is rewritten
+	// whole, so what it holds is counted whole (Coverage.Whole).
+	r.startCount(0)
 	malformed := func(err error) (bool, error) {
 		// A torn or damaged file: keep what was delivered, count it, and let
 		// the next read (after the writer finished) try again.
-		r.res.Malformed++
+		if errors.Is(err, errValueTooLong) {
+			r.count(TooLong)
+		} else {
+			r.count(Malformed)
+		}
 		if resuming && !verified {
 			r.next = r.prev
 			return true, nil
@@ -209,6 +232,7 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 		if err := r.ctx.Err(); err != nil {
 			return false, err
 		}
+		capped.allow(r.opt.MaxLineBytes)
 		t, err := dec.Token()
 		if err != nil {
 			return malformed(err)
@@ -231,15 +255,18 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 						return false, err
 					}
 				}
+				capped.allow(r.opt.MaxLineBytes)
 				var m geminiMsg
 				if err := dec.Decode(&m); err != nil {
 					return malformed(err)
 				}
-				msg := geminiMessage(m, index, head.SessionID, r.opt)
+				msg, why := geminiMessage(m, index, head.SessionID, r.opt)
 				index++
 				if msg.Text == "" {
+					r.count(why)
 					continue
 				}
+				r.countIndexed()
 				prefix = prefixHash(prefix, msg)
 				count++
 				if !verified {
@@ -281,6 +308,30 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 	return true, nil
 }
 
+// errValueTooLong is capReader's refusal.
+var errValueTooLong = errors.New("value longer than the line bound")
+
+// capReader passes at most the allowed bytes since the last allow, so that
+// a decoder never holds more than one bounded value.
+type capReader struct {
+	r    io.Reader
+	left int
+}
+
+func (c *capReader) allow(n int) { c.left = n + 128<<10 } // and the decoder's read-ahead
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errValueTooLong
+	}
+	if len(p) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= n
+	return n, err
+}
+
 // readGeminiJSONL reads the append-only form. New records are delivered as
 // they come (a message re-recorded under the same id is delivered again and
 // replaces the earlier one); a $rewindTo or a $set of the whole message list
@@ -298,7 +349,7 @@ func readGeminiJSONL(r *run) error {
 		if err := r.restart(); err != nil {
 			return err
 		}
-		r.res.Malformed, r.res.Ignored, r.tooLong = 0, 0, nil
+		r.tooLong = nil
 	}
 	_, err = geminiReplay(r, 0)
 	return err
@@ -318,9 +369,9 @@ type geminiRecord struct {
 
 // geminiReplay replays the records from `from`: a first pass finds the live
 // messages (the last record of each id, in first-recorded order, minus rewound
-// ones) and their offsets; a second delivers them. Resuming (from > 0), it
-// returns false, having delivered nothing, if the records rewrite history
-// delivered before.
+// ones; a $set of the message list replaces all before it) and their offsets;
+// a second delivers them. Resuming (from > 0), it returns false, having
+// delivered nothing, if the records rewrite history delivered before.
 func geminiReplay(r *run, from int64) (bool, error) {
 	type live struct {
 		id  string
@@ -328,7 +379,9 @@ func geminiReplay(r *run, from int64) (bool, error) {
 	}
 	var order []live
 	pos := map[string]int{}
-	var setMessages int64 = -1
+	// gone says why a message record is not live.
+	gone := map[int64]Reason{}
+	var sets []int64
 	rewrites := false
 	if _, err := r.lines(from, func(line []byte, at int64) error {
 		var rec geminiRecord
@@ -346,17 +399,23 @@ func geminiReplay(r *run, from int64) (bool, error) {
 			}
 			for _, l := range order[i:] {
 				delete(pos, l.id)
+				gone[l.off] = Abandoned
 			}
 			order = order[:i]
 		case rec.ID != "":
 			if i, ok := pos[rec.ID]; ok {
+				gone[order[i].off] = Duplicate
 				order[i].off = at
 			} else {
 				pos[rec.ID] = len(order)
 				order = append(order, live{rec.ID, at})
 			}
 		case rec.Set != nil && len(rec.Set.Messages) > 0:
-			setMessages = at
+			for _, l := range order {
+				gone[l.off] = Duplicate
+			}
+			order, pos = nil, map[string]int{}
+			sets = append(sets, at)
 			rewrites = rewrites || from > 0
 		}
 		return nil
@@ -370,20 +429,21 @@ func geminiReplay(r *run, from int64) (bool, error) {
 	for _, l := range order {
 		keep[l.off] = true
 	}
-	if setMessages >= 0 {
-		keep = map[int64]bool{setMessages: true}
+	if len(sets) > 0 {
+		keep[sets[len(sets)-1]] = true
 	}
-	return true, geminiLines(r, from, keep)
+	return true, geminiLines(r, from, keep, gone)
 }
 
 // geminiLines delivers the message records from `from` at the offsets in keep,
-// and keeps the session metadata.
-func geminiLines(r *run, from int64, keep map[int64]bool) error {
+// and keeps the session metadata. gone says why a message record left out is.
+func geminiLines(r *run, from int64, keep map[int64]bool, gone map[int64]Reason) error {
 	index := r.next.Count
+	r.startCount(from)
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		var rec geminiRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
-			r.res.Malformed++
+			r.count(Malformed)
 			return nil
 		}
 		s := &r.next.Session
@@ -400,27 +460,48 @@ func geminiLines(r *run, from int64, keep map[int64]bool) error {
 			s.Summary = *rec.Set.Summary
 		}
 		if !keep[at] {
+			why, ok := gone[at]
+			switch {
+			case ok:
+			case rec.Set != nil && len(rec.Set.Messages) > 0:
+				why = Duplicate // a message list replaced by a later one
+			default:
+				why = Meta // the metadata line, $rewindTo, $set of metadata
+			}
+			r.count(why)
 			return nil
 		}
-		msgs := []geminiMsg{}
 		if rec.Set != nil && len(rec.Set.Messages) > 0 {
+			// One line holding the whole list: indexed if any message is.
+			var why Reason
+			indexed := false
 			for _, raw := range rec.Set.Messages {
 				var m geminiMsg
-				if json.Unmarshal(raw, &m) == nil {
-					msgs = append(msgs, m)
+				if json.Unmarshal(raw, &m) != nil {
+					continue
+				}
+				msg, w := geminiMessage(m, index, s.ID, r.opt)
+				index++
+				if msg.Text == "" {
+					if why == "" {
+						why = w
+					}
+					continue
+				}
+				indexed = true
+				if err := r.emit(msg); err != nil {
+					return err
 				}
 			}
-		} else if rec.ID != "" {
-			msgs = append(msgs, rec.geminiMsg)
-		}
-		for _, m := range msgs {
-			msg := geminiMessage(m, index, s.ID, r.opt)
-			index++
-			if err := r.emit(msg); err != nil {
-				return err
+			if indexed {
+				r.countIndexed()
+				return nil
 			}
+			return r.countMessage(Message{}, why)
 		}
-		return nil
+		msg, why := geminiMessage(rec.geminiMsg, index, s.ID, r.opt)
+		index++
+		return r.countMessage(msg, why)
 	})
 	if err != nil {
 		return err
