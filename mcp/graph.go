@@ -115,7 +115,7 @@ func ContextText(c *engine.ConceptContext) string {
 			if r.Depth > 1 {
 				via = " via " + r.Via
 			}
-			fmt.Fprintf(&b, "  %s — %d memories, weighted %.2f%s: %s\n", r.Name, r.CoOccurrenceCount, r.WeightedScore, via, strings.Join(r.Files, ", "))
+			fmt.Fprintf(&b, "  %s — %s, weighted %.2f%s: %s\n", r.Name, plural(r.CoOccurrenceCount, "memory", "memories"), r.WeightedScore, via, strings.Join(r.Files, ", "))
 			if r.ContentPreview != "" {
 				fmt.Fprintf(&b, "    %s\n", clip(r.ContentPreview, 200))
 			}
@@ -223,7 +223,7 @@ func (s *server) extractTool() tool[extractIn, engine.FileConcepts] {
 // FileConceptsText renders an ExtractConceptsFromFile answer for people.
 func FileConceptsText(r *engine.FileConcepts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s links to %d concepts:\n", r.URI, len(r.Concepts))
+	fmt.Fprintf(&b, "%s links to %s:\n", r.URI, plural(len(r.Concepts), "concept", "concepts"))
 	for _, c := range r.Concepts {
 		fmt.Fprintf(&b, "  %s ×%d", c.Name, c.Count)
 		if len(c.Sections) > 0 {

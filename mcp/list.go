@@ -91,7 +91,7 @@ func (s *server) listTool() tool[listIn, listOut] {
 			if name == "" {
 				name = "(memory folder)"
 			}
-			fmt.Fprintf(&b, "%s: %d folders, %d memories\n", name, len(o.Folders), len(o.Files))
+			fmt.Fprintf(&b, "%s: %s, %s\n", name, plural(len(o.Folders), "folder", "folders"), plural(len(o.Files), "memory", "memories"))
 			for _, f := range o.Folders {
 				fmt.Fprintf(&b, "%s/ (%d)\n", f.Path, f.Memories)
 			}

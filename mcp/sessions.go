@@ -241,7 +241,7 @@ func (s *server) searchSessionsTool() tool[searchSessionsIn, searchSessionsOut] 
 			if len(o.Sessions) == 0 {
 				fmt.Fprintf(&b, "No sessions match %q (%s).", o.Query, o.Mode)
 			} else {
-				fmt.Fprintf(&b, "%d sessions match %q (%s, by %s):\n", o.TotalSessions, o.Query, o.Mode, o.Sort)
+				fmt.Fprintf(&b, "%s %q (%s, by %s):\n", plural(o.TotalSessions, "session matches", "sessions match"), o.Query, o.Mode, o.Sort)
 				for i, r := range o.Sessions {
 					fmt.Fprintf(&b, "%d. %s %s — %s (score %.2f, %s)\n", i+1, r.SourceAgent, r.SessionID, r.Project, r.Score, day(r.Ended))
 					for _, h := range r.Hits {

@@ -398,3 +398,11 @@ func property(s *jsonschema.Schema, name string) *jsonschema.Schema {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// plural is "1 memory", "0 memories", "2 memories".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

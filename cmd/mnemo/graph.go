@@ -152,7 +152,7 @@ Communities use Louvain at resolution $` + EnvLouvainGamma + ` (default 1).`,
 					}{cs})
 				}
 				var b strings.Builder
-				fmt.Fprintf(&b, "%d concepts\n", len(cs))
+				fmt.Fprintln(&b, plural(len(cs), "concept", "concepts"))
 				for _, c := range cs {
 					fmt.Fprintf(&b, "%6d  %5d  %s\n", c.Mentions, c.Files, c.Name)
 				}

@@ -65,21 +65,24 @@ func normalizeReport(r engine.Report) engine.Report {
 //	1. 0.873  Title
 //	   path/to/memory.md
 //	     a snippet, on one line
-func writePage(w io.Writer, p engine.Page) error {
+//
+// With dates (results sorted by recency), each path is followed by the
+// date the order is by: "path/to/memory.md  modified 2025-06-01".
+func writePage(w io.Writer, p engine.Page, dates bool) error {
 	b := bufio.NewWriter(w)
 	if p.Indexing {
 		fmt.Fprintln(b, "indexing: the index is still being built")
-	}
-	noun := "results"
-	if p.TotalCount == 1 {
-		noun = "result"
 	}
 	page := max(p.Page, 1)
 	pages := 1
 	if p.PageSize > 0 && p.TotalCount > 0 {
 		pages = (p.TotalCount + p.PageSize - 1) / p.PageSize
 	}
-	fmt.Fprintf(b, "%d %s (page %d of %d, mode %s)\n", p.TotalCount, noun, page, pages, p.Mode)
+	where := fmt.Sprintf("page %d of %d", page, pages)
+	if page > pages {
+		where = fmt.Sprintf("page %d is past the last, %d", page, pages)
+	}
+	fmt.Fprintf(b, "%s (%s, mode %s)\n", plural(p.TotalCount, "result", "results"), where, p.Mode)
 	if p.Hint != "" {
 		fmt.Fprintln(b, "hint: "+p.Hint)
 	}
@@ -87,10 +90,14 @@ func writePage(w io.Writer, p engine.Page) error {
 	width := len(fmt.Sprint(first + len(p.Results) - 1))
 	for i, r := range p.Results {
 		indent := strings.Repeat(" ", width+2)
+		where := r.Path
+		if dates {
+			where += "  modified " + r.Modified.UTC().Format(time.DateOnly)
+		}
 		if r.Title != "" {
-			fmt.Fprintf(b, "\n%*d. %.3f  %s\n%s%s\n", width, first+i, r.Score, r.Title, indent, r.Path)
+			fmt.Fprintf(b, "\n%*d. %.3f  %s\n%s%s\n", width, first+i, r.Score, r.Title, indent, where)
 		} else {
-			fmt.Fprintf(b, "\n%*d. %.3f  %s\n", width, first+i, r.Score, r.Path)
+			fmt.Fprintf(b, "\n%*d. %.3f  %s\n", width, first+i, r.Score, where)
 		}
 		for _, s := range r.Snippets {
 			if s = collapseSpace(s); s != "" {
@@ -114,12 +121,21 @@ func syncSummary(r engine.Report, elapsed time.Duration) string {
 		d = elapsed
 	}
 	files := len(r.Added) + len(r.Updated) + r.Unchanged
-	line := fmt.Sprintf("synced %d files: %d added, %d updated, %d removed, %d unchanged, %d skipped, %d warnings in %.1fs",
-		files, len(r.Added), len(r.Updated), len(r.Removed), r.Unchanged, len(r.Skipped), len(r.Warnings), d.Seconds())
+	line := fmt.Sprintf("synced %s: %d added, %d updated, %d removed, %d unchanged, %d skipped, %s in %.1fs",
+		plural(files, "file", "files"), len(r.Added), len(r.Updated), len(r.Removed), r.Unchanged, len(r.Skipped),
+		plural(len(r.Warnings), "warning", "warnings"), d.Seconds())
 	if r.Rebuilt != "" {
 		line += " (full rebuild: " + r.Rebuilt + ")"
 	}
 	return line
+}
+
+// plural is "1 file", "0 files", "2 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // writeMemory prints one memory: a header of fields, a blank line, the content.

@@ -34,7 +34,7 @@ func fixedPage() engine.Page {
 
 func TestWritePage(t *testing.T) {
 	var b bytes.Buffer
-	if err := writePage(&b, fixedPage()); err != nil {
+	if err := writePage(&b, fixedPage(), false); err != nil {
 		t.Fatal(err)
 	}
 	want := `12 results (page 2 of 3, mode hybrid)
@@ -52,28 +52,36 @@ func TestWritePage(t *testing.T) {
 
 func TestWritePageEdges(t *testing.T) {
 	tests := []struct {
-		name string
-		page engine.Page
-		want string
+		name  string
+		page  engine.Page
+		want  string
+		dates bool
 	}{
-		{"empty", engine.Page{Mode: engine.FullText, Page: 1, PageSize: 10}, "0 results (page 1 of 1, mode fulltext)\n"},
+		{"empty", engine.Page{Mode: engine.FullText, Page: 1, PageSize: 10}, "0 results (page 1 of 1, mode fulltext)\n", false},
 		{"ranks align", engine.Page{Mode: engine.Hybrid, Page: 1, PageSize: 10, TotalCount: 10,
 			Results: []engine.Result{{Path: "a.md", Title: "A"}, {Path: "b.md", Title: "B"}, {Path: "c.md", Title: "C"},
 				{Path: "d.md", Title: "D"}, {Path: "e.md", Title: "E"}, {Path: "f.md", Title: "F"}, {Path: "g.md", Title: "G"},
 				{Path: "h.md", Title: "H"}, {Path: "i.md", Title: "I"}, {Path: "j.md", Title: "J"}}},
 			"10 results (page 1 of 1, mode hybrid)\n\n 1. 0.000  A\n    a.md\n\n 2. 0.000  B\n    b.md\n\n 3. 0.000  C\n    c.md\n" +
 				"\n 4. 0.000  D\n    d.md\n\n 5. 0.000  E\n    e.md\n\n 6. 0.000  F\n    f.md\n\n 7. 0.000  G\n    g.md\n" +
-				"\n 8. 0.000  H\n    h.md\n\n 9. 0.000  I\n    i.md\n\n10. 0.000  J\n    j.md\n"},
+				"\n 8. 0.000  H\n    h.md\n\n 9. 0.000  I\n    i.md\n\n10. 0.000  J\n    j.md\n", false},
 		{"one", engine.Page{Mode: engine.Semantic, Page: 1, PageSize: 10, TotalCount: 1,
 			Results: []engine.Result{{Path: "a.md", Title: "A", Score: 1}}},
-			"1 result (page 1 of 1, mode semantic)\n\n1. 1.000  A\n   a.md\n"},
+			"1 result (page 1 of 1, mode semantic)\n\n1. 1.000  A\n   a.md\n", false},
 		{"indexing", engine.Page{Mode: engine.Hybrid, Page: 1, PageSize: 10, Indexing: true},
-			"indexing: the index is still being built\n0 results (page 1 of 1, mode hybrid)\n"},
+			"indexing: the index is still being built\n0 results (page 1 of 1, mode hybrid)\n", false},
+		{"past the last page", engine.Page{Mode: engine.Hybrid, Page: 2, PageSize: 10, TotalCount: 3},
+			"3 results (page 2 is past the last, 1, mode hybrid)\n", false},
+		{"nothing, page 2", engine.Page{Mode: engine.Hybrid, Page: 2, PageSize: 10},
+			"0 results (page 2 is past the last, 1, mode hybrid)\n", false},
+		{"sorted by recency: dates", engine.Page{Mode: engine.Hybrid, Page: 1, PageSize: 10, TotalCount: 1,
+			Results: []engine.Result{{Path: "a.md", Title: "A", Score: 1, Modified: created}}},
+			"1 result (page 1 of 1, mode hybrid)\n\n1. 1.000  A\n   a.md  modified 2024-05-01\n", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := writePage(&b, tt.page); err != nil {
+			if err := writePage(&b, tt.page, tt.dates); err != nil {
 				t.Fatal(err)
 			}
 			if b.String() != tt.want {
@@ -137,6 +145,11 @@ func TestSyncSummary(t *testing.T) {
 	r = engine.Report{Updated: []string{"a"}, Removed: []string{"b", "c"}, Unchanged: 10}
 	want = "synced 11 files: 0 added, 1 updated, 2 removed, 10 unchanged, 0 skipped, 0 warnings in 0.3s"
 	if got := syncSummary(r, 300*time.Millisecond); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	r = engine.Report{Added: []string{"a"}, Warnings: make([]engine.Warning, 1)}
+	want = "synced 1 file: 1 added, 0 updated, 0 removed, 0 unchanged, 0 skipped, 1 warning in 0.1s"
+	if got := syncSummary(r, 100*time.Millisecond); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

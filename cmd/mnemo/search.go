@@ -112,7 +112,7 @@ func (a *app) search(ctx context.Context, q engine.Query, noSync bool) error {
 		if a.g.json {
 			return writeJSON(a.stdout, normalizePage(p))
 		}
-		return writePage(a.stdout, p)
+		return writePage(a.stdout, p, strings.EqualFold(string(q.Sort), string(engine.ByRecency)))
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -369,7 +370,7 @@ func writeSessionPage(w io.Writer, p engine.SessionPage) error {
 	if len(p.Sessions) == 0 {
 		fmt.Fprintf(b, "No sessions match %q (%s).\n", p.Query, p.Mode)
 	} else {
-		fmt.Fprintf(b, "%d sessions match %q (%s, by %s):\n", p.TotalSessions, p.Query, p.Mode, p.Sort)
+		fmt.Fprintf(b, "%s %q (%s, by %s):\n", plural(p.TotalSessions, "session matches", "sessions match"), p.Query, p.Mode, p.Sort)
 	}
 	for i, s := range p.Sessions {
 		fmt.Fprintf(b, "\n%d. %s  %s  %s  (%.3f)\n   %s … %s, %d messages\n", i+1, s.SourceAgent, s.SessionID, s.Project, s.Score,
@@ -398,7 +399,7 @@ func (a *app) sessionsShowCmd(sf *sessionsFlags) *cobra.Command {
 				var v engine.SessionView
 				var err error
 				if message != "" {
-					v, err = s.GetMessage(cmd.Context(), args[0], message, context)
+					v, err = messageByIDOrNumber(cmd.Context(), s, args[0], message, context)
 				} else {
 					v, err = allMessages(cmd.Context(), s, args[0])
 				}
@@ -412,9 +413,33 @@ func (a *app) sessionsShowCmd(sf *sessionsFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&message, "message", "", "show this message (with --context messages either side)")
+	cmd.Flags().StringVar(&message, "message", "", "show this message, by its id or by the [N] show prints before it (with --context messages either side)")
 	cmd.Flags().IntVar(&context, "context", 2, "messages either side of --message, 0 to 50")
 	return cmd
+}
+
+// messageByIDOrNumber is --message: a message id, or the number show
+// prints before each message ([0], [1], …) — an id wins, since some
+// sources number their ids.
+func messageByIDOrNumber(ctx context.Context, s sessionsBackend, id, message string, n int) (engine.SessionView, error) {
+	v, err := s.GetMessage(ctx, id, message, n)
+	at, aerr := strconv.Atoi(strings.TrimSpace(message))
+	if !errors.Is(err, engine.ErrNoMessage) || aerr != nil || at < 0 {
+		return v, err
+	}
+	if n < 0 || n > 50 {
+		return engine.SessionView{}, usagef("--context %d: want 0 to 50", n)
+	}
+	lo := max(at-n, 0)
+	v, err = s.GetSession(ctx, id, lo, at-lo+n+1)
+	if err != nil {
+		return v, err
+	}
+	if at >= v.MessageCount {
+		return engine.SessionView{}, fmt.Errorf("message %d: session %s has %d messages, numbered from 0: %w", at, v.SessionID, v.MessageCount, engine.ErrNoMessage)
+	}
+	v.Focus = at - lo
+	return v, nil
 }
 
 // allMessages reads every message of a session, a page at a time.

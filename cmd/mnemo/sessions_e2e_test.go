@@ -117,6 +117,26 @@ func TestSessionsCommands(t *testing.T) {
 	if !strings.Contains(show, "five attempts") {
 		t.Errorf("show lacks the message: %s", show)
 	}
+	// --message takes the [N] show prints as well as an id.
+	text := mnemo("sessions", source, "show", session)
+	if !strings.Contains(text, "\n[1] assistant ") {
+		t.Fatalf("show does not number the messages:\n%s", text)
+	}
+	var byID, byNumber engine.SessionView
+	if err := json.Unmarshal([]byte(mnemo("sessions", source, "show", session, "--json", "--message", p.Sessions[0].Hits[0].MessageID, "--context", "0")), &byID); err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Index(text, "] "+byID.Messages[0].Role+" "+byID.Messages[0].MessageID)
+	number := text[strings.LastIndex(text[:n], "[")+1 : n]
+	if err := json.Unmarshal([]byte(mnemo("sessions", source, "show", session, "--json", "--message", number, "--context", "0")), &byNumber); err != nil {
+		t.Fatal(err)
+	}
+	if len(byNumber.Messages) != 1 || byNumber.Focus != 0 || byNumber.Messages[0].MessageID != byID.Messages[0].MessageID {
+		t.Errorf("--message %s gives %+v, want the message %s", number, byNumber.Messages, byID.Messages[0].MessageID)
+	}
+	if code, _, errs := runBinary(t, bin, "", "--root", root, "sessions", source, "show", session, "--message", "7"); code == 0 || !strings.Contains(errs, "has 2 messages, numbered from 0") {
+		t.Errorf("--message 7 of 2: exit %d, %s", code, errs)
+	}
 	for _, q := range []string{"ghp", "AKIAQ3EGRWNYSJ7Y4KXT", "S3cr3tPassw0rd"} {
 		if err := json.Unmarshal([]byte(mnemo("sessions", source, "search", "--json", "--no-sync", "--mode", "fulltext", q)), &p); err != nil {
 			t.Fatal(err)
