@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"mnemo/engine/transcript"
 )
 
 // hidingSource is a lineSource whose listing leaves out one file that
@@ -307,6 +310,98 @@ func TestSessionsArchivedFilter(t *testing.T) {
 			if strings.Join(got, ",") != tt.want {
 				t.Errorf("%s, archived %v: sessions %v, want %s", mode, tt.archived, got, tt.want)
 			}
+		}
+	}
+}
+
+// TestSessionsCoverage: every line the source reads is accounted for, per
+// transcript and per source: counts add over incremental reads, a whole
+// read replaces them, and an archived session keeps its lines.
+func TestSessionsCoverage(t *testing.T) {
+	root := sessionFixture(t)
+	p1 := filepath.Join(root, "alpha", "s1.jsonl")
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	cov := func(want transcript.Coverage) {
+		t.Helper()
+		st, _ := s.Status(context.Background())
+		got := st.Sources[0].Coverage
+		if got.Lines != want.Lines || got.Indexed != want.Indexed || !maps.Equal(got.LeftOut, want.LeftOut) || !got.Balanced() {
+			t.Errorf("coverage %+v, want %+v", got, want)
+		}
+		if st.Coverage.Lines != got.Lines || st.Coverage.Indexed != got.Indexed {
+			t.Errorf("total coverage %+v, want the source's %+v", st.Coverage, got)
+		}
+	}
+	cov(transcript.Coverage{Lines: 5, Indexed: 5})
+	f, _ := os.OpenFile(p1, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{not json\n")
+	f.Close()
+	writeLines(t, p1, []lineMsg{{Role: "meta-summary", Text: "a summary"}, msgAt("a4", "user", "more", 4)}, true)
+	mustSync(t, s) // adds
+	cov(transcript.Coverage{Lines: 8, Indexed: 6, LeftOut: map[transcript.Reason]int{transcript.Malformed: 1, transcript.Meta: 1}})
+	writeLines(t, p1, []lineMsg{msgAt("r1", "user", "rewritten", 0)}, false)
+	mustSync(t, s) // replaces
+	cov(transcript.Coverage{Lines: 3, Indexed: 3})
+	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
+	mustSync(t, s) // archived: its lines stay counted
+	cov(transcript.Coverage{Lines: 3, Indexed: 3})
+}
+
+func TestSkipKind(t *testing.T) {
+	for _, tt := range []struct {
+		reason, kind string
+		n            int
+	}{
+		{"unreadable: open x: permission denied", "unreadable", 1},
+		{"symbolic link (not followed)", "symbolic link", 1},
+		{"3 subagent transcripts (not indexed by default)", "subagent transcripts", 3},
+		{"topic folder without full.md", "topic folder without full.md", 1},
+	} {
+		if kind, n := skipKind(tt.reason); kind != tt.kind || n != tt.n {
+			t.Errorf("skipKind(%q) = %q, %d; want %q, %d", tt.reason, kind, n, tt.kind, tt.n)
+		}
+	}
+}
+
+// TestSessionsCoverageRealReaders: through the transcript readers, every
+// line of every JSONL transcript a source lists is accounted for in status.
+func TestSessionsCoverageRealReaders(t *testing.T) {
+	var srcs []SessionSource
+	for _, src := range []transcript.Source{
+		{Kind: transcript.ClaudeCode, Root: filepath.Join("transcript", "testdata", "claude", "projects")},
+		{Kind: transcript.Codex, Root: filepath.Join("transcript", "testdata", "codex", "sessions")},
+		{Kind: transcript.OpenClaw, Root: filepath.Join("transcript", "testdata", "openclaw", "agents")},
+	} {
+		abs, err := filepath.Abs(src.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Root = abs
+		srcs = append(srcs, TranscriptSource(src, transcript.Options{}))
+	}
+	s := openTestSessions(t, t.TempDir(), srcs...)
+	mustSync(t, s)
+	st, _ := s.Status(context.Background())
+	for i, src := range srcs {
+		paths, _, err := src.Discover(context.Background())
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("%s: %d transcripts, %v", src.Kind(), len(paths), err)
+		}
+		lines := 0
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines += strings.Count(string(b), "\n")
+		}
+		c := st.Sources[i].Coverage
+		if c.Lines != lines || !c.Balanced() || c.Indexed == 0 || c.Indexed > lines {
+			t.Errorf("%s: coverage %+v, want %d lines read, balanced", src.Kind(), c, lines)
+		}
+		if st.Sources[i].Messages == 0 || st.Sources[i].Messages > c.Indexed {
+			t.Errorf("%s: %d messages from %d indexed lines", src.Kind(), st.Sources[i].Messages, c.Indexed)
 		}
 	}
 }

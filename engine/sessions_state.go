@@ -9,6 +9,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2/document"
 	bolt "go.etcd.io/bbolt"
+
+	"mnemo/engine/transcript"
 	bolterr "go.etcd.io/bbolt/errors"
 )
 
@@ -49,6 +51,9 @@ type sessionRec struct {
 	// Archived is when a sync found the transcript gone (zero: it is
 	// there). An archived session is served from what the store holds.
 	Archived time.Time `json:"ar,omitzero"`
+	// Coverage is what the reads of this transcript accounted for, line by
+	// line, summed since its last whole read.
+	Coverage transcript.Coverage `json:"cov,omitzero"`
 }
 
 func (r sessionRec) archived() bool { return !r.Archived.IsZero() }

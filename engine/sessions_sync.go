@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
 )
 
@@ -130,7 +131,13 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 		}
 	}
 	s.mu.Unlock()
-	if err := s.run(ctx, jobs, gone, skips, &rep); err != nil {
+	err = s.run(ctx, jobs, gone, skips, &rep)
+	s.mu.Lock()
+	for k, v := range skips { // with the transcripts found unreadable
+		s.skips[k] = v
+	}
+	s.mu.Unlock()
+	if err != nil {
 		return rep, err
 	}
 	now := time.Now().UTC()
@@ -502,6 +509,7 @@ func (t *transcriptRead) record(old sessionRec, isNew bool, j sessionJob, fi os.
 	if !isNew && !t.w.reset {
 		rec.Malformed += old.Malformed
 	}
+	rec.Coverage = addCoverage(old.Coverage, res.Coverage, isNew || t.w.reset)
 	if statErr == nil {
 		rec.Size, rec.MtimeNs = fi.Size(), fi.ModTime().UnixNano()
 	}
@@ -516,6 +524,18 @@ func (t *transcriptRead) record(old sessionRec, isNew bool, j sessionJob, fi os.
 	}
 	rec.NextSeq = t.next
 	return rec
+}
+
+// addCoverage is a transcript's coverage after a read that counted c: c
+// replaces what earlier reads counted when it covers the whole transcript
+// (or the session starts afresh), else it adds.
+func addCoverage(old, c transcript.Coverage, fresh bool) transcript.Coverage {
+	var out transcript.Coverage
+	if !fresh && !c.Whole {
+		out.Add(old)
+	}
+	out.Add(c)
+	return out
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -149,6 +149,7 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 		add(s, srv, srv.searchSessionsTool())
 		add(s, srv, srv.getSessionTool())
 		add(s, srv, srv.getMessageTool())
+		add(s, srv, srv.sessionsStatusTool())
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -449,10 +450,46 @@ func writeSessionView(w io.Writer, v engine.SessionView) error {
 	return b.Flush()
 }
 
+// coverageLine says what became of every line read: indexed, or left out
+// and why.
+func coverageLine(c transcript.Coverage) string {
+	t := fmt.Sprintf("%d lines read: %d indexed", c.Lines, c.Indexed)
+	if len(c.LeftOut) > 0 {
+		m := map[string]int{}
+		for k, v := range c.LeftOut {
+			m[string(k)] = v
+		}
+		t += ", left out: " + countsText(m)
+	}
+	if c.Repaired > 0 {
+		t += fmt.Sprintf("; %d broken parent links repaired", c.Repaired)
+	}
+	return t
+}
+
+// countsText lists counts by name, largest first: "tool-call 12, thinking 3".
+func countsText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (a *app) sessionsStatusCmd(sf *sessionsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "List every source, what it holds and what was skipped and why",
+		Short: "List every source: what it holds, every line read (indexed or left out, and why) and every file skipped",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withSessions(cmd.Context(), sf, true, nil, func(s sessionsBackend) error {
@@ -488,6 +525,10 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 			exists = " (folder absent)"
 		}
 		fmt.Fprintf(b, "\n%-14s %s%s\n  %d sessions (%d archived), %d messages, %d malformed lines, %d skipped\n", s.Kind, s.Root, exists, s.Sessions, s.Archived, s.Messages, s.Malformed, len(s.Skipped))
+		fmt.Fprintf(b, "  %s\n", coverageLine(s.Coverage))
+		if len(s.SkippedBy) > 0 {
+			fmt.Fprintf(b, "  files not read: %s\n", countsText(s.SkippedBy))
+		}
 		if s.Error != "" {
 			fmt.Fprintf(b, "  error: %s\n", s.Error)
 		}
