@@ -10,8 +10,8 @@ import (
 	"github.com/blevesearch/bleve/v2/document"
 	bolt "go.etcd.io/bbolt"
 
-	"mnemo/engine/transcript"
 	bolterr "go.etcd.io/bbolt/errors"
+	"mnemo/engine/transcript"
 )
 
 // The sessions state store: one bbolt file in INDEX/sessions, the same
