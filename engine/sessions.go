@@ -132,8 +132,9 @@ type Sessions struct {
 	msgs      map[string]*message // by Bleve document id
 	nextSID   uint32
 	totals    [len(textFields)]int64
-	skips     map[string][]Skip // by source key
-	srcErrs   map[string]string // by source key: why Discover failed
+	skips     map[string][]Skip   // by source key
+	forgotten map[[32]byte]string // forgotten transcripts: path hash → source key
+	srcErrs   map[string]string   // by source key: why Discover failed
 	lastSync  time.Time
 	lastError string
 	needFull  string
@@ -267,6 +268,9 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.lastSync = t
 	}
 	s.unfinished = meta[metaUnfinished]
+	if s.forgotten, err = s.st.loadForgotten(); err != nil {
+		return fmt.Errorf("read sessions state store: %w", err)
+	}
 	if !s.cfg.ReadOnly {
 		if err := s.repairPending(); err != nil {
 			return err
@@ -279,6 +283,12 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.needFull = "state store was unreadable: " + err.Error()
 		if err := s.resetMemory(); err != nil {
 			return err
+		}
+	}
+	if meta[metaPurge] != "" && !s.cfg.ReadOnly {
+		// A forget was cut short: finish rewriting what may hold its words.
+		if _, err := s.purge(ctx); err != nil {
+			return fmt.Errorf("finish an interrupted forget: %w", err)
 		}
 	}
 	if s.needFull == "" {
@@ -450,6 +460,9 @@ type SourceStatus struct {
 	// SkippedBy counts the files not read, by reason (unreadable, a
 	// symbolic link, subagent transcripts, …).
 	SkippedBy map[string]int `json:"skippedByReason"`
+	// Forgotten counts transcripts left out because their session was
+	// forgotten (Forget) while the transcript was still there.
+	Forgotten int `json:"forgotten"`
 }
 
 // skipKind is the reason of a skip without its details: the words before
@@ -497,6 +510,11 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 		for _, k := range ss.Skipped {
 			kind, n := skipKind(k.Reason)
 			ss.SkippedBy[kind] += n
+		}
+		for _, src := range s.forgotten {
+			if src == key {
+				ss.Forgotten++
+			}
 		}
 		if fi, err := os.Stat(src.Root()); err == nil && fi.IsDir() {
 			ss.Exists = true

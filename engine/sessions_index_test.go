@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"mnemo/engine/transcript"
 )
@@ -402,6 +404,73 @@ func TestSessionsCoverageRealReaders(t *testing.T) {
 		}
 		if st.Sources[i].Messages == 0 || st.Sources[i].Messages > c.Indexed {
 			t.Errorf("%s: %d messages from %d indexed lines", src.Kind(), st.Sources[i].Messages, c.Indexed)
+		}
+	}
+}
+
+// TestSessionsList: every session, newest first, paged, filtered, each
+// titled by its first user message.
+func TestSessionsList(t *testing.T) {
+	root := sessionFixture(t)
+	writeLines(t, filepath.Join(root, "gamma", "s3.jsonl"), []lineMsg{
+		msgAt("c1", "assistant", "Hello, how can I help?", 20),
+		msgAt("c2", "user", "  Plan the\n\tmigration   "+strings.Repeat("of the very large ledger tables ", 10), 21),
+	}, false)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	if _, err := s.List(context.Background(), SessionListQuery{}); !errors.Is(err, ErrIndexNotReady) {
+		t.Errorf("list before sync: %v, want ErrIndexNotReady", err)
+	}
+	mustSync(t, s)
+	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
+	mustSync(t, s)
+	list := func(q SessionListQuery) (ids []string, l SessionList) {
+		t.Helper()
+		l, err := s.List(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range l.Sessions {
+			ids = append(ids, x.SessionID)
+		}
+		return ids, l
+	}
+	ids, l := list(SessionListQuery{})
+	if strings.Join(ids, ",") != "s3,s2,s1" || l.TotalCount != 3 || l.Page != 1 || l.PageSize != 10 {
+		t.Fatalf("list = %v %+v", ids, l)
+	}
+	s1, s2, s3 := l.Sessions[2], l.Sessions[1], l.Sessions[0]
+	if s1.Title != "What retry budget should the uploader use?" || s1.MessageCount != 3 || !s1.Started.Equal(day) || s1.Archived {
+		t.Errorf("s1 %+v", s1)
+	}
+	if !s2.Archived || s2.ArchivedAt.IsZero() {
+		t.Errorf("s2 %+v, want archived", s2)
+	}
+	if utf8.RuneCountInString(s3.Title) > maxTitleRunes || !strings.HasPrefix(s3.Title, "Plan the migration of the very large") || !strings.HasSuffix(s3.Title, "…") || strings.ContainsAny(s3.Title, "\n\t") {
+		t.Errorf("s3 title %q", s3.Title)
+	}
+	yes, no := true, false
+	for _, tt := range []struct {
+		q    SessionListQuery
+		want string
+	}{
+		{SessionListQuery{PageSize: 2}, "s3,s2"},
+		{SessionListQuery{PageSize: 2, Page: 2}, "s1"},
+		{SessionListQuery{PageSize: 2, Page: 3}, ""},
+		{SessionListQuery{Project: "alpha"}, "s1"},
+		{SessionListQuery{Agent: "codex"}, ""},
+		{SessionListQuery{Archived: &yes}, "s2"},
+		{SessionListQuery{Archived: &no}, "s3,s1"},
+		{SessionListQuery{From: day.Add(10 * time.Minute)}, "s3,s2"},
+		{SessionListQuery{To: day.Add(10 * time.Minute)}, "s2,s1"},
+		{SessionListQuery{From: day.Add(2 * time.Minute), To: day.Add(2 * time.Minute)}, "s1"},
+	} {
+		if ids, _ := list(tt.q); strings.Join(ids, ",") != tt.want {
+			t.Errorf("list %+v = %v, want %s", tt.q, ids, tt.want)
+		}
+	}
+	for _, q := range []SessionListQuery{{Page: -1}, {PageSize: 201}, {From: day, To: day.Add(-time.Hour)}} {
+		if _, err := s.List(context.Background(), q); err == nil {
+			t.Errorf("list %+v: no error", q)
 		}
 	}
 }

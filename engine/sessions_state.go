@@ -27,9 +27,15 @@ var (
 	sbVectors  = []byte("vectors")  // sid|seq → vector
 	sbPending  = []byte("pending")  // sid → highest seq a batch in flight may have written
 	sbSkips    = []byte("skips")    // source key → []Skip
+	// sbForgotten: SHA-256 of a forgotten transcript's path → its source
+	// key. A full rebuild keeps it: a forgotten transcript stays out.
+	sbForgotten = []byte("forgotten")
 )
 
-var sessionBuckets = [][]byte{sbMeta, sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips}
+var sessionBuckets = [][]byte{sbMeta, sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips, sbForgotten}
+
+// rebuiltBuckets are the buckets a full rebuild empties.
+var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips}
 
 // sessionRec is what the store keeps of one transcript and its session.
 type sessionRec struct {
@@ -476,7 +482,7 @@ func (s *sessionStore) resetLive(keepArchived bool) error {
 // resetAll forgets every session, message and vector.
 func (s *sessionStore) resetAll() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range sessionBuckets[1:] {
+		for _, name := range rebuiltBuckets {
 			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
 				return err
 			}
