@@ -150,6 +150,8 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 		add(s, srv, srv.getSessionTool())
 		add(s, srv, srv.getMessageTool())
 		add(s, srv, srv.sessionsStatusTool())
+		add(s, srv, srv.listSessionsTool())
+		add(s, srv, srv.forgetSessionsTool())
 	}
 	return s
 }

@@ -81,14 +81,15 @@ transcripts, abandoned branches or duplicate copies (--include-tools and
 stored or shown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("missing sessions command (sync, search, show or status); see mnemo sessions --help")
+			return usagef("missing sessions command (sync, search, list, show, status or forget); see mnemo sessions --help")
 		},
 	}
 	f := cmd.PersistentFlags()
 	f.StringArrayVar(&sf.sources, "source", nil, "KIND=DIR: index this folder of this format (repeatable; replaces the defaults)")
 	f.BoolVar(&sf.includeTools, "include-tools", false, "also index tool calls and results (re-index with sessions sync --full after changing)")
 	f.BoolVar(&sf.includeSubagents, "include-subagents", false, "also index subagent transcripts")
-	cmd.AddCommand(a.sessionsSyncCmd(&sf), a.sessionsSearchCmd(&sf), a.sessionsShowCmd(&sf), a.sessionsStatusCmd(&sf))
+	cmd.AddCommand(a.sessionsSyncCmd(&sf), a.sessionsSearchCmd(&sf), a.sessionsShowCmd(&sf), a.sessionsStatusCmd(&sf),
+		a.sessionsListCmd(&sf), a.sessionsForgetCmd(&sf))
 	return cmd
 }
 
@@ -269,6 +270,9 @@ line that fails prints {"query", "error"} and the batch goes on.`,
 					}
 				}
 				p, err := s.Search(cmd.Context(), q)
+				if errors.Is(err, engine.ErrNoTerms) {
+					return fmt.Errorf("%w; to list sessions without a query, run mnemo sessions list", err)
+				}
 				if err != nil {
 					return err
 				}
@@ -373,8 +377,8 @@ func writeSessionPage(w io.Writer, p engine.SessionPage) error {
 		fmt.Fprintf(b, "%d sessions match %q (%s, by %s):\n", p.TotalSessions, p.Query, p.Mode, p.Sort)
 	}
 	for i, s := range p.Sessions {
-		fmt.Fprintf(b, "\n%d. %s  %s  %s  (%.3f)\n   %s … %s, %d messages\n", i+1, s.SourceAgent, s.SessionID, s.Project, s.Score,
-			formatTime(s.Started), formatTime(s.Ended), s.MessageCount)
+		fmt.Fprintf(b, "\n%d. %s  %s  %s  (%.3f)\n   %s … %s, %d messages%s\n", i+1, s.SourceAgent, s.SessionID, s.Project, s.Score,
+			formatTime(s.Started), formatTime(s.Ended), s.MessageCount, archivedNote(s.Archived))
 		for _, h := range s.Hits {
 			fmt.Fprintf(b, "   - [%s %s %s] (%.3f) %s\n", h.Role, h.MessageID, formatTime(h.Timestamp), h.Score, h.Excerpt)
 		}
@@ -437,6 +441,9 @@ func writeSessionView(w io.Writer, v engine.SessionView) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "%s session %s\nproject %s\nfile    %s\n%s … %s, %d messages\n", v.SourceAgent, v.SessionID, v.Project, v.Path,
 		formatTime(v.Started), formatTime(v.Ended), v.MessageCount)
+	if v.Archived {
+		fmt.Fprintf(b, "archived: the transcript was gone at %s; these messages are what the index kept\n", formatTime(v.ArchivedAt))
+	}
 	if v.Summary != "" {
 		fmt.Fprintf(b, "summary %s\n", v.Summary)
 	}
