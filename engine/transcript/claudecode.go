@@ -3,7 +3,6 @@ package transcript
 import (
 	"encoding/json"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -55,24 +54,30 @@ type claudeMsg struct {
 }
 
 func readClaude(r *run) error {
-	return readTree(r, treeFormat{node: claudeNodeOf, entry: claudeEntry})
+	return readTree(r, treeFormat{node: claudeNodeOf, entry: claudeEntry,
+		idKey: `"uuid":"`, parentKey: `"parentUuid":"`, rewinds: true})
 }
 
-func claudeNodeOf(r *run, line []byte) (string, string, bool) {
-	var n claudeNode
-	if err := json.Unmarshal(line, &n); err != nil || n.UUID == "" {
-		return "", "", false
+func claudeNodeOf(r *run, line []byte, _ int64) treeNode {
+	var rec claudeRecord
+	if err := json.Unmarshal(line, &rec); err != nil || rec.UUID == "" {
+		return treeNode{}
 	}
-	if n.IsSidechain && !isSubagentPath(r.path) {
-		return "", "", false // a subagent's lines inside the main transcript
+	if rec.IsSidechain && !isSubagentPath(r.path) {
+		return treeNode{} // a subagent's lines inside the main transcript
 	}
-	return n.UUID, n.parent(), true
+	n := treeNode{ID: rec.UUID, Parent: rec.parent(), OK: true}
+	if rec.Type == "user" {
+		t, _ := claudeText(rec, Options{})
+		n.Prose = t != ""
+	}
+	return n
 }
 
 // claudeBookkeeping are the record types without a uuid that hold no message.
 var claudeBookkeeping = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
 
-func claudeEntry(r *run, line []byte) treeEntry {
+func claudeEntry(r *run, line []byte, _ int64) treeEntry {
 	var rec claudeRecord
 	if err := json.Unmarshal(line, &rec); err != nil {
 		return treeEntry{Why: Malformed}
@@ -111,13 +116,6 @@ func claudeEntry(r *run, line []byte) treeEntry {
 	return e
 }
 
-// claudeInjected matches user "messages" the harness writes itself: slash
-// command echoes, local command output, hook output and interruption notes.
-var claudeInjected = regexp.MustCompile(`^\s*(<command-name>|<command-message>|<command-args>|<local-command-stdout>|<local-command-stderr>|<bash-input>|<bash-stdout>|<bash-stderr>|<user-prompt-submit-hook>|Caveat: The messages below were generated|\[Request interrupted by user)`)
-
-// systemReminder is harness context the client splices into user turns.
-var systemReminder = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
-
 // claudeText is the prose of one record under opt ("" if none) and, when
 // there is none, why.
 func claudeText(rec claudeRecord, opt Options) (string, Reason) {
@@ -131,7 +129,10 @@ func claudeText(rec claudeRecord, opt Options) (string, Reason) {
 	case rec.Type == "assistant" && rec.Message.Model == "<synthetic>":
 		return "", Injected
 	}
-	user := rec.Type == "user"
+	role := RoleAssistant
+	if rec.Type == "user" {
+		role = RoleUser
+	}
 	var why Reason
 	leftOut := func(r Reason) {
 		if why == "" {
@@ -139,14 +140,11 @@ func claudeText(rec claudeRecord, opt Options) (string, Reason) {
 		}
 	}
 	clean := func(s string) string {
-		if user {
-			s = systemReminder.ReplaceAllString(s, "")
-			if claudeInjected.MatchString(s) {
-				leftOut(Injected)
-				return ""
-			}
+		t, harnessed := cleanText(ClaudeCode, role, s)
+		if t == "" && harnessed {
+			leftOut(Injected)
 		}
-		return strings.TrimSpace(s)
+		return t
 	}
 	done := func(parts []string) (string, Reason) {
 		if why == "" {

@@ -168,7 +168,7 @@ func codeArchitectMessages(path string, cov *Coverage) ([]Message, time.Time, er
 			}
 			if derr := dec.Decode(&arr); derr == nil {
 				for _, m := range arr {
-					t, _ := blocksText(m.Content, Options{})
+					t, _ := blocksText(m.Content, Options{}, CodeArchitect, m.Role)
 					add(m.Role, t)
 				}
 				return msgs, date, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -45,9 +44,6 @@ type codexItem struct {
 	Input     string          `json:"input"`
 	Output    json.RawMessage `json:"output"`
 }
-
-// codexInjected matches the context Codex sends as user messages.
-var codexInjected = regexp.MustCompile(`^\s*(<environment_context>|<user_instructions>|<permissions instructions>|<INSTRUCTIONS>|<user_shell_command>|<turn_aborted>|# AGENTS\.md instructions)`)
 
 func readCodex(r *run) error {
 	from, err := r.begin()
@@ -183,11 +179,11 @@ func codexMessage(it codexItem, ts time.Time, at int64, opt Options) (Message, R
 		for _, c := range it.Content {
 			switch c.Type {
 			case "input_text", "output_text", "text":
-				if it.Role == RoleUser && codexInjected.MatchString(c.Text) {
+				t, harnessed := cleanText(Codex, it.Role, c.Text)
+				if t == "" && harnessed {
 					why = Injected
-					continue
 				}
-				if t := strings.TrimSpace(c.Text); t != "" {
+				if t != "" {
 					parts = append(parts, t)
 				}
 			case "input_image":

@@ -52,7 +52,7 @@ func TestCoverage(t *testing.T) {
 		{Gemini, geminiFixture, Options{}, 4, m{Injected: 1, ToolCall: 1}, 6},
 		{Gemini, geminiJSONL, Options{}, 4, m{Abandoned: 2, Duplicate: 1, Meta: 4}, 0},
 		{OpenClaw, openclawFixture, Options{}, 4,
-			m{Abandoned: 1, Malformed: 1, Meta: 6, Thinking: 1, ToolResult: 1, Unknown: 1}, 0},
+			m{Abandoned: 1, Injected: 1, Malformed: 1, Meta: 5, Thinking: 1, ToolResult: 1, Unknown: 1}, 0},
 		{CodeArchitect, caFixture, Options{}, 3, m{}, 3},
 		{JSONL, jsonlFixture, Options{}, 3, m{Injected: 1, Malformed: 1, Foreign: 1, ToolResult: 1, Unknown: 1}, 0},
 	}

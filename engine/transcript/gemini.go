@@ -59,7 +59,8 @@ func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) (Messa
 		return out, Injected // info, error, warning: client notices
 	}
 	parts := []string{}
-	if t := strings.TrimSpace(partsText(m.Content)); t != "" {
+	t, harnessed := cleanText(Gemini, out.Role, partsText(m.Content))
+	if t != "" {
 		parts = append(parts, t)
 	}
 	if opt.IncludeTools {
@@ -74,6 +75,8 @@ func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) (Messa
 	switch {
 	case out.Text != "":
 		return out, ""
+	case harnessed:
+		return out, Injected
 	case len(m.ToolCalls) > 0:
 		return out, ToolCall
 	case len(m.Thoughts) > 0 && string(m.Thoughts) != "null" && string(m.Thoughts) != "[]":

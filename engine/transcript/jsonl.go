@@ -87,7 +87,7 @@ func readJSONL(r *run) error {
 		if id == "" {
 			id = "L" + strconv.FormatInt(at, 10)
 		}
-		text, why := blocksText(l.Content, r.opt)
+		text, why := blocksText(l.Content, r.opt, JSONL, role)
 		return r.countMessage(Message{ID: id, Role: role, Timestamp: parseTime(l.Timestamp), Text: text}, why)
 	})
 	if err != nil {

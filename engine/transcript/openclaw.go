@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -40,7 +41,7 @@ type openclawEntry struct {
 }
 
 func readOpenClaw(r *run) error {
-	return readTree(r, treeFormat{node: openclawNode, entry: openclawMessage})
+	return readTree(r, treeFormat{node: openclawNode, entry: openclawMessage, idKey: `"id":"`, parentKey: `"parentId":"`})
 }
 
 var openclawKnown = map[string]bool{
@@ -48,23 +49,29 @@ var openclawKnown = map[string]bool{
 	"branch_summary": true, "custom": true, "custom_message": true, "label": true, "session_info": true,
 }
 
-func openclawNode(r *run, line []byte) (string, string, bool) {
+func openclawNode(r *run, line []byte, at int64) treeNode {
 	var e struct {
 		Type     string  `json:"type"`
 		ID       string  `json:"id"`
 		ParentID *string `json:"parentId"`
 	}
-	if err := json.Unmarshal(line, &e); err != nil || e.ID == "" || !openclawKnown[e.Type] {
-		return "", "", false // malformed, the header, or unknown: counted by openclawMessage
+	if err := json.Unmarshal(line, &e); err != nil || !openclawKnown[e.Type] {
+		return treeNode{} // malformed, the header, or unknown: counted by openclawMessage
 	}
-	parent := ""
+	n := treeNode{ID: e.ID, OK: true}
+	if e.ID == "" {
+		n.ID = piLineID(at) // version 1: no ids, one entry after another
+	}
 	if e.ParentID != nil {
-		parent = *e.ParentID
+		n.Parent = *e.ParentID
 	}
-	return e.ID, parent, true
+	return n
 }
 
-func openclawMessage(r *run, line []byte) treeEntry {
+// piLineID names an entry of a version 1 file, which has no ids, by its place.
+func piLineID(at int64) string { return "L" + strconv.FormatInt(at, 10) }
+
+func openclawMessage(r *run, line []byte, at int64) treeEntry {
 	var e openclawEntry
 	if err := json.Unmarshal(line, &e); err != nil {
 		return treeEntry{Why: Malformed}
@@ -79,10 +86,17 @@ func openclawMessage(r *run, line []byte) treeEntry {
 		}
 		return treeEntry{Why: Meta}
 	}
-	if e.ID == "" || !openclawKnown[e.Type] {
+	if !openclawKnown[e.Type] {
 		return treeEntry{Why: Unknown}
 	}
+	if e.ID == "" {
+		e.ID = piLineID(at)
+	}
 	out := treeEntry{ID: e.ID, TS: parseTime(e.Timestamp)}
+	if e.Type == "custom_message" {
+		out.Why = Injected // an extension's message to the model
+		return out
+	}
 	if e.Type != "message" || e.Message == nil {
 		return out
 	}
@@ -93,14 +107,14 @@ func openclawMessage(r *run, line []byte) treeEntry {
 	switch m.Role {
 	case "user":
 		out.Msg, out.Role = true, RoleUser
-		out.Text, out.Why = blocksText(m.Content, r.opt)
+		out.Text, out.Why = blocksText(m.Content, r.opt, r.src.Kind, RoleUser)
 	case "assistant":
 		out.Msg, out.Role = true, RoleAssistant
-		out.Text, out.Why = blocksText(m.Content, r.opt)
+		out.Text, out.Why = blocksText(m.Content, r.opt, r.src.Kind, RoleAssistant)
 	case "toolResult":
 		out.Msg, out.Role, out.Why = true, RoleUser, ToolResult
 		if r.opt.IncludeTools {
-			out.Text, _ = blocksText(m.Content, Options{})
+			out.Text, _ = blocksText(m.Content, Options{}, JSONL, RoleUser)
 		}
 	case "bashExecution":
 		out.Msg, out.Role, out.Why = true, RoleUser, ToolResult
@@ -116,12 +130,17 @@ func openclawMessage(r *run, line []byte) treeEntry {
 }
 
 // blocksText flattens pi / OpenClaw content: a string, or text, image,
-// thinking and toolCall blocks (tool calls only under IncludeTools). With no
-// text it gives the reason of the first block that held none.
-func blocksText(raw json.RawMessage, opt Options) (string, Reason) {
+// thinking and toolCall blocks (tool calls only under IncludeTools), each
+// text cleaned by kind's harness table for role. With no text it gives the
+// reason of the first block that held none.
+func blocksText(raw json.RawMessage, opt Options, kind Kind, role string) (string, Reason) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return strings.TrimSpace(s), Empty
+		t, harnessed := cleanText(kind, role, s)
+		if t == "" && harnessed {
+			return "", Injected
+		}
+		return t, Empty
 	}
 	var blocks []struct {
 		Type      string          `json:"type"`
@@ -142,8 +161,11 @@ func blocksText(raw json.RawMessage, opt Options) (string, Reason) {
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			if t := strings.TrimSpace(b.Text); t != "" {
+			t, harnessed := cleanText(kind, role, b.Text)
+			if t != "" {
 				parts = append(parts, t)
+			} else if harnessed {
+				leftOut(Injected)
 			}
 		case "image":
 			parts = append(parts, "[image]")

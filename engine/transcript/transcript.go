@@ -33,12 +33,13 @@ const (
 	Codex         Kind = "codex"
 	Gemini        Kind = "gemini"
 	OpenClaw      Kind = "openclaw"
+	Pi            Kind = "pi"
 	CodeArchitect Kind = "codearchitect"
 	JSONL         Kind = "jsonl"
 )
 
 // Kinds lists every format, in the order sources are listed by default.
-var Kinds = []Kind{ClaudeCode, Codex, Gemini, OpenClaw, CodeArchitect, JSONL}
+var Kinds = []Kind{ClaudeCode, Codex, Gemini, OpenClaw, Pi, CodeArchitect, JSONL}
 
 // Session describes one transcript.
 type Session struct {
@@ -164,7 +165,7 @@ func readWith(ctx context.Context, src Source, path string, prev Cursor, opt Opt
 		read = readCodex
 	case Gemini:
 		read = readGemini
-	case OpenClaw:
+	case OpenClaw, Pi:
 		read = readOpenClaw
 	case CodeArchitect:
 		read = readCodeArchitect

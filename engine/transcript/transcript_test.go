@@ -356,7 +356,7 @@ func TestAppendEverySplit(t *testing.T) {
 		// must Reset, because the first saw a branch the rest abandons.
 		resetWindow []int
 	}{
-		{ClaudeCode, claudeFixture, []int{16, 17}},
+		{ClaudeCode, claudeFixture, []int{18, 19}},
 		// Progress records hanging off a tool call: attaching beside them is
 		// no rewind.
 		{ClaudeCode, "claude-sidebranch.jsonl", nil},
