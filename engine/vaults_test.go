@@ -347,3 +347,24 @@ func TestToolVaults(t *testing.T) {
 		})
 	}
 }
+
+// TestLogseqFolderLeftOut: Logseq keeps old copies of pages under
+// logseq/bak/ and logseq/version-files/; in a Logseq graph they are not
+// memories (each page would show two or three times), elsewhere a folder
+// named logseq is as good as any.
+func TestLogseqFolderLeftOut(t *testing.T) {
+	page := "- see [[Other]]\n"
+	v := newVault(t, map[string]string{
+		"logseq/config.edn": "{:meta/version 1}\n",
+		"pages/Note.md":     page,
+		"logseq/bak/pages/Note/2024_01_01.Desktop.md": page,
+		"logseq/version-files/base/pages/Note.md":     page,
+	})
+	if got := sorted(v.find(engine.FullText, "see")); !slices.Equal(got, []string{"pages/Note.md"}) {
+		t.Errorf("Logseq graph: found %q, want only the page", got)
+	}
+	w := newVault(t, map[string]string{"logseq/notes.md": page})
+	if got := w.find(engine.FullText, "see"); !slices.Equal(got, []string{"logseq/notes.md"}) {
+		t.Errorf("not a Logseq graph: found %q", got)
+	}
+}
