@@ -141,7 +141,7 @@ func Read(ctx context.Context, src Source, path string, prev Cursor, opt Options
 // readWith is Read with the redactor as a parameter, so that the parsers can be
 // fuzzed without the rule set in the loop.
 func readWith(ctx context.Context, src Source, path string, prev Cursor, opt Options, h Handler, redact func(string) string) (Result, error) {
-	fi, err := os.Stat(path)
+	fi, err := statRule(src, path)
 	if err != nil {
 		return Result{}, fmt.Errorf("transcript %s: %w", path, err)
 	}
@@ -197,6 +197,8 @@ type run struct {
 	res  Result
 	// tooLong holds the offsets of lines skipped for length (Result.TooLong).
 	tooLong map[int64]bool
+	// lineBuf is the buffer lines assembles long lines in, kept across passes.
+	lineBuf []byte
 	// cov counts the lines of the counting pass (see startCount); countFrom
 	// is where that pass began, counting whether it did.
 	cov       Coverage
