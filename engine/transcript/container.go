@@ -50,6 +50,8 @@ type containerIndex struct {
 	Stamp     string            `json:"stamp"`
 	Keys      []string          `json:"keys"`
 	Hash      map[string]string `json:"hash"` // key → hash of its session file
+	// Subagents counts the sub-agents' sessions left out (not in Keys).
+	Subagents int `json:"subagents,omitempty"`
 }
 
 // scratchDir is the private folder for one container's listing and session
@@ -84,16 +86,16 @@ func listContainer(ctx context.Context, k Kind, c string, opt Options) ([]string
 	dir := scratchDir(opt, k, c)
 	stamp := containerStamp(c)
 	idx := loadIndex(dir)
-	if idx.Stamp == stamp && idx.Container == c {
-		return idx.Keys, nil
-	}
-	if err := refreshContainer(ctx, k, c, opt, dir, stamp, &idx); err != nil {
-		if ctx.Err() != nil {
-			return idx.Keys, nil
+	var skips []Skip
+	if idx.Stamp != stamp || idx.Container != c {
+		if err := refreshContainer(ctx, k, c, opt, dir, stamp, &idx); err != nil && ctx.Err() == nil {
+			skips = append(skips, Skip{Path: c, Reason: "unreadable: " + err.Error()})
 		}
-		return idx.Keys, []Skip{{Path: c, Reason: "unreadable: " + err.Error()}}
 	}
-	return idx.Keys, nil
+	if idx.Subagents > 0 {
+		skips = append(skips, Skip{Path: c, Reason: fmt.Sprintf("%d subagent sessions (not indexed by default)", idx.Subagents)})
+	}
+	return idx.Keys, skips
 }
 
 // refreshContainer extracts every session of c into dir and rewrites the
@@ -106,6 +108,10 @@ func refreshContainer(ctx context.Context, k Kind, c string, opt Options, dir, s
 	next := containerIndex{Container: c, Stamp: stamp, Hash: map[string]string{}}
 	err := ex(ctx, c, opt, func(key string, doc wholeDoc) error {
 		if _, dup := next.Hash[key]; dup {
+			return nil
+		}
+		if doc.Subagent && !opt.IncludeSubagents {
+			next.Subagents++
 			return nil
 		}
 		for i := range doc.Items {

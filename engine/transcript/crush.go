@@ -95,7 +95,7 @@ var extractCrush = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 		summary = "is_summary_message"
 	}
 	for _, s := range all {
-		doc := wholeDoc{Session: Session{ID: s.id, Project: project, Summary: s.title, Started: parseTime(s.created), Ended: parseTime(s.updated)}}
+		doc := wholeDoc{Session: Session{ID: s.id, Project: project, Summary: s.title, Started: parseTime(s.created), Ended: parseTime(s.updated)}, Subagent: s.parent != ""}
 		mrows, err := db.QueryContext(ctx, `SELECT id, role, parts, created_at, `+summary+` FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, s.id)
 		if err != nil {
 			return err
@@ -109,7 +109,7 @@ var extractCrush = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 				doc.Malformed++
 				continue
 			}
-			doc.Items = append(doc.Items, crushItem(id, role, parts, parseTime(created), isSummary != 0, s.parent != "", opt))
+			doc.Items = append(doc.Items, crushItem(id, role, parts, parseTime(created), isSummary != 0))
 		}
 		err = mrows.Err()
 		mrows.Close()
@@ -123,14 +123,12 @@ var extractCrush = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 	return nil
 })
 
-func crushItem(id, role, raw string, ts time.Time, summary, sidechain bool, opt Options) item {
+func crushItem(id, role, raw string, ts time.Time, summary bool) item {
 	var parts []crushPart
 	if json.Unmarshal([]byte(raw), &parts) != nil {
 		return drop(Malformed)
 	}
 	switch {
-	case sidechain && !opt.IncludeSubagents:
-		return drop(Sidechain)
 	case summary:
 		return drop(Injected)
 	case role == "tool":

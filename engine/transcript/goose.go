@@ -123,7 +123,7 @@ var extractGoose = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 		if title == "" {
 			title = s.desc
 		}
-		doc := wholeDoc{Session: Session{ID: s.id, Project: s.dir, Summary: title, Started: parseTime(s.created), Ended: parseTime(s.updated)}}
+		doc := wholeDoc{Session: Session{ID: s.id, Project: s.dir, Summary: title, Started: parseTime(s.created), Ended: parseTime(s.updated)}, Subagent: s.parent != ""}
 		mrows, err := db.QueryContext(ctx, `SELECT `+msgID+`, role, content_json, created_timestamp, `+meta+` FROM messages WHERE session_id = ? ORDER BY created_timestamp, id`, s.id)
 		if err != nil {
 			return err
@@ -136,11 +136,7 @@ var extractGoose = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 				doc.Malformed++
 				continue
 			}
-			it := gooseItem(id, role, json.RawMessage(content), created, md, opt)
-			if s.parent != "" && !opt.IncludeSubagents {
-				it = drop(Sidechain)
-			}
-			doc.Items = append(doc.Items, it)
+			doc.Items = append(doc.Items, gooseItem(id, role, json.RawMessage(content), created, md, opt))
 		}
 		err = mrows.Err()
 		mrows.Close()

@@ -184,7 +184,8 @@ var extractOpenCode = sqliteExtractor(func(ctx context.Context, db *sql.DB, path
 	for _, s := range all {
 		doc := wholeDoc{Session: Session{ID: s.id, Project: worktrees[s.project], Summary: s.title,
 			Started: time.UnixMilli(s.created).UTC(), Ended: time.UnixMilli(s.updated).UTC()}}
-		if err := openCodeDBMessages(ctx, db, s.id, s.parent != "", opt, &doc); err != nil {
+		doc.Subagent = s.parent != ""
+		if err := openCodeDBMessages(ctx, db, s.id, false, opt, &doc); err != nil {
 			return err
 		}
 		if err := emit(s.id, doc); err != nil {

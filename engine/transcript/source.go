@@ -181,6 +181,9 @@ func (s Source) Owns(path string, opt Options) bool {
 	}
 	d := depth[s.Kind]
 	if f, ok := formats[s.Kind]; ok {
+		if skipFolder(s.Kind, strings.Split(rel, "/")) {
+			return false
+		}
 		d = f.depth
 	}
 	return d == 0 || strings.Count(rel, "/")+1 < d

@@ -22,8 +22,9 @@ import (
 // A copy of the database, its -wal and its -journal takes no lock, creates
 // nothing in the agent's folder and cannot block it; SQLite then recovers
 // the copy (replays the WAL, rolls a hot journal back) in mnemo's scratch
-// folder. A copy made while the agent wrote is caught by comparing the
-// files' stamps before and after, and made again.
+// folder. A copy made while the agent checkpointed or committed to the
+// database file is caught by comparing its stamp before and after, and
+// made again.
 
 // maxDatabaseBytes bounds the database (plus its WAL) copied for a read.
 const maxDatabaseBytes = 8 << 30
@@ -69,7 +70,7 @@ func snapshot(ctx context.Context, path, dir string) (string, error) {
 	}
 	dst := filepath.Join(dir, "db.sqlite")
 	for try := 0; try < snapshotTries; try++ {
-		before := containerStamp(path)
+		before := stamps(path, path+"-journal")
 		var total int64
 		for _, suffix := range []string{"", "-wal", "-journal"} {
 			n, err := copyFile(ctx, path+suffix, dst+suffix, maxDatabaseBytes-total)
@@ -78,7 +79,12 @@ func snapshot(ctx context.Context, path, dir string) (string, error) {
 			}
 			total += n
 		}
-		if containerStamp(path) == before {
+		// The WAL may have grown meanwhile: commits only append frames,
+		// and SQLite's recovery of the copy stops at the first frame torn
+		// or left from before a WAL reset. The database file itself (and a
+		// rollback journal) must not have changed: that is a checkpoint or
+		// a commit caught half-way.
+		if stamps(path, path+"-journal") == before {
 			return dst, nil
 		}
 	}

@@ -44,6 +44,9 @@ type wholeDoc struct {
 	Items   []item  `json:"items"`
 	// Malformed counts records that did not parse (also in Items as Malformed).
 	Malformed int `json:"malformed,omitempty"`
+	// Subagent marks a sub-agent's session inside a container: listed
+	// only under Options.IncludeSubagents, else counted as skipped.
+	Subagent bool `json:"subagent,omitempty"`
 }
 
 // wholeUnchanged reports whether the source is as the cursor left it (same
