@@ -89,6 +89,11 @@ type SessionsConfig struct {
 	Fusion   Fusion          // default WeightedSum
 	Ranking  *Ranking        // nil means DefaultRanking()
 	ReadOnly bool            // search an existing index; Sync returns ErrReadOnly
+	// MirrorDeleted makes the index mirror the transcripts: a session whose
+	// transcript is gone (or whose source is no longer configured) leaves
+	// the index. By default it stays, archived: searchable and readable
+	// from what the index stores, until forgotten (Forget).
+	MirrorDeleted bool
 	// Progress, if set, is called during Sync with transcripts done and total.
 	Progress func(done, total int)
 }
@@ -105,9 +110,10 @@ type Sessions struct {
 	ft  *fulltext
 	vec vectors.Store // one item per message
 
-	syncMu   sync.Mutex
-	indexing atomic.Bool
-	closed   atomic.Bool
+	syncMu    sync.Mutex
+	batchMsgs int // messages per batch: batchMessages (tests set fewer)
+	indexing  atomic.Bool
+	closed    atomic.Bool
 	// damage is what was found wrong with the full-text index, at open or
 	// by a query: read-only, the damaged index is all there is; a writer
 	// has replaced it by an empty one, or keeps it until its next sync
@@ -125,6 +131,9 @@ type Sessions struct {
 	lastSync  time.Time
 	lastError string
 	needFull  string
+	// unfinished says when a first or full sync began that has not
+	// completed: until one does, the index holds part of the transcripts.
+	unfinished string
 }
 
 // session is one indexed transcript.
@@ -178,7 +187,7 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	if err := rk.validate(); err != nil {
 		return nil, err
 	}
-	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk}
+	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
 	statePath := filepath.Join(s.dir, stateFile)
 	if cfg.ReadOnly {
 		if _, err := os.Stat(statePath); err != nil {
@@ -251,6 +260,7 @@ func (s *Sessions) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
 		s.lastSync = t
 	}
+	s.unfinished = meta[metaUnfinished]
 	if !s.cfg.ReadOnly {
 		if err := s.repairPending(); err != nil {
 			return err
@@ -296,7 +306,9 @@ func (s *Sessions) load(ctx context.Context) error {
 	err := s.st.forEachSession(func(r sessionRec) error {
 		ss := &session{sessionRec: r, seqs: map[uint32]*message{}}
 		s.sessions[r.SID] = ss
-		s.byPath[r.Path] = ss
+		if cur := s.byPath[r.Path]; cur == nil || (cur.archived() && (!r.archived() || r.Archived.After(cur.Archived))) {
+			s.byPath[r.Path] = ss // a live session holds its path before an archived one
+		}
 		s.nextSID = max(s.nextSID, r.SID+1)
 		return nil
 	})
@@ -389,19 +401,23 @@ func (s *Sessions) Close() error {
 
 // SessionsStatus describes the sessions index, source by source.
 type SessionsStatus struct {
-	IndexDir  string          `json:"indexDir"`
-	Sessions  int             `json:"sessions"`
-	Messages  int             `json:"messages"`
-	Vectors   int             `json:"vectors"`
-	Embedder  string          `json:"embedder"`
-	LastSync  time.Time       `json:"lastSync,omitzero"`
-	LastError string          `json:"lastError,omitempty"`
-	Indexing  bool            `json:"indexing"`
-	ReadOnly  bool            `json:"readOnly"`
-	Sources   []SourceStatus  `json:"sources"`
-	FullText  int64           `json:"fullTextBytes"`
-	State     int64           `json:"stateBytes"`
-	Other     []SourceSummary `json:"otherSources,omitempty"` // indexed sessions of sources no longer configured
+	IndexDir  string    `json:"indexDir"`
+	Sessions  int       `json:"sessions"`
+	Archived  int       `json:"archived"` // of Sessions, those whose transcript is gone
+	Messages  int       `json:"messages"`
+	Vectors   int       `json:"vectors"`
+	Embedder  string    `json:"embedder"`
+	LastSync  time.Time `json:"lastSync,omitzero"`
+	LastError string    `json:"lastError,omitempty"`
+	Indexing  bool      `json:"indexing"` // a sync is running, or a first or full sync was cut short
+	// Unfinished says which first or full sync was cut short; a completed
+	// Sync clears it.
+	Unfinished string          `json:"unfinished,omitempty"`
+	ReadOnly   bool            `json:"readOnly"`
+	Sources    []SourceStatus  `json:"sources"`
+	FullText   int64           `json:"fullTextBytes"`
+	State      int64           `json:"stateBytes"`
+	Other      []SourceSummary `json:"otherSources,omitempty"` // indexed sessions of sources no longer configured
 	// Damaged says what is wrong with a damaged full-text index; the next
 	// sync of a writer rebuilds it, and until then text searches fail with
 	// ErrIndexDamaged.
@@ -414,6 +430,7 @@ type SourceStatus struct {
 	Root      string `json:"root"`
 	Exists    bool   `json:"exists"`
 	Sessions  int    `json:"sessions"`
+	Archived  int    `json:"archived"` // of Sessions, those whose transcript is gone
 	Messages  int    `json:"messages"`
 	Malformed int    `json:"malformedLines"`
 	Error     string `json:"error,omitempty"`
@@ -424,6 +441,7 @@ type SourceStatus struct {
 type SourceSummary struct {
 	Source   string `json:"source"`
 	Sessions int    `json:"sessions"`
+	Archived int    `json:"archived"`
 }
 
 // Status describes the index and every configured source.
@@ -433,7 +451,7 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 	st := SessionsStatus{
 		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
-		Indexing: s.indexing.Load(), ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
+		Indexing: s.indexing.Load() || s.unfinished != "", Unfinished: s.unfinished, ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
 		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(),
 	}
 	if err := s.damaged(); err != nil {
@@ -452,18 +470,32 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 				ss.Sessions++
 				ss.Messages += len(x.seqs)
 				ss.Malformed += x.Malformed
+				if x.archived() {
+					ss.Archived++
+				}
 			}
 		}
 		st.Sources = append(st.Sources, ss)
 	}
-	other := map[string]int{}
+	other := map[string]*SourceSummary{}
 	for _, x := range s.sessions {
+		if x.archived() {
+			st.Archived++
+		}
 		if !known[x.Source] {
-			other[x.Source]++
+			o := other[x.Source]
+			if o == nil {
+				o = &SourceSummary{Source: x.Source}
+				other[x.Source] = o
+			}
+			o.Sessions++
+			if x.archived() {
+				o.Archived++
+			}
 		}
 	}
-	for k, n := range other {
-		st.Other = append(st.Other, SourceSummary{Source: k, Sessions: n})
+	for _, o := range other {
+		st.Other = append(st.Other, *o)
 	}
 	sort.Slice(st.Other, func(i, j int) bool { return st.Other[i].Source < st.Other[j].Source })
 	return st, nil

@@ -30,24 +30,30 @@ var (
 const (
 	maxSessionLimit   = 200
 	maxHitsPerSession = 20
-	maxShowMessages   = 1000
 	maxContext        = 50
 )
+
+// MaxSessionMessages is the most messages one GetSession returns: the one
+// bound the engine, the MCP tool's schema and the CLI's paging share.
+const MaxSessionMessages = 1000
 
 // SessionQuery is one search of the sessions index. Zero values mean "no
 // constraint" or the default.
 type SessionQuery struct {
-	Text      string    `json:"query"`
-	Mode      Mode      `json:"mode,omitempty"`      // default Hybrid
-	Project   string    `json:"project,omitempty"`   // substring of the working folder, or a full path whose hash a Gemini session carries
-	SessionID string    `json:"sessionId,omitempty"` // only this session
-	Agent     string    `json:"sourceAgent,omitempty"`
-	Role      string    `json:"role,omitempty"` // user or assistant
-	From      time.Time `json:"from,omitzero"`  // bounds on the message's timestamp, inclusive
-	To        time.Time `json:"to,omitzero"`
-	Sort      Sort      `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
-	Limit     int       `json:"limit,omitempty"`
-	MaxHits   int       `json:"maxHits,omitempty"`
+	Text      string `json:"query"`
+	Mode      Mode   `json:"mode,omitempty"`      // default Hybrid
+	Project   string `json:"project,omitempty"`   // substring of the working folder, or a full path whose hash a Gemini session carries
+	SessionID string `json:"sessionId,omitempty"` // only this session
+	Agent     string `json:"sourceAgent,omitempty"`
+	Role      string `json:"role,omitempty"` // user or assistant
+	// Archived, if set, keeps only archived sessions (true) or only those
+	// whose transcript is there (false).
+	Archived *bool     `json:"archived,omitempty"`
+	From     time.Time `json:"from,omitzero"` // bounds on the message's timestamp, inclusive
+	To       time.Time `json:"to,omitzero"`
+	Sort     Sort      `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
+	Limit    int       `json:"limit,omitempty"`
+	MaxHits  int       `json:"maxHits,omitempty"`
 }
 
 // Validate checks q and fills in its defaults.
@@ -88,14 +94,16 @@ type SessionPage struct {
 
 // SessionResult is one session in a SessionPage.
 type SessionResult struct {
-	SessionID    string       `json:"sessionId"`
-	SourceAgent  string       `json:"sourceAgent"`
-	Project      string       `json:"project"`
-	Started      time.Time    `json:"started,omitzero"`
-	Ended        time.Time    `json:"ended,omitzero"`
-	MessageCount int          `json:"messageCount"`
-	Score        float64      `json:"score"`
-	Hits         []MessageHit `json:"hits"`
+	SessionID    string    `json:"sessionId"`
+	SourceAgent  string    `json:"sourceAgent"`
+	Project      string    `json:"project"`
+	Started      time.Time `json:"started,omitzero"`
+	Ended        time.Time `json:"ended,omitzero"`
+	MessageCount int       `json:"messageCount"`
+	// Archived: the transcript is gone; the session is served from the index.
+	Archived bool         `json:"archived,omitempty"`
+	Score    float64      `json:"score"`
+	Hits     []MessageHit `json:"hits"`
 }
 
 // MessageHit is one matching message of a session.
@@ -126,7 +134,7 @@ func newSessionScope(q SessionQuery) sessionScope {
 
 func (sc sessionScope) filters() bool {
 	q := sc.q
-	return q.Project != "" || q.SessionID != "" || q.Agent != "" || q.Role != "" || !q.From.IsZero() || !q.To.IsZero()
+	return q.Project != "" || q.SessionID != "" || q.Agent != "" || q.Role != "" || !q.From.IsZero() || !q.To.IsZero() || q.Archived != nil
 }
 
 func (sc sessionScope) session(ss *session) bool {
@@ -135,6 +143,9 @@ func (sc sessionScope) session(ss *session) bool {
 		return false
 	}
 	if q.Agent != "" && !strings.EqualFold(ss.Agent, q.Agent) {
+		return false
+	}
+	if q.Archived != nil && ss.archived() != *q.Archived {
 		return false
 	}
 	if q.Project != "" && !strings.Contains(ss.Project, q.Project) && (ss.ProjectHash == "" || ss.ProjectHash != sc.projHash) {
@@ -172,7 +183,7 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page.Indexing = s.indexing.Load() && (s.lastSync.IsZero() || s.needFull != "")
+	page.Indexing = s.indexingNow()
 	if s.lastSync.IsZero() && len(s.msgs) == 0 {
 		if page.Indexing {
 			return page, nil
@@ -251,6 +262,13 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
 	}
 	return page, nil
+}
+
+// indexingNow reports whether answers may be partial: a first or full sync
+// is running, or one was cut short and none has completed since. The
+// caller holds s.mu.
+func (s *Sessions) indexingNow() bool {
+	return s.unfinished != "" || (s.indexing.Load() && (s.lastSync.IsZero() || s.needFull != ""))
 }
 
 // maxScopedScan is how many in-scope messages semanticCandidates compares
@@ -520,7 +538,7 @@ func sortGroups(gs []*sessionGroup, by Sort) {
 func (s *Sessions) result(g *sessionGroup, maxHits int, terms queryTerms) SessionResult {
 	r := SessionResult{
 		SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
-		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs),
+		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs), Archived: g.ss.archived(),
 		Score: round(g.best), Hits: []MessageHit{},
 	}
 	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
@@ -578,16 +596,20 @@ type SessionMessage struct {
 
 // SessionView is a session with a run of its messages in order.
 type SessionView struct {
-	SessionID    string           `json:"sessionId"`
-	SourceAgent  string           `json:"sourceAgent"`
-	Project      string           `json:"project"`
-	Path         string           `json:"path"`
-	Summary      string           `json:"summary,omitempty"`
-	Started      time.Time        `json:"started,omitzero"`
-	Ended        time.Time        `json:"ended,omitzero"`
-	MessageCount int              `json:"messageCount"`
-	Offset       int              `json:"offset"`
-	Messages     []SessionMessage `json:"messages"`
+	SessionID    string    `json:"sessionId"`
+	SourceAgent  string    `json:"sourceAgent"`
+	Project      string    `json:"project"`
+	Path         string    `json:"path"`
+	Summary      string    `json:"summary,omitempty"`
+	Started      time.Time `json:"started,omitzero"`
+	Ended        time.Time `json:"ended,omitzero"`
+	MessageCount int       `json:"messageCount"`
+	// Archived: the transcript is gone (since ArchivedAt, when a sync
+	// found it missing); the messages are what the index stored.
+	Archived   bool             `json:"archived,omitempty"`
+	ArchivedAt time.Time        `json:"archivedAt,omitzero"`
+	Offset     int              `json:"offset"`
+	Messages   []SessionMessage `json:"messages"`
 	// Focus is the index in Messages of the message GetMessage asked for; -1 otherwise.
 	Focus int `json:"focus"`
 }
@@ -601,7 +623,8 @@ func (s *Sessions) findSession(id string) (*session, error) {
 	var found *session
 	for _, ss := range s.sessions {
 		if ss.ID == id || ss.Path == id {
-			if found == nil || ss.Ended.After(found.Ended) {
+			// A live session before an archived one of the same id, then the latest.
+			if found == nil || (found.archived() && !ss.archived()) || (found.archived() == ss.archived() && ss.Ended.After(found.Ended)) {
 				found = ss
 			}
 		}
@@ -634,8 +657,8 @@ func (s *Sessions) GetSession(ctx context.Context, id string, offset, limit int)
 	switch {
 	case limit == 0:
 		limit = 50
-	case limit < 0 || limit > maxShowMessages:
-		return SessionView{}, fmt.Errorf("limit %d: want 1 to %d: %w", limit, maxShowMessages, ErrBadLimit)
+	case limit < 0 || limit > MaxSessionMessages:
+		return SessionView{}, fmt.Errorf("limit %d: want 1 to %d: %w", limit, MaxSessionMessages, ErrBadLimit)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -687,6 +710,7 @@ func (s *Sessions) view(ss *session, offset int) SessionView {
 	return SessionView{
 		SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project, Path: ss.Path, Summary: ss.Summary,
 		Started: ss.Started, Ended: ss.Ended, MessageCount: len(ss.seqs), Offset: offset,
+		Archived: ss.archived(), ArchivedAt: ss.Archived,
 		Messages: []SessionMessage{}, Focus: -1,
 	}
 }

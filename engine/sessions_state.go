@@ -46,7 +46,12 @@ type sessionRec struct {
 	MtimeNs     int64           `json:"m"`
 	Cursor      json.RawMessage `json:"c,omitempty"`
 	Malformed   int             `json:"x,omitempty"`
+	// Archived is when a sync found the transcript gone (zero: it is
+	// there). An archived session is served from what the store holds.
+	Archived time.Time `json:"ar,omitzero"`
 }
+
+func (r sessionRec) archived() bool { return !r.Archived.IsZero() }
 
 // msgRec is one message without its text.
 type msgRec struct {
@@ -386,14 +391,76 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 	})
 }
 
-// dropPending removes the sessions of interrupted batches from the store.
-func (s *sessionStore) dropPending(sids []uint32) error {
+// clearPending removes the pending marks of sids.
+func (s *sessionStore) clearPending(sids []uint32) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		for _, sid := range sids {
+			if err := tx.Bucket(sbPending).Delete(sidKey(sid)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// forEachText calls fn with the stored text of every message of sids (nil:
+// of every session), in key order.
+func (s *sessionStore) forEachText(sids []uint32, fn func(sid, seq uint32, text string) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		tb := tx.Bucket(sbTexts)
+		if tb == nil {
+			return nil
+		}
+		visit := func(k, v []byte) error {
+			if len(k) != 8 {
+				return nil
+			}
+			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), string(v))
+		}
+		if sids == nil {
+			return tb.ForEach(visit)
+		}
+		c := tb.Cursor()
+		for _, sid := range sids {
+			prefix := sidKey(sid)
+			for k, v := c.Seek(prefix); len(k) == 8 && string(k[:4]) == string(prefix); k, v = c.Next() {
+				if err := visit(k, v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// resetLive forgets every session but the archived ones (all of them when
+// keepArchived is false), and every pending mark and skip.
+func (s *sessionStore) resetLive(keepArchived bool) error {
+	if !keepArchived {
+		return s.resetAll()
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		var drop []uint32
+		err := tx.Bucket(sbSessions).ForEach(func(k, v []byte) error {
+			var r sessionRec
+			if len(k) == 4 && (json.Unmarshal(v, &r) != nil || !r.archived()) {
+				drop = append(drop, binary.BigEndian.Uint32(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, sid := range drop {
 			if err := dropSessionTx(tx, sid); err != nil {
 				return err
 			}
-			if err := tx.Bucket(sbPending).Delete(sidKey(sid)); err != nil {
+		}
+		for _, name := range [][]byte{sbPending, sbSkips} {
+			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
+				return err
+			}
+			if _, err := tx.CreateBucket(name); err != nil {
 				return err
 			}
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,10 +25,12 @@ const embedBatch = 256
 type SessionsReport struct {
 	Full      bool          `json:"full"`
 	Rebuilt   string        `json:"rebuilt,omitempty"`
-	Added     int           `json:"added"`   // sessions new to the index
-	Updated   int           `json:"updated"` // sessions with new or changed messages
-	Reset     int           `json:"reset"`   // sessions re-indexed whole (rewritten or rewound transcripts)
-	Removed   int           `json:"removed"` // sessions whose transcript is gone
+	Added     int           `json:"added"`    // sessions new to the index
+	Updated   int           `json:"updated"`  // sessions with new or changed messages
+	Reset     int           `json:"reset"`    // sessions re-indexed whole (rewritten or rewound transcripts)
+	Removed   int           `json:"removed"`  // sessions that left the index (MirrorDeleted: their transcript is gone)
+	Archived  int           `json:"archived"` // sessions whose transcript is gone, kept
+	Restored  int           `json:"restored"` // archived sessions whose transcript is back
 	Unchanged int           `json:"unchanged"`
 	Messages  int           `json:"messages"` // messages indexed by this sync
 	Malformed int           `json:"malformedLines"`
@@ -64,9 +67,20 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	if err := s.damaged(); why == "" && err != nil {
 		why = damageDetail(err)
 	}
+	s.mu.RLock()
+	first := s.lastSync.IsZero() || s.unfinished != ""
+	s.mu.RUnlock()
+	if full || why != "" || first {
+		if err := s.markUnfinished(start); err != nil {
+			return rep, err
+		}
+	}
 	if full || why != "" {
 		rep.Full, rep.Rebuilt = true, why
 		if err := s.reset(); err != nil {
+			return rep, err
+		}
+		if err := s.restoreArchived(ctx); err != nil {
 			return rep, err
 		}
 	}
@@ -107,7 +121,11 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 		s.skips[k] = v
 	}
 	for _, ss := range s.sessions {
-		if !configured[ss.Source] || (discovered[ss.Source] && !found[ss.Path]) {
+		missing := !configured[ss.Source] || (discovered[ss.Source] && !found[ss.Path])
+		// Mirroring, an archive kept from before goes too, unless its
+		// transcript is back (then it is read, and restored).
+		detached := s.cfg.MirrorDeleted && ss.archived() && s.byPath[ss.Path] != ss
+		if missing || detached {
 			gone = append(gone, ss.SID)
 		}
 	}
@@ -118,14 +136,29 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	now := time.Now().UTC()
 	if err := s.st.setMeta(map[string]string{
 		"schema": itoa(schemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
+		metaUnfinished: "",
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)
 	}
 	s.mu.Lock()
-	s.lastSync, s.needFull = now, ""
+	s.lastSync, s.needFull, s.unfinished = now, "", ""
 	s.mu.Unlock()
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// markUnfinished records, before a first or full sync writes anything, that
+// the index is about to hold part of the transcripts; a completed Sync
+// clears it. Memories keep the same mark (Engine.markUnfinished).
+func (s *Sessions) markUnfinished(start time.Time) error {
+	v := "sessions sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
+	if err := s.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+		return fmt.Errorf("sessions state store: %w", err)
+	}
+	s.mu.Lock()
+	s.unfinished = v
+	s.mu.Unlock()
+	return nil
 }
 
 // SyncPaths brings the given transcript paths (files or folders, existing
@@ -195,11 +228,33 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 			s.mu.RUnlock()
 		}
 	}
-	if err := s.run(ctx, jobs, gone, nil, &rep); err != nil {
+	if err := s.run(ctx, jobs, s.notRead(gone, seenJob), nil, &rep); err != nil {
 		return rep, err
 	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// notRead drops from gone, once each, every session whose transcript is
+// also read in the same batch. A folder's listing can miss a file that an
+// event on the file itself shows is there (a listing taken while the file
+// was being replaced, or refused by a file rule for a moment): removing the
+// session and then applying the read from its cursor would leave only the
+// messages after the cursor.
+func (s *Sessions) notRead(gone []uint32, read map[string]bool) []uint32 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	seen := map[uint32]bool{}
+	out := gone[:0]
+	for _, sid := range gone {
+		ss := s.sessions[sid]
+		if seen[sid] || (ss != nil && read[ss.Path]) {
+			continue
+		}
+		seen[sid] = true
+		out = append(out, sid)
+	}
+	return out
 }
 
 // run removes gone sessions and reads jobs, in batches.
@@ -214,10 +269,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 	}
 	progress()
 	b := &sessionBatch{skips: skips}
-	for _, sid := range gone {
-		b.add(sid, sessionWrite{})
-		rep.Removed++
-	}
+	s.dispose(b, gone, rep)
 	done += len(gone)
 	a := s.ft.newAnalyser() // one per batch, as a memory sync worker keeps
 	for _, j := range jobs {
@@ -228,7 +280,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 			return err
 		}
 		done++
-		if b.size >= batchMessages {
+		if b.size >= s.batchMsgs {
 			if err := s.apply(ctx, b); err != nil {
 				return err
 			}
@@ -241,6 +293,30 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 	}
 	progress()
 	return nil
+}
+
+// dispose adds to b what becomes of sessions whose transcript is gone:
+// archived (their messages stay, served from the store), or removed when
+// the index mirrors the transcripts (SessionsConfig.MirrorDeleted).
+// Archiving writes only the session's record, never the full-text index.
+func (s *Sessions) dispose(b *sessionBatch, gone []uint32, rep *SessionsReport) {
+	now := time.Now().UTC()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, sid := range gone {
+		ss := s.sessions[sid]
+		switch {
+		case ss == nil:
+		case s.cfg.MirrorDeleted:
+			b.add(sid, sessionWrite{})
+			rep.Removed++
+		case !ss.archived():
+			rec := ss.sessionRec
+			rec.Archived = now
+			b.add(sid, sessionWrite{rec: &rec})
+			rep.Archived++
+		}
+	}
 }
 
 // sessionBatch collects the writes of one batch, one per session.
@@ -264,54 +340,126 @@ const (
 )
 
 // readOne reads one transcript from its cursor into b, analysing its
-// messages with a.
+// messages with a. An archived session whose transcript is back is
+// restored: read from its cursor as usual, and if the file is not the
+// continuation of what was indexed (a rewrite, an older copy), what the file
+// holds replaces its messages by id and the rest stay, because the index
+// is their only copy. A file at an archived session's path that holds
+// another session is a new session; the archived one stays as it was.
 func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a *analyser, rep *SessionsReport) error {
 	fi, statErr := os.Stat(j.path)
-	s.mu.Lock()
-	ss := s.byPath[j.path]
-	var old sessionRec
-	isNew := ss == nil || ss.Source != j.key
-	if ss != nil && ss.Source != j.key {
-		b.add(ss.SID, sessionWrite{}) // another source owned this path before
-		ss = nil
-	}
-	if ss != nil {
-		old = ss.sessionRec
-	} else {
-		old = sessionRec{SID: s.nextSID, Source: j.key, Path: j.path}
-		s.nextSID++
-	}
-	s.mu.Unlock()
+	old, isNew := s.claim(b, j)
 	if statErr == nil && !fi.IsDir() && !isNew && fi.Size() == old.Size && fi.ModTime().UnixNano() == old.MtimeNs {
+		if old.archived() {
+			rec := old
+			rec.Archived = time.Time{}
+			b.add(rec.SID, sessionWrite{rec: &rec})
+			rep.Restored++
+			return nil
+		}
 		rep.Unchanged++
 		return nil
 	}
-	w := sessionWrite{}
-	next := old.NextSeq
+	t, err := s.readTranscript(ctx, j, old, isNew, a)
+	if err == nil && old.archived() && t.res.Session.ID != "" && t.res.Session.ID != old.ID {
+		old, isNew = s.newRecord(j), true
+		t, err = s.readTranscript(ctx, j, old, true, a)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		skip := Skip{Path: j.path, Reason: "unreadable: " + err.Error()}
+		rep.Skipped = append(rep.Skipped, skip)
+		if b.skips != nil {
+			b.skips[j.key] = append(b.skips[j.key], skip)
+		}
+		return nil // a session already indexed keeps what it holds
+	}
+	rec := t.record(old, isNew, j, fi, statErr)
+	t.w.rec = &rec
+	b.add(rec.SID, t.w)
+	rep.Messages += len(t.w.msgs)
+	rep.Malformed += t.res.Malformed
+	switch {
+	case isNew:
+		rep.Added++
+	case old.archived():
+		rep.Restored++
+	case t.w.reset:
+		rep.Reset++
+	case len(t.w.msgs) > 0:
+		rep.Updated++
+	default:
+		rep.Unchanged++
+	}
+	return nil
+}
+
+// claim finds the session a job's path holds, or a new record for it.
+func (s *Sessions) claim(b *sessionBatch, j sessionJob) (old sessionRec, isNew bool) {
+	s.mu.RLock()
+	ss := s.byPath[j.path]
+	s.mu.RUnlock()
+	switch {
+	case ss == nil:
+		return s.newRecord(j), true
+	case ss.Source != j.key:
+		if !ss.archived() {
+			b.add(ss.SID, sessionWrite{}) // another source owned this path before
+		}
+		return s.newRecord(j), true
+	}
+	return ss.sessionRec, false
+}
+
+func (s *Sessions) newRecord(j sessionJob) sessionRec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := sessionRec{SID: s.nextSID, Source: j.key, Path: j.path}
+	s.nextSID++
+	return r
+}
+
+// transcriptRead is what one read of a transcript gives the batch.
+type transcriptRead struct {
+	w    sessionWrite
+	res  TranscriptRead
+	next uint32 // the next free sequence number
+}
+
+// readTranscript reads j's transcript from old's cursor (from the start
+// when isNew) into a sessionWrite for old's session.
+func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, a *analyser) (*transcriptRead, error) {
+	t := &transcriptRead{next: old.NextSeq}
+	merge := old.archived() && !isNew
 	ids := map[string]uint32{}
 	h := TranscriptHandler{
 		Reset: func() error {
-			w.reset, w.msgs, next, ids = true, nil, 0, map[string]uint32{}
+			if merge {
+				return nil // restored from the archive: replace by id, keep the rest
+			}
+			t.w.reset, t.w.msgs, t.next, ids = true, nil, 0, map[string]uint32{}
 			return nil
 		},
 		Message: func(m TranscriptMessage) error {
 			id := m.ID
 			if id == "" {
-				id = "m" + strconv.FormatUint(uint64(next), 10)
+				id = "m" + strconv.FormatUint(uint64(t.next), 10)
 			}
 			seq, ok := ids[id]
-			if !ok && !w.reset && !isNew {
+			if !ok && !t.w.reset && !isNew {
 				seq, ok = s.st.seqOf(old.SID, id)
 			}
 			if !ok {
-				seq = next
-				next++
+				seq = t.next
+				t.next++
 			}
 			ids[id] = seq
 			pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
 			pm.doc = analysedDoc(docID(old.SID, seq), a.message(m.Text))
 			pm.rec.Lens = analyzedLens(pm.doc)
-			w.msgs = append(w.msgs, pm)
+			t.w.msgs = append(t.w.msgs, pm)
 			return nil
 		},
 	}
@@ -320,19 +468,25 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a
 		cursor = old.Cursor
 	}
 	res, err := j.src.Read(ctx, j.path, cursor, h)
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
 	if err != nil {
-		rep.Skipped = append(rep.Skipped, Skip{Path: j.path, Reason: "unreadable: " + err.Error()})
-		if b.skips != nil {
-			b.skips[j.key] = append(b.skips[j.key], Skip{Path: j.path, Reason: "unreadable: " + err.Error()})
-		}
-		if !isNew {
-			return nil // keep what was indexed
-		}
-		return nil
+		return nil, err
 	}
+	t.res = res
+	// A session's summary (CodeArchitect's summary.md) is searchable too,
+	// as one more document of the session, role "summary".
+	if sum := res.Session.Summary; sum != "" && (isNew || t.w.reset || sum != old.Summary) {
+		at := res.Session.Ended
+		if at.IsZero() {
+			at = res.Session.Started
+		}
+		h.Message(TranscriptMessage{ID: summaryID, Role: RoleSummary, Timestamp: at, Text: sum})
+	}
+	return t, nil
+}
+
+// record is old's record after this read.
+func (t *transcriptRead) record(old sessionRec, isNew bool, j sessionJob, fi os.FileInfo, statErr error) sessionRec {
+	res := t.res
 	rec := old
 	rec.ID, rec.Agent, rec.Project, rec.ProjectHash = res.Session.ID, res.Session.Agent, res.Session.Project, res.Session.ProjectHash
 	if rec.Agent == "" {
@@ -341,49 +495,27 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a
 	if rec.ID == "" {
 		rec.ID = strings.TrimSuffix(filepath.Base(j.path), filepath.Ext(j.path))
 	}
-	// A session's summary (CodeArchitect's summary.md) is searchable too,
-	// as one more document of the session, role "summary".
-	if sum := res.Session.Summary; sum != "" && (isNew || w.reset || sum != old.Summary) {
-		at := res.Session.Ended
-		if at.IsZero() {
-			at = res.Session.Started
-		}
-		h.Message(TranscriptMessage{ID: summaryID, Role: RoleSummary, Timestamp: at, Text: sum})
-	}
 	rec.Summary = res.Session.Summary
 	rec.Cursor = res.Cursor
+	rec.Archived = time.Time{}
 	rec.Malformed = res.Malformed
-	if !isNew && !w.reset {
+	if !isNew && !t.w.reset {
 		rec.Malformed += old.Malformed
 	}
 	if statErr == nil {
 		rec.Size, rec.MtimeNs = fi.Size(), fi.ModTime().UnixNano()
 	}
-	if w.reset {
+	if t.w.reset {
 		rec.Started, rec.Ended = time.Time{}, time.Time{}
 	}
 	rec.Started, rec.Ended = earliest(rec.Started, res.Session.Started), latest(rec.Ended, res.Session.Ended)
-	for _, m := range w.msgs {
+	for _, m := range t.w.msgs {
 		if !m.rec.Time.IsZero() {
 			rec.Started, rec.Ended = earliest(rec.Started, m.rec.Time), latest(rec.Ended, m.rec.Time)
 		}
 	}
-	rec.NextSeq = next
-	w.rec = &rec
-	b.add(rec.SID, w)
-	rep.Messages += len(w.msgs)
-	rep.Malformed += res.Malformed
-	switch {
-	case isNew:
-		rep.Added++
-	case w.reset:
-		rep.Reset++
-	case len(w.msgs) > 0:
-		rep.Updated++
-	default:
-		rep.Unchanged++
-	}
-	return nil
+	rec.NextSeq = t.next
+	return rec
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -438,6 +570,9 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 	pend := map[uint32]uint32{}
 	s.mu.RLock()
 	for i, sid := range b.sids {
+		if !b.writes[i].touchesText() {
+			continue // a record alone (archived, restored unchanged) commits in one transaction
+		}
 		top := b.writes[i].topSeq()
 		if ss := s.sessions[sid]; ss != nil {
 			top = max(top, ss.NextSeq)
@@ -512,6 +647,9 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 	return nil
 }
 
+// touchesText reports whether w writes or deletes full-text documents.
+func (w sessionWrite) touchesText() bool { return w.rec == nil || w.reset || len(w.msgs) > 0 }
+
 func (w sessionWrite) topSeq() uint32 {
 	var top uint32
 	for _, m := range w.msgs {
@@ -520,8 +658,12 @@ func (w sessionWrite) topSeq() uint32 {
 	return top
 }
 
-// repairPending undoes batches a crash interrupted: their sessions leave
-// Bleve and the store, and the next sync reads them afresh.
+// repairPending undoes batches a crash interrupted. The state store
+// commits a batch in one transaction, so it holds the truth: the sessions
+// the batch was writing lose whatever documents it may have left in Bleve
+// and get back exactly what the store holds (for an archived session the
+// store is the only copy, so nothing is dropped); the next sync reads
+// their transcripts on from the cursor the store kept.
 func (s *Sessions) repairPending() error {
 	p, err := s.st.pending()
 	if err != nil || len(p) == 0 {
@@ -538,10 +680,39 @@ func (s *Sessions) repairPending() error {
 	if err := s.ft.idx.Batch(fb); err != nil {
 		return fmt.Errorf("repair interrupted sessions batch: %w", err)
 	}
-	return s.st.dropPending(sids)
+	if err := s.reindexStored(sids); err != nil {
+		return fmt.Errorf("repair interrupted sessions batch: %w", err)
+	}
+	return s.st.clearPending(sids)
 }
 
-// reset empties the sessions index.
+// reindexStored puts into the full-text index every message the state
+// store holds for sids (nil: for every session), analysed afresh.
+func (s *Sessions) reindexStored(sids []uint32) error {
+	a := s.ft.newAnalyser()
+	fb := s.ft.idx.NewBatch()
+	n := 0
+	err := s.st.forEachText(sids, func(sid, seq uint32, text string) error {
+		if err := fb.IndexAdvanced(analysedDoc(docID(sid, seq), a.message(text))); err != nil {
+			return err
+		}
+		if n++; n%s.batchMsgs == 0 {
+			if err := s.ft.idx.Batch(fb); err != nil {
+				return err
+			}
+			fb, a = s.ft.idx.NewBatch(), s.ft.newAnalyser()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.ft.idx.Batch(fb)
+}
+
+// reset empties the sessions index for a full rebuild, except archived
+// sessions (unless the index mirrors the transcripts): their transcripts
+// are gone, so the store keeps them and restoreArchived indexes them again.
 func (s *Sessions) reset() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -558,10 +729,48 @@ func (s *Sessions) reset() error {
 	}
 	s.ft = ft
 	s.damage.clear()
-	if err := s.st.resetAll(); err != nil {
+	if err := s.st.resetLive(!s.cfg.MirrorDeleted); err != nil {
 		return fmt.Errorf("reset sessions state store: %w", err)
 	}
 	return s.resetMemory()
+}
+
+// restoreArchived indexes again, from the store, the archived sessions a
+// reset kept: analysed and embedded afresh (the schema or the embedder may
+// be what changed), through the same batches as a transcript's messages.
+func (s *Sessions) restoreArchived(ctx context.Context) error {
+	var recs []sessionRec
+	if err := s.st.forEachSession(func(r sessionRec) error {
+		if r.archived() {
+			recs = append(recs, r)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read archived sessions: %w", err)
+	}
+	b, a := &sessionBatch{}, s.ft.newAnalyser()
+	for i := range recs {
+		rec := recs[i]
+		stored, err := s.st.messages(rec.SID, 0, math.MaxUint32)
+		if err != nil {
+			return fmt.Errorf("read archived session %s: %w", rec.ID, err)
+		}
+		w := sessionWrite{rec: &rec, reset: true, msgs: make([]pendingMsg, 0, len(stored))}
+		for _, m := range stored {
+			pm := pendingMsg{seq: m.seq, text: m.Text, rec: m.msgRec}
+			pm.doc = analysedDoc(docID(rec.SID, m.seq), a.message(m.Text))
+			pm.rec.Lens = analyzedLens(pm.doc)
+			w.msgs = append(w.msgs, pm)
+		}
+		b.add(rec.SID, w)
+		if b.size >= s.batchMsgs {
+			if err := s.apply(ctx, b); err != nil {
+				return err
+			}
+			b, a = &sessionBatch{}, s.ft.newAnalyser()
+		}
+	}
+	return s.apply(ctx, b)
 }
 
 func (s *Sessions) noteError(err error) {

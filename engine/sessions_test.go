@@ -85,6 +85,9 @@ func (l lineSource) Read(ctx context.Context, path string, cursor []byte, h Tran
 				continue
 			}
 			switch m.Role {
+			case "meta-id": // the session names itself
+				res.Session.ID = m.Text
+				continue
 			case "meta-summary":
 				res.Session.Summary = m.Text
 				continue
@@ -308,11 +311,11 @@ func TestSessionsIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep = mustSync(t, s)
-	if rep.Removed != 1 {
-		t.Errorf("delete: %+v, want one removed", rep)
+	if rep.Archived != 1 || rep.Removed != 0 {
+		t.Errorf("delete: %+v, want one archived", rep)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "ledger quince", Mode: FullText})); strings.Join(got, ",") != "s1/r1" {
-		t.Errorf("after delete: hits %v", got)
+	if got := hitIDs(search(t, s, SessionQuery{Text: "ledger quince", Mode: FullText})); strings.Join(got, ",") != "s1/r1,s2/b2,s2/b1" {
+		t.Errorf("after delete: hits %v, want the archived s2 and s1", got)
 	}
 	s.Close()
 	s = openTestSessions(t, idx, lineSource{root})
@@ -320,8 +323,8 @@ func TestSessionsIncremental(t *testing.T) {
 		t.Fatalf("reopen wants a rebuild: %s", s.needFull)
 	}
 	st, _ := s.Status(context.Background())
-	if st.Sessions != 1 || st.Messages != 1 || st.Vectors != 1 {
-		t.Errorf("reopened status %+v, want 1 session, 1 message, 1 vector", st)
+	if st.Sessions != 2 || st.Archived != 1 || st.Messages != 3 || st.Vectors != 3 {
+		t.Errorf("reopened status %+v, want 2 sessions (1 archived), 3 messages, 3 vectors", st)
 	}
 	if got := hitIDs(search(t, s, SessionQuery{Text: "quince"})); strings.Join(got, ",") != "s1/r1" {
 		t.Errorf("after reopen: hits %v", got)
@@ -351,8 +354,11 @@ func TestSessionsPendingRepair(t *testing.T) {
 	}
 	s.Close()
 	s = openTestSessions(t, idx, lineSource{root})
-	if n, _ := s.ft.idx.DocCount(); n != 2 {
-		t.Errorf("after repair Bleve holds %d documents, want s2's 2", n)
+	if n, _ := s.ft.idx.DocCount(); n != 5 {
+		t.Errorf("after repair Bleve holds %d documents, want the store's 5", n)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "zebra", Mode: FullText})); len(got) != 0 {
+		t.Errorf("after repair the stray document is found: %v", got)
 	}
 	mustSync(t, s)
 	if got := hitIDs(search(t, s, SessionQuery{Text: "zebra retry", Mode: FullText})); strings.Join(got, ",") != "s1/a1,s1/a2" {
@@ -370,12 +376,26 @@ func TestSessionsSourceRemoved(t *testing.T) {
 	writeLines(t, filepath.Join(other, "o.jsonl"), []lineMsg{msgAt("o1", "user", "papaya", 0)}, false)
 	s = openTestSessions(t, idx, lineSource{other})
 	rep := mustSync(t, s)
-	if rep.Removed != 2 || rep.Added != 1 {
-		t.Errorf("sources replaced: %+v, want 2 removed and 1 added", rep)
+	if rep.Archived != 2 || rep.Added != 1 {
+		t.Errorf("sources replaced: %+v, want 2 archived and 1 added", rep)
 	}
 	st, _ := s.Status(context.Background())
-	if len(st.Sources) != 1 || st.Sources[0].Sessions != 1 || st.Sessions != 1 {
+	if len(st.Sources) != 1 || st.Sources[0].Sessions != 1 || st.Sessions != 3 || st.Archived != 2 ||
+		len(st.Other) != 1 || st.Other[0].Sessions != 2 || st.Other[0].Archived != 2 {
 		t.Errorf("status %+v", st)
+	}
+	// Mirroring, they leave the index.
+	s.Close()
+	m, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{other}}, MirrorDeleted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if rep := mustSync(t, m); rep.Removed != 2 {
+		t.Errorf("mirroring: %+v, want the 2 archived removed", rep)
+	}
+	if st, _ := m.Status(context.Background()); st.Sessions != 1 || st.Archived != 0 {
+		t.Errorf("mirroring: status %+v", st)
 	}
 }
 
@@ -473,8 +493,8 @@ func TestSessionsSyncPaths(t *testing.T) {
 	if _, err := s.Search(context.Background(), SessionQuery{Text: "durian", Mode: FullText}); err != nil {
 		t.Fatal(err)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "durian", Mode: FullText})); len(got) != 0 {
-		t.Errorf("deleted transcript still found: %v", got)
+	if p := search(t, s, SessionQuery{Text: "durian", Mode: FullText}); len(p.Sessions) != 1 || !p.Sessions[0].Archived {
+		t.Errorf("deleted transcript: %+v, want its session, archived", p.Sessions)
 	}
 
 }

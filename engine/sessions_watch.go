@@ -219,14 +219,14 @@ func (w *sessionsWatcher) batch(ctx context.Context, why string, paths []string)
 		w.opts.Log(fmt.Sprintf("sessions sync failed: %v; the next rescan retries", err))
 		return
 	}
-	changed := rep.Added + rep.Updated + rep.Reset + rep.Removed
+	changed := rep.Added + rep.Updated + rep.Reset + rep.Removed + rep.Archived + rep.Restored
 	if why != "" && why != "periodic" || changed > 0 {
 		label := "sessions sync"
 		if why != "" {
 			label = why + " " + label
 		}
-		w.opts.Log(fmt.Sprintf("%s: %d added, %d updated, %d re-read, %d removed; %d messages in %s",
-			label, rep.Added, rep.Updated, rep.Reset, rep.Removed, rep.Messages, rep.Total.Round(time.Millisecond)))
+		w.opts.Log(fmt.Sprintf("%s: %d added, %d updated, %d re-read, %d archived, %d restored, %d removed; %d messages in %s",
+			label, rep.Added, rep.Updated, rep.Reset, rep.Archived, rep.Restored, rep.Removed, rep.Messages, rep.Total.Round(time.Millisecond)))
 	}
 	if w.opts.OnBatch != nil {
 		w.opts.OnBatch(rep)

@@ -28,7 +28,7 @@ type Sessions interface {
 const (
 	maxSessionsLimit = 200
 	maxSessionHits   = 20
-	maxShowLimit     = 200
+	maxShowLimit     = engine.MaxSessionMessages
 	maxMessageCtx    = 50
 )
 
@@ -271,7 +271,7 @@ type getSessionIn struct {
 	SessionID      string `json:"sessionId,omitempty" jsonschema:"the session, as SearchSessions returned it"`
 	SessionIDAlias string `json:"session_id,omitempty" jsonschema:"alias of sessionId (pond)"`
 	Offset         int    `json:"offset,omitempty" jsonschema:"first message to return, from 0"`
-	Limit          int    `json:"limit,omitempty" jsonschema:"messages to return, 1 to 200"`
+	Limit          int    `json:"limit,omitempty" jsonschema:"messages to return (the schema gives the bound)"`
 }
 
 // sessionViewOut is engine.SessionView, cut to fit when it must be.
@@ -320,6 +320,7 @@ func (s *server) getSessionTool() tool[getSessionIn, sessionViewOut] {
 			o.Default, o.Minimum = json.RawMessage("0"), ptr(0.0)
 			l := property(in, "limit")
 			l.Default, l.Minimum, l.Maximum = json.RawMessage("50"), ptr(1.0), ptr(float64(maxShowLimit))
+			l.Description = fmt.Sprintf("messages to return, 1 to %d", maxShowLimit)
 		},
 		run: func(ctx context.Context, in *getSessionIn) (*sessionViewOut, error) {
 			id, err := sessionID(in.SessionID, in.SessionIDAlias)

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,6 +162,23 @@ func TestSessionTools(t *testing.T) {
 	m := ok[sessionView](e, "GetMessage", map[string]any{"sessionId": testSession, "messageId": id, "context": 1})
 	if len(m.Messages) < 2 || m.Messages[m.Focus].MessageID != id {
 		t.Errorf("GetMessage = %+v", m)
+	}
+	// One bound on GetSession's limit: the engine's, as the schema declares it.
+	if v := ok[sessionView](e, "GetSession", map[string]any{"sessionId": testSession, "limit": engine.MaxSessionMessages}); len(v.Messages) != 4 {
+		t.Errorf("GetSession limit %d: %d messages", engine.MaxSessionMessages, len(v.Messages))
+	}
+	if msg := e.fails("GetSession", map[string]any{"sessionId": testSession, "limit": engine.MaxSessionMessages + 1}); !strings.Contains(msg, "limit") {
+		t.Errorf("GetSession over the limit: %q", msg)
+	}
+	tools, err := e.cs.ListTools(context.Background(), nil)
+	must(t, err)
+	for _, tl := range tools.Tools {
+		if tl.Name == "GetSession" {
+			b, _ := json.Marshal(tl.InputSchema)
+			if want := fmt.Sprintf(`"maximum":%d`, engine.MaxSessionMessages); !strings.Contains(string(b), want) {
+				t.Errorf("GetSession schema %s lacks %s", b, want)
+			}
+		}
 	}
 	// A response cap cuts sessions' messages and says so.
 	small := newEnv(t, true, nil, mcp.Options{Sessions: newSessions(t), MaxResponseBytes: 1200})

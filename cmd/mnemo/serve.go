@@ -251,7 +251,11 @@ func openServeSessions(ctx context.Context, sf *sessionsFlags, cfg engine.Config
 	if err != nil {
 		return nil, err
 	}
-	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion})
+	mirror, err := sessionsMirror(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion, MirrorDeleted: mirror})
 	if err != nil {
 		return nil, fmt.Errorf("sessions index: %w", err)
 	}

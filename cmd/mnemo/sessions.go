@@ -31,6 +31,24 @@ var (
 	_ sessionsBackend = (*remote.SessionsClient)(nil)
 )
 
+// EnvSessionsKeepDeleted is the variable that says whether a session whose
+// transcript was deleted stays in the index, archived ("true", the
+// default), or leaves it ("false": the index mirrors the transcripts).
+const EnvSessionsKeepDeleted = "MAENIFOLD_SESSIONS_KEEP_DELETED"
+
+// sessionsMirror reads EnvSessionsKeepDeleted: true means mirror.
+func sessionsMirror(lookup func(string) (string, bool)) (bool, error) {
+	v, ok := lookup(EnvSessionsKeepDeleted)
+	if !ok || strings.TrimSpace(v) == "" {
+		return false, nil
+	}
+	keep, err := parseSwitch(v)
+	if err != nil {
+		return false, usagef("$%s=%q: want true or false", EnvSessionsKeepDeleted, v)
+	}
+	return !keep, nil
+}
+
 // sessionsFlags are the flags every sessions command shares.
 type sessionsFlags struct {
 	sources          []string
@@ -127,8 +145,13 @@ func (a *app) withSessions(ctx context.Context, sf *sessionsFlags, readOnly bool
 	if err != nil {
 		return err
 	}
+	mirror, err := sessionsMirror(os.LookupEnv)
+	if err != nil {
+		return err
+	}
 	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{
 		IndexDir: cfg.IndexDir, Sources: srcs, Embedder: emb, Fusion: cfg.Fusion, ReadOnly: readOnly, Progress: progress,
+		MirrorDeleted: mirror,
 	})
 	if errors.Is(err, engine.ErrInUse) {
 		if c, derr := remote.DialSessions(cfg.IndexDir); derr == nil {
@@ -174,8 +197,8 @@ func (a *app) sessionsSyncCmd(sf *sessionsFlags) *cobra.Command {
 }
 
 func sessionsSyncSummary(r engine.SessionsReport) string {
-	s := fmt.Sprintf("Synced sessions in %s: %d added, %d updated, %d re-read, %d removed, %d unchanged; %d messages indexed, %d malformed lines, %d skipped.",
-		r.Total.Round(time.Millisecond), r.Added, r.Updated, r.Reset, r.Removed, r.Unchanged, r.Messages, r.Malformed, len(r.Skipped))
+	s := fmt.Sprintf("Synced sessions in %s: %d added, %d updated, %d re-read, %d archived (transcript gone), %d restored, %d removed, %d unchanged; %d messages indexed, %d malformed lines, %d skipped.",
+		r.Total.Round(time.Millisecond), r.Added, r.Updated, r.Reset, r.Archived, r.Restored, r.Removed, r.Unchanged, r.Messages, r.Malformed, len(r.Skipped))
 	if r.Rebuilt != "" {
 		s += " Rebuilt: " + r.Rebuilt + "."
 	}
@@ -403,7 +426,7 @@ func (a *app) sessionsShowCmd(sf *sessionsFlags) *cobra.Command {
 
 // allMessages reads every message of a session, a page at a time.
 func allMessages(ctx context.Context, s sessionsBackend, id string) (engine.SessionView, error) {
-	const page = 1000
+	const page = engine.MaxSessionMessages
 	v, err := s.GetSession(ctx, id, 0, page)
 	for err == nil && len(v.Messages) < v.MessageCount {
 		var more engine.SessionView
@@ -455,9 +478,12 @@ func (a *app) sessionsStatusCmd(sf *sessionsFlags) *cobra.Command {
 
 func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "sessions index %s: %d sessions, %d messages, %d vectors (%s); full-text %s, state %s; last sync %s\n",
-		st.IndexDir, st.Sessions, st.Messages, st.Vectors, st.Embedder, formatBytes(st.FullText), formatBytes(st.State), formatTime(st.LastSync))
-	if st.Indexing {
+	fmt.Fprintf(b, "sessions index %s: %d sessions (%d archived: transcript gone, kept), %d messages, %d vectors (%s); full-text %s, state %s; last sync %s\n",
+		st.IndexDir, st.Sessions, st.Archived, st.Messages, st.Vectors, st.Embedder, formatBytes(st.FullText), formatBytes(st.State), formatTime(st.LastSync))
+	switch {
+	case st.Unfinished != "":
+		fmt.Fprintf(b, "indexing: a %s, so the index holds part of the transcripts; run mnemo sessions sync\n", st.Unfinished)
+	case st.Indexing:
 		fmt.Fprintln(b, "a sync is running")
 	}
 	if st.LastError != "" {
@@ -473,7 +499,7 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 		if !s.Exists {
 			exists = " (folder absent)"
 		}
-		fmt.Fprintf(b, "\n%-14s %s%s\n  %d sessions, %d messages, %d malformed lines, %d skipped\n", s.Kind, s.Root, exists, s.Sessions, s.Messages, s.Malformed, len(s.Skipped))
+		fmt.Fprintf(b, "\n%-14s %s%s\n  %d sessions (%d archived), %d messages, %d malformed lines, %d skipped\n", s.Kind, s.Root, exists, s.Sessions, s.Archived, s.Messages, s.Malformed, len(s.Skipped))
 		if s.Error != "" {
 			fmt.Fprintf(b, "  error: %s\n", s.Error)
 		}
@@ -488,7 +514,7 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 		}
 	}
 	for _, o := range st.Other {
-		fmt.Fprintf(b, "\nno longer configured: %s, %d sessions (the next sync removes them)\n", o.Source, o.Sessions)
+		fmt.Fprintf(b, "\nno longer configured: %s, %d sessions, %d archived (a sync archives them; with %s=false it removes them)\n", o.Source, o.Sessions, o.Archived, EnvSessionsKeepDeleted)
 	}
 	return b.Flush()
 }

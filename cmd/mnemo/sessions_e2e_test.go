@@ -132,7 +132,7 @@ func TestSessionsCommands(t *testing.T) {
 		}
 		return nil
 	})
-	if st := mnemo("sessions", source, "status"); !strings.Contains(st, "1 sessions, 2 messages") {
+	if st := mnemo("sessions", source, "status"); !strings.Contains(st, "1 sessions (0 archived: transcript gone, kept), 2 messages") {
 		t.Errorf("status: %s", st)
 	}
 
@@ -175,25 +175,25 @@ func TestSessionsCommands(t *testing.T) {
 			t.Fatalf("transcript in a new folder not searchable within 1 s (%+v, %v); log:\n%s", p, err, s.log())
 		}
 	}
-	// A deleted transcript's messages go.
+	// A deleted transcript's session stays, archived.
 	if err := os.Remove(other); err != nil {
 		t.Fatal(err)
 	}
 	deadline = time.Now().Add(time.Second)
 	for {
-		p, err := c.Search(context.Background(), engine.SessionQuery{Text: "quince kumquat", Mode: engine.FullText})
-		if err == nil && len(p.Sessions) == 1 && p.Sessions[0].SessionID == session {
+		p, err := c.Search(context.Background(), engine.SessionQuery{Text: "quince", Mode: engine.FullText})
+		if err == nil && len(p.Sessions) == 1 && p.Sessions[0].Archived {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("deleted transcript still found after 1 s (%+v, %v); log:\n%s", p, err, s.log())
+			t.Fatalf("deleted transcript not archived after 1 s (%+v, %v); log:\n%s", p, err, s.log())
 		}
 	}
 	// The sessions commands reach the server too (its state, its sync).
-	if err := json.Unmarshal([]byte(mnemo("sessions", "search", "--json", "kumquat")), &p); err != nil || len(p.Sessions) != 1 {
+	if err := json.Unmarshal([]byte(mnemo("sessions", "search", "--json", "--mode", "fulltext", "kumquat")), &p); err != nil || len(p.Sessions) != 1 {
 		t.Errorf("sessions search through serve: %+v, %v", p, err)
 	}
-	if st := mnemo("sessions", "status"); !strings.Contains(st, "1 sessions, 3 messages") {
+	if st := mnemo("sessions", "status"); !strings.Contains(st, "2 sessions (1 archived: transcript gone, kept), 4 messages") {
 		t.Errorf("sessions status through serve: %s", st)
 	}
 	c.Close()

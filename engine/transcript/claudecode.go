@@ -3,7 +3,6 @@ package transcript
 import (
 	"encoding/json"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -55,33 +54,42 @@ type claudeMsg struct {
 }
 
 func readClaude(r *run) error {
-	return readTree(r, treeFormat{node: claudeNodeOf, entry: claudeEntry})
+	return readTree(r, treeFormat{node: claudeNodeOf, entry: claudeEntry,
+		idKey: `"uuid":"`, parentKey: `"parentUuid":"`, rewinds: true})
 }
 
-func claudeNodeOf(r *run, line []byte) (string, string, bool) {
-	var n claudeNode
-	if err := json.Unmarshal(line, &n); err != nil {
-		r.res.Malformed++
-		return "", "", false
+func claudeNodeOf(r *run, line []byte, _ int64) treeNode {
+	var rec claudeRecord
+	if err := json.Unmarshal(line, &rec); err != nil || rec.UUID == "" {
+		return treeNode{}
 	}
-	if n.UUID == "" {
-		switch n.Type {
-		case "summary", "file-history-snapshot", "queue-operation":
-		default:
-			r.res.Ignored++
-		}
-		return "", "", false
+	if rec.IsSidechain && !isSubagentPath(r.path) {
+		return treeNode{} // a subagent's lines inside the main transcript
 	}
-	if n.IsSidechain && !isSubagentPath(r.path) {
-		return "", "", false // a subagent's lines inside the main transcript
+	n := treeNode{ID: rec.UUID, Parent: rec.parent(), OK: true}
+	if rec.Type == "user" {
+		t, _ := claudeText(rec, Options{})
+		n.Prose = t != ""
 	}
-	return n.UUID, n.parent(), true
+	return n
 }
 
-func claudeEntry(r *run, line []byte) treeEntry {
+// claudeBookkeeping are the record types without a uuid that hold no message.
+var claudeBookkeeping = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
+
+func claudeEntry(r *run, line []byte, _ int64) treeEntry {
 	var rec claudeRecord
 	if err := json.Unmarshal(line, &rec); err != nil {
-		return treeEntry{}
+		return treeEntry{Why: Malformed}
+	}
+	if rec.UUID == "" {
+		if claudeBookkeeping[rec.Type] {
+			return treeEntry{Why: Meta}
+		}
+		return treeEntry{Why: Unknown}
+	}
+	if rec.IsSidechain && !isSubagentPath(r.path) {
+		return treeEntry{Why: Sidechain}
 	}
 	s := &r.next.Session
 	if s.ID == "" && rec.SessionID != "" {
@@ -104,38 +112,56 @@ func claudeEntry(r *run, line []byte) treeEntry {
 		e.Role = RoleAssistant
 		e.Reply = rec.Message.ID
 	}
-	e.Text = claudeText(rec, r.opt)
+	e.Text, e.Why = claudeText(rec, r.opt)
 	return e
 }
 
-// claudeInjected matches user "messages" the harness writes itself: slash
-// command echoes, local command output, hook output and interruption notes.
-var claudeInjected = regexp.MustCompile(`^\s*(<command-name>|<command-message>|<command-args>|<local-command-stdout>|<local-command-stderr>|<bash-input>|<bash-stdout>|<bash-stderr>|<user-prompt-submit-hook>|Caveat: The messages below were generated|\[Request interrupted by user)`)
-
-// systemReminder is harness context the client splices into user turns.
-var systemReminder = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
-
-// claudeText is the prose of one record under opt ("" if none).
-func claudeText(rec claudeRecord, opt Options) string {
-	if rec.Message == nil || rec.IsMeta || rec.IsCompactSummary || rec.IsAPIErrorMessage || rec.VisibleOnly {
-		return ""
+// claudeText is the prose of one record under opt ("" if none) and, when
+// there is none, why.
+func claudeText(rec claudeRecord, opt Options) (string, Reason) {
+	switch {
+	case rec.Message == nil:
+		return "", Meta
+	case rec.IsCompactSummary || rec.VisibleOnly:
+		return "", Meta
+	case rec.IsMeta || rec.IsAPIErrorMessage:
+		return "", Injected
+	case rec.Type == "assistant" && rec.Message.Model == "<synthetic>":
+		return "", Injected
 	}
-	if rec.Type == "assistant" && rec.Message.Model == "<synthetic>" {
-		return ""
+	role := RoleAssistant
+	if rec.Type == "user" {
+		role = RoleUser
 	}
-	user := rec.Type == "user"
-	clean := func(s string) string {
-		if user {
-			s = systemReminder.ReplaceAllString(s, "")
-			if claudeInjected.MatchString(s) {
-				return ""
-			}
+	var why Reason
+	leftOut := func(r Reason) {
+		if why == "" {
+			why = r
 		}
-		return strings.TrimSpace(s)
+	}
+	clean := func(s string) string {
+		t, harnessed := cleanText(ClaudeCode, role, s)
+		if t == "" && harnessed {
+			leftOut(Injected)
+		}
+		return t
+	}
+	done := func(parts []string) (string, Reason) {
+		if why == "" {
+			why = Empty
+		}
+		// An image alone is not prose worth a message.
+		if len(parts) == 1 && parts[0] == "[image]" {
+			return "", why
+		}
+		return strings.Join(parts, "\n"), why
 	}
 	var s string
 	if err := json.Unmarshal(rec.Message.Content, &s); err == nil {
-		return clean(s)
+		if t := clean(s); t != "" {
+			return done([]string{t})
+		}
+		return done(nil)
 	}
 	var blocks []struct {
 		Type    string          `json:"type"`
@@ -145,7 +171,7 @@ func claudeText(rec claudeRecord, opt Options) string {
 		Content json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(rec.Message.Content, &blocks); err != nil {
-		return ""
+		return done(nil)
 	}
 	var parts []string
 	for _, b := range blocks {
@@ -155,24 +181,26 @@ func claudeText(rec claudeRecord, opt Options) string {
 			t = clean(b.Text)
 		case "image":
 			t = "[image]"
-		case "tool_use":
+		case "thinking", "redacted_thinking":
+			leftOut(Thinking)
+		case "tool_use", "server_tool_use":
 			if opt.IncludeTools {
 				t = strings.TrimSpace("[tool " + b.Name + "] " + string(b.Input))
+			} else {
+				leftOut(ToolCall)
 			}
-		case "tool_result":
+		case "tool_result", "web_search_tool_result":
 			if opt.IncludeTools {
 				t = toolResultText(b.Content)
+			} else {
+				leftOut(ToolResult)
 			}
 		}
 		if t != "" {
 			parts = append(parts, t)
 		}
 	}
-	// An image alone is not prose worth a message.
-	if len(parts) == 1 && parts[0] == "[image]" {
-		return ""
-	}
-	return strings.Join(parts, "\n")
+	return done(parts)
 }
 
 // toolResultText flattens a tool_result's content (a string or text blocks).

@@ -51,7 +51,9 @@ func readCodeArchitect(r *run) error {
 		return nil
 	}
 	rel := filepath.Base(filepath.Dir(r.path)) + "/" + filepath.Base(r.path)
-	msgs, date, err := codeArchitectMessages(full)
+	// Rewritten whole, it is counted whole: one record per message block.
+	r.startCount(0)
+	msgs, date, err := codeArchitectMessages(full, &r.cov)
 	if err != nil {
 		return err
 	}
@@ -105,8 +107,8 @@ func strconvQuote(s string) string {
 var caRole = regexp.MustCompile(`^\*\*([A-Za-z]+):\*\*\s*(.*)$`)
 
 // codeArchitectMessages reads full.md line by line: the JSON block if there
-// is one, else the **ROLE:** blocks.
-func codeArchitectMessages(path string) ([]Message, time.Time, error) {
+// is one, else the **ROLE:** blocks. It counts each message block in cov.
+func codeArchitectMessages(path string, cov *Coverage) ([]Message, time.Time, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -130,11 +132,15 @@ func codeArchitectMessages(path string) ([]Message, time.Time, error) {
 		case "assistant", "ai", "cursor", "copilot", "model":
 			role = RoleAssistant
 		default:
+			cov.Count(Unknown)
 			return
 		}
-		if t != "" {
-			msgs = append(msgs, Message{ID: fmt.Sprintf("m%d", len(msgs)+1), Role: role, Text: t})
+		if t == "" {
+			cov.Count(Empty)
+			return
 		}
+		cov.CountIndexed()
+		msgs = append(msgs, Message{ID: fmt.Sprintf("m%d", len(msgs)+1), Role: role, Text: t})
 	}
 	flush := func() {
 		if role != "" {
@@ -162,7 +168,8 @@ func codeArchitectMessages(path string) ([]Message, time.Time, error) {
 			}
 			if derr := dec.Decode(&arr); derr == nil {
 				for _, m := range arr {
-					add(m.Role, blocksText(m.Content, Options{}))
+					t, _ := blocksText(m.Content, Options{}, CodeArchitect, m.Role)
+					add(m.Role, t)
 				}
 				return msgs, date, nil
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -46,9 +45,6 @@ type codexItem struct {
 	Output    json.RawMessage `json:"output"`
 }
 
-// codexInjected matches the context Codex sends as user messages.
-var codexInjected = regexp.MustCompile(`^\s*(<environment_context>|<user_instructions>|<permissions instructions>|<INSTRUCTIONS>|<user_shell_command>|<turn_aborted>|# AGENTS\.md instructions)`)
-
 func readCodex(r *run) error {
 	from, err := r.begin()
 	if err != nil || from < 0 {
@@ -80,10 +76,11 @@ func readCodex(r *run) error {
 			}
 		}
 	}
+	r.startCount(from)
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		kind, it, ts, ok := codexParse(line)
 		if !ok {
-			r.res.Malformed++
+			r.count(Malformed)
 			return nil
 		}
 		s := &r.next.Session
@@ -95,28 +92,33 @@ func readCodex(r *run) error {
 			if s.Project == "" {
 				s.Project = it.CWD
 			}
+			r.count(Meta)
 			return nil
 		case "turn_context":
 			if s.Project == "" {
 				s.Project = it.CWD
 			}
+			r.count(Meta)
 			return nil
-		case "event_msg", "compacted":
-			return nil // copies of messages, UI events, compaction summaries
+		case "event_msg":
+			r.count(codexEventReason(it.Type))
+			return nil
+		case "compacted":
+			r.count(Meta) // the compaction's summary, not a message
+			return nil
 		case "response_item":
 		default:
-			r.res.Ignored++
+			r.count(Unknown)
 			return nil
 		}
 		for _, d := range dropped {
 			if d[0] <= at && at < d[1] {
-				return nil // rolled back
+				r.count(Abandoned) // rolled back
+				return nil
 			}
 		}
-		if m, ok := codexMessage(it, ts, at, r.opt); ok {
-			return r.emit(m)
-		}
-		return nil
+		m, why := codexMessage(it, ts, at, r.opt)
+		return r.countMessage(m, why)
 	})
 	if err != nil {
 		return err
@@ -150,22 +152,38 @@ func codexParse(line []byte) (kind string, it codexItem, ts time.Time, ok bool) 
 	return kind, it, parseTime(l.Timestamp), true
 }
 
-// codexMessage is the message a response item holds under opt, if any.
-func codexMessage(it codexItem, ts time.Time, at int64, opt Options) (Message, bool) {
-	id := "L" + strconv.FormatInt(at, 10)
+// codexEventReason is why an event_msg is left out: the user's and the
+// agent's messages and reasoning are echoed there, beside UI events.
+func codexEventReason(typ string) Reason {
+	switch typ {
+	case "user_message", "agent_message":
+		return Duplicate
+	case "agent_reasoning", "agent_reasoning_raw_content":
+		return Thinking
+	}
+	return Meta
+}
+
+// codexMessage is the message a response item holds under opt; with no
+// text, why it holds none.
+func codexMessage(it codexItem, ts time.Time, at int64, opt Options) (Message, Reason) {
+	m := Message{ID: "L" + strconv.FormatInt(at, 10), Timestamp: ts}
 	switch it.Type {
 	case "message":
 		if it.Role != RoleUser && it.Role != RoleAssistant {
-			return Message{}, false // developer and system prompts
+			return Message{}, Injected // developer and system prompts
 		}
+		m.Role = it.Role
 		var parts []string
+		why := Empty
 		for _, c := range it.Content {
 			switch c.Type {
 			case "input_text", "output_text", "text":
-				if it.Role == RoleUser && codexInjected.MatchString(c.Text) {
-					continue
+				t, harnessed := cleanText(Codex, it.Role, c.Text)
+				if t == "" && harnessed {
+					why = Injected
 				}
-				if t := strings.TrimSpace(c.Text); t != "" {
+				if t != "" {
 					parts = append(parts, t)
 				}
 			case "input_image":
@@ -173,25 +191,32 @@ func codexMessage(it codexItem, ts time.Time, at int64, opt Options) (Message, b
 			}
 		}
 		if len(parts) == 0 || len(parts) == 1 && parts[0] == "[image]" {
-			return Message{}, false
+			return Message{}, why
 		}
-		return Message{ID: id, Role: it.Role, Timestamp: ts, Text: strings.Join(parts, "\n")}, true
+		m.Text = strings.Join(parts, "\n")
+		return m, ""
+	case "reasoning":
+		return Message{}, Thinking
+	case "web_search_call":
+		return Message{}, ToolCall
 	case "function_call", "custom_tool_call", "local_shell_call":
 		if !opt.IncludeTools {
-			return Message{}, false
+			return Message{}, ToolCall
 		}
 		args := it.Arguments
 		if args == "" {
 			args = it.Input
 		}
-		return Message{ID: id, Role: RoleAssistant, Timestamp: ts, Text: strings.TrimSpace("[tool " + it.Name + "] " + args)}, true
-	case "function_call_output", "custom_tool_call_output":
+		m.Role, m.Text = RoleAssistant, strings.TrimSpace("[tool "+it.Name+"] "+args)
+		return m, ""
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		if !opt.IncludeTools {
-			return Message{}, false
+			return Message{}, ToolResult
 		}
-		return Message{ID: id, Role: RoleUser, Timestamp: ts, Text: codexOutput(it.Output)}, true
+		m.Role, m.Text = RoleUser, codexOutput(it.Output)
+		return m, ToolResult
 	}
-	return Message{}, false
+	return Message{}, Unknown
 }
 
 // codexDropped replays the rollbacks of the whole file: a turn starts at a
@@ -223,7 +248,7 @@ func codexDropped(r *run) ([][2]int64, error) {
 			return nil
 		}
 		if kind == "response_item" && it.Type == "message" && it.Role == RoleUser {
-			if m, ok := codexMessage(it, ts, at, Options{}); ok && m.Text != "" {
+			if m, _ := codexMessage(it, ts, at, Options{}); m.Text != "" {
 				turns = append(turns, at)
 			}
 		}

@@ -7,9 +7,12 @@ package transcript
 // Lines, always; a test over every reader checks it.
 //
 // A Read counts only what it consumed for the first time: the lines after
-// the cursor it resumed from. When it calls Handler.Reset it counts the whole
-// transcript again, and the caller replaces its totals for that transcript
-// instead of adding to them (Result.Reset says which).
+// the cursor it resumed from. When it reads the transcript from its start
+// again — after Handler.Reset, after a restart that needed no Reset, and on
+// every changed read of a whole-file format (Gemini's .json, CodeArchitect) —
+// it counts the whole transcript and sets Whole: the caller replaces its
+// totals for that transcript instead of adding to them. An unchanged
+// transcript gives zero counts and Whole false.
 type Coverage struct {
 	Lines   int            `json:"lines"`
 	Indexed int            `json:"indexed"`
@@ -17,6 +20,8 @@ type Coverage struct {
 	// Repaired counts parent links that named a record never written and
 	// were joined to the previous record instead (Claude Code).
 	Repaired int `json:"repaired,omitempty"`
+	// Whole: these counts cover the whole transcript; replace, do not add.
+	Whole bool `json:"whole,omitempty"`
 }
 
 // Reason names why a line was not indexed.
@@ -36,6 +41,7 @@ const (
 	Malformed  Reason = "malformed"        // did not parse
 	TooLong    Reason = "too-long"         // longer than Options.MaxLineBytes; skipped unread
 	Unknown    Reason = "unknown-type"     // a record type this reader does not know
+	Foreign    Reason = "other-session"    // a line naming another session (generic JSONL)
 	Meta       Reason = "metadata"         // session headers, summaries, snapshots, progress: no message
 	Empty      Reason = "empty"            // a message with no text
 )

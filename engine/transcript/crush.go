@@ -106,7 +106,6 @@ var extractCrush = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 			var isSummary int
 			if mrows.Scan(&id, &role, &parts, &created, &isSummary) != nil {
 				doc.Items = append(doc.Items, drop(Malformed))
-				doc.Malformed++
 				continue
 			}
 			doc.Items = append(doc.Items, crushItem(id, role, parts, parseTime(created), isSummary != 0))

@@ -130,7 +130,7 @@ func cursorComposers(ctx context.Context, db *sql.DB, project string, opt Option
 		}
 		doc := wholeDoc{Session: Session{ID: id, Project: project}}
 		if json.Unmarshal(c.value, &h) != nil {
-			doc.Items, doc.Malformed = []item{drop(Malformed)}, 1
+			doc.Items = []item{drop(Malformed)}
 			if err := emit(id, doc); err != nil {
 				return err
 			}
@@ -189,7 +189,6 @@ func cursorBubbles(ctx context.Context, db *sql.DB, cid string, headers []cursor
 		var b cursorBubble
 		if json.Unmarshal(v, &b) != nil {
 			doc.Items = append(doc.Items, drop(Malformed))
-			doc.Malformed++
 			continue
 		}
 		if len(b.Type) == 0 {

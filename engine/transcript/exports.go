@@ -71,7 +71,7 @@ func exportExtractor(peek func([]byte) bool, conv func(raw json.RawMessage, opt 
 			key, doc, err := conv(raw, opt)
 			if err != nil || key == "" {
 				key = fmt.Sprintf("conversation-%d", n+1)
-				doc = wholeDoc{Session: Session{ID: key}, Items: []item{drop(Malformed)}, Malformed: 1}
+				doc = wholeDoc{Session: Session{ID: key}, Items: []item{drop(Malformed)}}
 			}
 			if err := emit(key, doc); err != nil {
 				return err

@@ -10,8 +10,9 @@ import (
 
 // FuzzRead feeds arbitrary bytes to every JSONL-shaped reader, whole and then
 // as an append to its own first half: no input may crash a reader, fail it,
-// or make it call Reset after a Message. The seeds are the fixtures; `go test`
-// runs only them, `go test -fuzz FuzzRead` explores. Redaction is left out of
+// make it call Reset after a Message, or unbalance its Coverage. The seeds
+// are the fixtures; `go test` runs only them, `go test -fuzz FuzzRead`
+// explores. Redaction is left out of
 // the loop (gitleaks' 222 expressions under coverage instrumentation take
 // seconds per input); TestRedact* cover it.
 func FuzzRead(f *testing.F) {
@@ -48,12 +49,19 @@ func FuzzRead(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%s, first half: %v", k.kind, err)
 			}
+			if !res.Coverage.Balanced() {
+				t.Fatalf("%s, first half: coverage %+v does not balance", k.kind, res.Coverage)
+			}
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			delivered = false
-			if _, err := readWith(context.Background(), Source{Kind: k.kind}, path, res.Cursor, opt, h, noRedact); err != nil {
+			res2, err := readWith(context.Background(), Source{Kind: k.kind}, path, res.Cursor, opt, h, noRedact)
+			if err != nil {
 				t.Fatalf("%s, whole: %v", k.kind, err)
+			}
+			if !res2.Coverage.Balanced() {
+				t.Fatalf("%s, whole: coverage %+v does not balance", k.kind, res2.Coverage)
 			}
 		}
 	})

@@ -35,6 +35,7 @@ type geminiMsg struct {
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`
 	Content   json.RawMessage `json:"content"`
+	Thoughts  json.RawMessage `json:"thoughts"`
 	ToolCalls []struct {
 		Name   string          `json:"name"`
 		Args   json.RawMessage `json:"args"`
@@ -42,8 +43,9 @@ type geminiMsg struct {
 	} `json:"toolCalls"`
 }
 
-// geminiMessage turns one record into a Message (empty Text: nothing to keep).
-func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) Message {
+// geminiMessage turns one record into a Message and, when it holds no text
+// to keep, says why.
+func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) (Message, Reason) {
 	out := Message{ID: m.ID, Timestamp: parseTime(m.Timestamp)}
 	if out.ID == "" {
 		out.ID = fmt.Sprintf("%s#%d", sessionID, index)
@@ -54,10 +56,11 @@ func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) Messag
 	case "gemini", "model":
 		out.Role = RoleAssistant
 	default:
-		return out // info, error, warning: client notices
+		return out, Injected // info, error, warning: client notices
 	}
 	parts := []string{}
-	if t := strings.TrimSpace(partsText(m.Content)); t != "" {
+	t, harnessed := cleanText(Gemini, out.Role, partsText(m.Content))
+	if t != "" {
 		parts = append(parts, t)
 	}
 	if opt.IncludeTools {
@@ -69,7 +72,17 @@ func geminiMessage(m geminiMsg, index int, sessionID string, opt Options) Messag
 		}
 	}
 	out.Text = strings.Join(parts, "\n")
-	return out
+	switch {
+	case out.Text != "":
+		return out, ""
+	case harnessed:
+		return out, Injected
+	case len(m.ToolCalls) > 0:
+		return out, ToolCall
+	case len(m.Thoughts) > 0 && string(m.Thoughts) != "null" && string(m.Thoughts) != "[]":
+		return out, Thinking
+	}
+	return out, Empty
 }
 
 // partsText flattens a Gemini content value: a string, or a list of parts of
@@ -168,7 +181,6 @@ func readGemini(r *run) error {
 	if err := r.restart(); err != nil {
 		return err
 	}
-	r.res.Malformed, r.res.Ignored = 0, 0
 	_, err = geminiWhole(r, false)
 	return err
 }
@@ -191,10 +203,13 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 	count, prefix := 0, ""
 	index := 0
 	verified := !resuming
+	// Every record is counted on every changed read: the file is rewritten
+	// whole, so what it holds is counted whole (Coverage.Whole).
+	r.startCount(0)
 	malformed := func(err error) (bool, error) {
 		// A torn or damaged file: keep what was delivered, count it, and let
 		// the next read (after the writer finished) try again.
-		r.res.Malformed++
+		r.count(Malformed)
 		if resuming && !verified {
 			r.next = r.prev
 			return true, nil
@@ -235,11 +250,13 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 				if err := dec.Decode(&m); err != nil {
 					return malformed(err)
 				}
-				msg := geminiMessage(m, index, head.SessionID, r.opt)
+				msg, why := geminiMessage(m, index, head.SessionID, r.opt)
 				index++
 				if msg.Text == "" {
+					r.count(why)
 					continue
 				}
+				r.countIndexed()
 				prefix = prefixHash(prefix, msg)
 				count++
 				if !verified {
@@ -298,7 +315,7 @@ func readGeminiJSONL(r *run) error {
 		if err := r.restart(); err != nil {
 			return err
 		}
-		r.res.Malformed, r.res.Ignored, r.tooLong = 0, 0, nil
+		r.tooLong = nil
 	}
 	_, err = geminiReplay(r, 0)
 	return err
@@ -318,9 +335,9 @@ type geminiRecord struct {
 
 // geminiReplay replays the records from `from`: a first pass finds the live
 // messages (the last record of each id, in first-recorded order, minus rewound
-// ones) and their offsets; a second delivers them. Resuming (from > 0), it
-// returns false, having delivered nothing, if the records rewrite history
-// delivered before.
+// ones; a $set of the message list replaces all before it) and their offsets;
+// a second delivers them. Resuming (from > 0), it returns false, having
+// delivered nothing, if the records rewrite history delivered before.
 func geminiReplay(r *run, from int64) (bool, error) {
 	type live struct {
 		id  string
@@ -328,7 +345,9 @@ func geminiReplay(r *run, from int64) (bool, error) {
 	}
 	var order []live
 	pos := map[string]int{}
-	var setMessages int64 = -1
+	// gone says why a message record is not live.
+	gone := map[int64]Reason{}
+	var sets []int64
 	rewrites := false
 	if _, err := r.lines(from, func(line []byte, at int64) error {
 		var rec geminiRecord
@@ -346,17 +365,23 @@ func geminiReplay(r *run, from int64) (bool, error) {
 			}
 			for _, l := range order[i:] {
 				delete(pos, l.id)
+				gone[l.off] = Abandoned
 			}
 			order = order[:i]
 		case rec.ID != "":
 			if i, ok := pos[rec.ID]; ok {
+				gone[order[i].off] = Duplicate
 				order[i].off = at
 			} else {
 				pos[rec.ID] = len(order)
 				order = append(order, live{rec.ID, at})
 			}
 		case rec.Set != nil && len(rec.Set.Messages) > 0:
-			setMessages = at
+			for _, l := range order {
+				gone[l.off] = Duplicate
+			}
+			order, pos = nil, map[string]int{}
+			sets = append(sets, at)
 			rewrites = rewrites || from > 0
 		}
 		return nil
@@ -370,20 +395,21 @@ func geminiReplay(r *run, from int64) (bool, error) {
 	for _, l := range order {
 		keep[l.off] = true
 	}
-	if setMessages >= 0 {
-		keep = map[int64]bool{setMessages: true}
+	if len(sets) > 0 {
+		keep[sets[len(sets)-1]] = true
 	}
-	return true, geminiLines(r, from, keep)
+	return true, geminiLines(r, from, keep, gone)
 }
 
 // geminiLines delivers the message records from `from` at the offsets in keep,
-// and keeps the session metadata.
-func geminiLines(r *run, from int64, keep map[int64]bool) error {
+// and keeps the session metadata. gone says why a message record left out is.
+func geminiLines(r *run, from int64, keep map[int64]bool, gone map[int64]Reason) error {
 	index := r.next.Count
+	r.startCount(from)
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		var rec geminiRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
-			r.res.Malformed++
+			r.count(Malformed)
 			return nil
 		}
 		s := &r.next.Session
@@ -400,27 +426,48 @@ func geminiLines(r *run, from int64, keep map[int64]bool) error {
 			s.Summary = *rec.Set.Summary
 		}
 		if !keep[at] {
+			why, ok := gone[at]
+			switch {
+			case ok:
+			case rec.Set != nil && len(rec.Set.Messages) > 0:
+				why = Duplicate // a message list replaced by a later one
+			default:
+				why = Meta // the metadata line, $rewindTo, $set of metadata
+			}
+			r.count(why)
 			return nil
 		}
-		msgs := []geminiMsg{}
 		if rec.Set != nil && len(rec.Set.Messages) > 0 {
+			// One line holding the whole list: indexed if any message is.
+			var why Reason
+			indexed := false
 			for _, raw := range rec.Set.Messages {
 				var m geminiMsg
-				if json.Unmarshal(raw, &m) == nil {
-					msgs = append(msgs, m)
+				if json.Unmarshal(raw, &m) != nil {
+					continue
+				}
+				msg, w := geminiMessage(m, index, s.ID, r.opt)
+				index++
+				if msg.Text == "" {
+					if why == "" {
+						why = w
+					}
+					continue
+				}
+				indexed = true
+				if err := r.emit(msg); err != nil {
+					return err
 				}
 			}
-		} else if rec.ID != "" {
-			msgs = append(msgs, rec.geminiMsg)
-		}
-		for _, m := range msgs {
-			msg := geminiMessage(m, index, s.ID, r.opt)
-			index++
-			if err := r.emit(msg); err != nil {
-				return err
+			if indexed {
+				r.countIndexed()
+				return nil
 			}
+			return r.countMessage(Message{}, why)
 		}
-		return nil
+		msg, why := geminiMessage(rec.geminiMsg, index, s.ID, r.opt)
+		index++
+		return r.countMessage(msg, why)
 	})
 	if err != nil {
 		return err

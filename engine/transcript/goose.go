@@ -71,7 +71,6 @@ func readGooseJSONL(r *run) error {
 			}
 			if json.Unmarshal(sc.Bytes(), &rec) != nil {
 				doc.Items = append(doc.Items, drop(Malformed))
-				doc.Malformed++
 				continue
 			}
 			if rec.Role == "" {
@@ -133,7 +132,6 @@ var extractGoose = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 			var created int64
 			if mrows.Scan(&id, &role, &content, &created, &md) != nil {
 				doc.Items = append(doc.Items, drop(Malformed))
-				doc.Malformed++
 				continue
 			}
 			doc.Items = append(doc.Items, gooseItem(id, role, json.RawMessage(content), created, md, opt))

@@ -36,10 +36,11 @@ func readJSONL(r *run) error {
 	if err != nil || from < 0 {
 		return err
 	}
+	r.startCount(from)
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		var l jsonlLine
 		if err := json.Unmarshal(line, &l); err != nil {
-			r.res.Malformed++
+			r.count(Malformed)
 			return nil
 		}
 		sid := l.SessionID
@@ -51,7 +52,7 @@ func readJSONL(r *run) error {
 			s.ID = sid
 		}
 		if sid != "" && sid != s.ID {
-			r.res.Ignored++ // another session's line in this file
+			r.count(Foreign) // another session's line in this file
 			return nil
 		}
 		if s.Project == "" {
@@ -68,13 +69,15 @@ func readJSONL(r *run) error {
 			role = RoleAssistant
 		case "tool", "function":
 			if !r.opt.IncludeTools {
+				r.count(ToolResult)
 				return nil
 			}
 			role = RoleUser
 		case "system", "developer":
+			r.count(Injected)
 			return nil
 		default:
-			r.res.Ignored++
+			r.count(Unknown)
 			return nil
 		}
 		id := l.ID
@@ -84,7 +87,8 @@ func readJSONL(r *run) error {
 		if id == "" {
 			id = "L" + strconv.FormatInt(at, 10)
 		}
-		return r.emit(Message{ID: id, Role: role, Timestamp: parseTime(l.Timestamp), Text: blocksText(l.Content, r.opt)})
+		text, why := blocksText(l.Content, r.opt, JSONL, role)
+		return r.countMessage(Message{ID: id, Role: role, Timestamp: parseTime(l.Timestamp), Text: text}, why)
 	})
 	if err != nil {
 		return err

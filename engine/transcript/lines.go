@@ -110,6 +110,11 @@ func (r *run) settle(off int64) error {
 // A line longer than Options.MaxLineBytes is skipped without being held, and
 // counted in TooLong.
 func (r *run) lines(from int64, fn func(line []byte, at int64) error) (int64, error) {
+	return r.linesIn(from, r.fi.Size(), fn)
+}
+
+// linesIn is lines over the bytes between from and to.
+func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int64, error) {
 	f, err := os.Open(r.path)
 	if err != nil {
 		return from, err
@@ -118,7 +123,7 @@ func (r *run) lines(from int64, fn func(line []byte, at int64) error) (int64, er
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return from, err
 	}
-	br := bufio.NewReaderSize(io.LimitReader(f, r.fi.Size()-from), 64<<10)
+	br := bufio.NewReaderSize(io.LimitReader(f, to-from), 64<<10)
 	off := from
 	var acc []byte
 	for n := 0; ; n++ {

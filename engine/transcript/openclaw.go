@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -40,7 +41,7 @@ type openclawEntry struct {
 }
 
 func readOpenClaw(r *run) error {
-	return readTree(r, treeFormat{node: openclawNode, entry: openclawMessage})
+	return readTree(r, treeFormat{node: openclawNode, entry: openclawMessage, idKey: `"id":"`, parentKey: `"parentId":"`})
 }
 
 var openclawKnown = map[string]bool{
@@ -48,34 +49,32 @@ var openclawKnown = map[string]bool{
 	"branch_summary": true, "custom": true, "custom_message": true, "label": true, "session_info": true,
 }
 
-func openclawNode(r *run, line []byte) (string, string, bool) {
+func openclawNode(r *run, line []byte, at int64) treeNode {
 	var e struct {
 		Type     string  `json:"type"`
 		ID       string  `json:"id"`
 		ParentID *string `json:"parentId"`
 	}
-	if err := json.Unmarshal(line, &e); err != nil {
-		r.res.Malformed++
-		return "", "", false
+	if err := json.Unmarshal(line, &e); err != nil || !openclawKnown[e.Type] {
+		return treeNode{} // malformed, the header, or unknown: counted by openclawMessage
 	}
-	if e.Type == "session" {
-		return "", "", false // the header
+	n := treeNode{ID: e.ID, OK: true}
+	if e.ID == "" {
+		n.ID = piLineID(at) // version 1: no ids, one entry after another
 	}
-	if e.ID == "" || !openclawKnown[e.Type] {
-		r.res.Ignored++
-		return "", "", false
-	}
-	parent := ""
 	if e.ParentID != nil {
-		parent = *e.ParentID
+		n.Parent = *e.ParentID
 	}
-	return e.ID, parent, true
+	return n
 }
 
-func openclawMessage(r *run, line []byte) treeEntry {
+// piLineID names an entry of a version 1 file, which has no ids, by its place.
+func piLineID(at int64) string { return "L" + strconv.FormatInt(at, 10) }
+
+func openclawMessage(r *run, line []byte, at int64) treeEntry {
 	var e openclawEntry
 	if err := json.Unmarshal(line, &e); err != nil {
-		return treeEntry{}
+		return treeEntry{Why: Malformed}
 	}
 	s := &r.next.Session
 	if e.Type == "session" {
@@ -85,9 +84,19 @@ func openclawMessage(r *run, line []byte) treeEntry {
 		if s.Project == "" {
 			s.Project = e.CWD
 		}
-		return treeEntry{}
+		return treeEntry{Why: Meta}
+	}
+	if !openclawKnown[e.Type] {
+		return treeEntry{Why: Unknown}
+	}
+	if e.ID == "" {
+		e.ID = piLineID(at)
 	}
 	out := treeEntry{ID: e.ID, TS: parseTime(e.Timestamp)}
+	if e.Type == "custom_message" {
+		out.Why = Injected // an extension's message to the model
+		return out
+	}
 	if e.Type != "message" || e.Message == nil {
 		return out
 	}
@@ -98,30 +107,40 @@ func openclawMessage(r *run, line []byte) treeEntry {
 	switch m.Role {
 	case "user":
 		out.Msg, out.Role = true, RoleUser
-		out.Text = blocksText(m.Content, r.opt)
+		out.Text, out.Why = blocksText(m.Content, r.opt, r.src.Kind, RoleUser)
 	case "assistant":
 		out.Msg, out.Role = true, RoleAssistant
-		out.Text = blocksText(m.Content, r.opt)
+		out.Text, out.Why = blocksText(m.Content, r.opt, r.src.Kind, RoleAssistant)
 	case "toolResult":
-		out.Msg, out.Role = true, RoleUser
+		out.Msg, out.Role, out.Why = true, RoleUser, ToolResult
 		if r.opt.IncludeTools {
-			out.Text = blocksText(m.Content, Options{})
+			out.Text, _ = blocksText(m.Content, Options{}, JSONL, RoleUser)
 		}
 	case "bashExecution":
-		out.Msg, out.Role = true, RoleUser
+		out.Msg, out.Role, out.Why = true, RoleUser, ToolResult
 		if r.opt.IncludeTools {
 			out.Text = strings.TrimSpace("[bash] " + m.Command + "\n" + m.Output)
 		}
+	case "custom":
+		out.Why = Injected // an extension's message to the model
+	default:
+		out.Why = Meta // branch and compaction summaries
 	}
 	return out
 }
 
 // blocksText flattens pi / OpenClaw content: a string, or text, image,
-// thinking and toolCall blocks (tool calls only under IncludeTools).
-func blocksText(raw json.RawMessage, opt Options) string {
+// thinking and toolCall blocks (tool calls only under IncludeTools), each
+// text cleaned by kind's harness table for role. With no text it gives the
+// reason of the first block that held none.
+func blocksText(raw json.RawMessage, opt Options, kind Kind, role string) (string, Reason) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return strings.TrimSpace(s)
+		t, harnessed := cleanText(kind, role, s)
+		if t == "" && harnessed {
+			return "", Injected
+		}
+		return t, Empty
 	}
 	var blocks []struct {
 		Type      string          `json:"type"`
@@ -130,25 +149,41 @@ func blocksText(raw json.RawMessage, opt Options) string {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return ""
+		return "", Empty
 	}
 	var parts []string
+	var why Reason
+	leftOut := func(r Reason) {
+		if why == "" {
+			why = r
+		}
+	}
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			if t := strings.TrimSpace(b.Text); t != "" {
+			t, harnessed := cleanText(kind, role, b.Text)
+			if t != "" {
 				parts = append(parts, t)
+			} else if harnessed {
+				leftOut(Injected)
 			}
 		case "image":
 			parts = append(parts, "[image]")
+		case "thinking", "reasoning":
+			leftOut(Thinking)
 		case "toolCall":
 			if opt.IncludeTools {
 				parts = append(parts, strings.TrimSpace("[tool "+b.Name+"] "+string(b.Arguments)))
+			} else {
+				leftOut(ToolCall)
 			}
 		}
 	}
-	if len(parts) == 1 && parts[0] == "[image]" {
-		return ""
+	if why == "" {
+		why = Empty
 	}
-	return strings.Join(parts, "\n")
+	if len(parts) == 1 && parts[0] == "[image]" {
+		return "", why
+	}
+	return strings.Join(parts, "\n"), why
 }

@@ -120,7 +120,6 @@ func readOpenCodeTree(r *run) error {
 			}
 			if readJSONDoc(mf, 16<<20, &m) != nil {
 				doc.Items = append(doc.Items, drop(Malformed))
-				doc.Malformed++
 				continue
 			}
 			var parts []openCodePart
@@ -222,7 +221,6 @@ func openCodeDBMessages(ctx context.Context, db *sql.DB, sid string, sidechain b
 		var created int64
 		if mrow.Scan(&id, &data, &created) != nil {
 			doc.Items = append(doc.Items, drop(Malformed))
-			doc.Malformed++
 			continue
 		}
 		var m struct {
@@ -230,7 +228,6 @@ func openCodeDBMessages(ctx context.Context, db *sql.DB, sid string, sidechain b
 		}
 		if json.Unmarshal([]byte(data), &m) != nil {
 			doc.Items = append(doc.Items, drop(Malformed))
-			doc.Malformed++
 			continue
 		}
 		doc.Items = append(doc.Items, openCodeItem(id, m.Role, time.UnixMilli(created).UTC(), parts[id], sidechain, opt))

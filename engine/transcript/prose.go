@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 )
 
@@ -140,45 +139,12 @@ func roleOf(s string) string {
 	return ""
 }
 
-// injectedTags names, per agent, the tagged blocks its harness adds to a
-// user's message (environment details, reminders, attached context). They
-// are cut away; a message made only of them is left out as injected. The
-// table is data: a newly seen tag is one more entry.
-var injectedTags = map[Kind][]string{
-	Cline:     {"environment_details", "task_progress", "explicit_instructions"},
-	RooCode:   {"environment_details", "task_progress", "explicit_instructions"},
-	KiloCode:  {"environment_details", "task_progress", "explicit_instructions"},
-	CursorCLI: {"user_info", "attached_files", "open_and_recently_viewed_files", "git_status", "system_reminder", "system-reminder", "rules", "project_layout", "manually_attached_skills"},
-	Factory:   {"system-reminder", "system_reminder", "environment_context"},
-	Kimi:      {"system", "system-reminder"},
-	Qwen:      {"system-reminder"},
-	Amp:       {"system-reminder", "attached_files"},
-	Crush:     {"system-reminder", "system_reminder"},
-	Goose:     {"info-msg"},
-	OpenCode:  {"system-reminder"},
-	Kiro:      {"system-reminder", "steering-reminder"},
-}
-
-// stripInjected cuts an agent's injected blocks out of a user's text.
-func stripInjected(k Kind, text string) string {
-	for _, tag := range injectedTags[k] {
-		if !strings.Contains(text, "<"+tag) {
-			continue
-		}
-		text = tagBlock(tag).ReplaceAllString(text, "")
-	}
-	return strings.TrimSpace(text)
-}
-
-func tagBlock(tag string) *regexp.Regexp {
-	q := regexp.QuoteMeta(tag)
-	return regexp.MustCompile(`(?s)<` + q + `(?:\s[^>]*)?>.*?</` + q + `>`)
-}
-
-// userItem is a user message's item after its injected blocks are cut.
+// userItem is a user message's item after the agent's harness content
+// (harness.go, harness_agents.go) is cut away: left out as injected when
+// nothing else remains.
 func userItem(k Kind, m Message) item {
 	orig := strings.TrimSpace(m.Text)
-	m.Text = stripInjected(k, orig)
+	m.Text, _ = cleanText(k, RoleUser, orig)
 	if m.Text == "" && orig != "" {
 		return drop(Injected)
 	}

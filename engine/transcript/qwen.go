@@ -71,7 +71,6 @@ func qwenTree(r *run) (wholeDoc, error) {
 		var rec qwenRecord
 		if json.Unmarshal([]byte(line), &rec) != nil {
 			doc.Items = append(doc.Items, drop(Malformed))
-			doc.Malformed++
 			continue
 		}
 		recs = append(recs, rec)

@@ -26,7 +26,7 @@ type Skip struct {
 
 // DefaultSources lists where each agent keeps its transcripts under home,
 // honouring the agents' own variables (CLAUDE_CONFIG_DIR, CODEX_HOME,
-// OPENCLAW_STATE_DIR). The generic JSONL source has no default folder.
+// OPENCLAW_STATE_DIR, PI_CODING_AGENT_DIR). The generic JSONL source has no default folder.
 func DefaultSources(home string, getenv func(string) string) []Source {
 	return DefaultSourcesFor(runtime.GOOS, home, getenv)
 }
@@ -41,6 +41,7 @@ func DefaultSourcesFor(goos, home string, getenv func(string) string) []Source {
 		{Codex, o.join(dir("CODEX_HOME", ".codex"), "sessions")},
 		{Gemini, o.home(".gemini", "tmp")},
 		{OpenClaw, o.join(dir("OPENCLAW_STATE_DIR", ".openclaw"), "agents")},
+		{Pi, o.join(dir("PI_CODING_AGENT_DIR", o.join(".pi", "agent")), "sessions")},
 		{CodeArchitect, o.home(".codearchitect", "sessions")},
 	}
 	for _, k := range moreKinds {
@@ -86,7 +87,7 @@ func kindList() string {
 func (s Source) String() string { return string(s.Kind) + "=" + s.Root }
 
 // inner is the transcripts folder an agent keeps inside its home folder.
-var inner = map[Kind]string{ClaudeCode: "projects", Codex: "sessions", Gemini: "tmp", OpenClaw: "agents", CodeArchitect: "sessions"}
+var inner = map[Kind]string{ClaudeCode: "projects", Codex: "sessions", Gemini: "tmp", OpenClaw: "agents", Pi: "sessions", CodeArchitect: "sessions"}
 
 // dir is the folder the source's layout starts at: Root, or Root's inner
 // transcripts folder when Root is the agent's home folder.
@@ -140,6 +141,11 @@ func (s Source) classify(rel string) (transcript, subagent bool) {
 		if n == 3 && p[1] == "sessions" && strings.HasSuffix(base, ".jsonl") {
 			return true, false
 		}
+	case Pi:
+		// --<cwd with / as ->--/<time>_<session>.jsonl
+		if n == 2 && strings.HasPrefix(p[0], "--") && strings.HasSuffix(p[0], "--") && strings.HasSuffix(base, ".jsonl") {
+			return true, false
+		}
 	case CodeArchitect:
 		// <YYYY-MM-DD>/<topic> (a folder holding full.md)
 		if n == 2 && dayFolder.MatchString(p[0]) {
@@ -158,7 +164,7 @@ func (s Source) classify(rel string) (transcript, subagent bool) {
 }
 
 // depth is how deep below the source's folder its transcripts lie (0: any).
-var depth = map[Kind]int{ClaudeCode: 4, Codex: 4, Gemini: 4, OpenClaw: 3, CodeArchitect: 2}
+var depth = map[Kind]int{ClaudeCode: 4, Codex: 4, Gemini: 4, OpenClaw: 3, Pi: 2, CodeArchitect: 2}
 
 // Owns reports whether path is a transcript the source reads under opt, or a
 // folder below the source's root where transcripts may appear (the watcher

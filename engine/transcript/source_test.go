@@ -17,6 +17,7 @@ func TestDefaultSources(t *testing.T) {
 		{Codex, "/opt/codex/sessions"},
 		{Gemini, "/home/u/.gemini/tmp"},
 		{OpenClaw, "/home/u/.openclaw/agents"},
+		{Pi, "/home/u/.pi/agent/sessions"},
 		{CodeArchitect, "/home/u/.codearchitect/sessions"},
 	}
 	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {

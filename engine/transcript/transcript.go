@@ -33,12 +33,13 @@ const (
 	Codex         Kind = "codex"
 	Gemini        Kind = "gemini"
 	OpenClaw      Kind = "openclaw"
+	Pi            Kind = "pi"
 	CodeArchitect Kind = "codearchitect"
 	JSONL         Kind = "jsonl"
 )
 
 // Kinds lists every format, in the order sources are listed by default.
-var Kinds = append([]Kind{ClaudeCode, Codex, Gemini, OpenClaw, CodeArchitect, JSONL}, moreKinds...)
+var Kinds = append([]Kind{ClaudeCode, Codex, Gemini, OpenClaw, Pi, CodeArchitect, JSONL}, moreKinds...)
 
 // Session describes one transcript.
 type Session struct {
@@ -112,13 +113,15 @@ type Handler struct {
 
 // Result is what one Read saw.
 type Result struct {
-	Session   Session
-	Cursor    Cursor // store it and pass it to the next Read of this path
-	Messages  int    // messages delivered by this Read
-	Reset     bool   // Handler.Reset was called
-	Malformed int    // lines (or records) that did not parse; skipped
-	TooLong   int    // lines longer than Options.MaxLineBytes; skipped unread
-	Ignored   int    // records of unknown type (generic JSONL: of another session); skipped
+	Session  Session
+	Cursor   Cursor // store it and pass it to the next Read of this path
+	Messages int    // messages delivered by this Read
+	Reset    bool   // Handler.Reset was called
+	// Malformed, TooLong and Ignored repeat Coverage's Malformed, TooLong
+	// and Unknown + Foreign counts, for callers that predate it.
+	Malformed int
+	TooLong   int
+	Ignored   int
 	// Coverage accounts for every line this Read consumed (coverage.go).
 	Coverage Coverage
 }
@@ -169,7 +172,7 @@ func readWith(ctx context.Context, src Source, path string, prev Cursor, opt Opt
 		read = readCodex
 	case Gemini:
 		read = readGemini
-	case OpenClaw:
+	case OpenClaw, Pi:
 		read = readOpenClaw
 	case CodeArchitect:
 		read = readCodeArchitect
@@ -205,6 +208,57 @@ type run struct {
 	res  Result
 	// tooLong holds the offsets of lines skipped for length (Result.TooLong).
 	tooLong map[int64]bool
+	// cov counts the lines of the counting pass (see startCount); countFrom
+	// is where that pass began, counting whether it did.
+	cov       Coverage
+	countFrom int64
+	counting  bool
+}
+
+// startCount begins the pass that accounts for every line from `from`
+// (coverage.go); each reader has exactly one such pass per Read, whose
+// callback calls count or countIndexed once for every line it is given. A
+// pass from the start counts the whole transcript again.
+func (r *run) startCount(from int64) {
+	r.cov = Coverage{Whole: from == 0}
+	r.countFrom, r.counting = from, true
+}
+
+// count records the current line as left out for why.
+func (r *run) count(why Reason) { r.cov.Count(why) }
+
+// countIndexed records the current line as indexed.
+func (r *run) countIndexed() { r.cov.CountIndexed() }
+
+// countMessage records the current line as indexed if m has text, else as
+// left out for why (Empty if why is unset), and delivers m.
+func (r *run) countMessage(m Message, why Reason) error {
+	if m.Text == "" {
+		if why == "" {
+			why = Empty
+		}
+		r.count(why)
+		return nil
+	}
+	r.countIndexed()
+	return r.emit(m)
+}
+
+// settleCoverage adds the lines skipped for length within the counting pass
+// and derives the older per-reason fields from the counts.
+func (r *run) settleCoverage() {
+	if !r.counting {
+		return
+	}
+	for off := range r.tooLong {
+		if off >= r.countFrom {
+			r.cov.Count(TooLong)
+		}
+	}
+	r.res.Coverage = r.cov
+	r.res.Malformed = r.cov.LeftOut[Malformed]
+	r.res.TooLong = r.cov.LeftOut[TooLong]
+	r.res.Ignored = r.cov.LeftOut[Unknown] + r.cov.LeftOut[Foreign]
 }
 
 // state is what a Cursor's State holds, for every format.
@@ -297,7 +351,7 @@ func (r *run) finish() (Result, error) {
 		return r.res, fmt.Errorf("transcript %s: cursor: %w", r.path, err)
 	}
 	r.cur.State = st
-	r.res.TooLong = len(r.tooLong)
+	r.settleCoverage()
 	r.res.Session = *s
 	if s.ID == "" {
 		// Not kept in the cursor: a later line may still name the session.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -355,7 +356,7 @@ func TestAppendEverySplit(t *testing.T) {
 		// must Reset, because the first saw a branch the rest abandons.
 		resetWindow []int
 	}{
-		{ClaudeCode, claudeFixture, []int{16, 17}},
+		{ClaudeCode, claudeFixture, []int{18, 19}},
 		// Progress records hanging off a tool call: attaching beside them is
 		// no rewind.
 		{ClaudeCode, "claude-sidebranch.jsonl", nil},
@@ -370,7 +371,7 @@ func TestAppendEverySplit(t *testing.T) {
 		t.Run(string(tt.kind), func(t *testing.T) {
 			src := Source{Kind: tt.kind}
 			full := newCollector()
-			read(t, src, fixture(t, tt.path), Cursor{}, Options{}, full)
+			whole := read(t, src, fixture(t, tt.path), Cursor{}, Options{}, full).Coverage
 			want := texts(full.messages())
 			lines := fileLines(t, fixture(t, tt.path))
 			dir := t.TempDir()
@@ -396,6 +397,17 @@ func TestAppendEverySplit(t *testing.T) {
 					res2 := read(t, src, path, res.Cursor, Options{}, c)
 					if got := texts(c.messages()); !slices.Equal(got, want) {
 						t.Errorf("split at line %d (half %v):\n got %q\nwant %q", k, half, got, want)
+					}
+					// The two reads' counts, added (or replaced, when the
+					// second counted the whole file), are one read's.
+					total := res.Coverage
+					if res2.Coverage.Whole {
+						total = res2.Coverage
+					} else {
+						total.Add(res2.Coverage)
+					}
+					if total.Lines != whole.Lines || total.Indexed != whole.Indexed || !maps.Equal(total.LeftOut, whole.LeftOut) {
+						t.Errorf("split at line %d (half %v): coverage %+v, one read counts %+v", k, half, total, whole)
 					}
 					wantReset := slices.Contains(tt.resetWindow, k)
 					if res2.Reset != wantReset || (c.resets > 0) != wantReset {
@@ -572,6 +584,9 @@ func TestLongLineSkipped(t *testing.T) {
 	res := read(t, Source{Kind: Codex}, path, Cursor{}, Options{MaxLineBytes: 1 << 20}, c)
 	if res.TooLong != 1 || len(c.got) != 4 {
 		t.Errorf("too long %d, %d messages; want 1 and 4", res.TooLong, len(c.got))
+	}
+	if cv := res.Coverage; cv.LeftOut[TooLong] != 1 || !cv.Balanced() || cv.Lines != nonBlankLines(t, path) {
+		t.Errorf("coverage %+v: want one too-long line among %d", cv, nonBlankLines(t, path))
 	}
 }
 

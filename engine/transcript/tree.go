@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,21 +12,49 @@ import (
 	"time"
 )
 
-// Claude Code and OpenClaw write a conversation as a tree in an append-only
-// JSONL file: every record names its parent, and going back to an earlier
-// point (a rewind, a branch) adds a second child there. The conversation is
-// the path from the root to the last record: the active branch. treeRead
-// finds it without holding the text: a first pass maps ids to parents, a
-// second delivers the records on the branch.
+// Claude Code, pi and OpenClaw write a conversation as a tree in an
+// append-only JSONL file: every record names its parent, and going back to
+// an earlier point (a rewind, a branch) adds a second child there. treeRead
+// finds the conversation without holding the text: a first pass maps ids to
+// parents, a second delivers the records of the conversation.
+//
+// Two repairs make real files read as their agent shows them. A parent that
+// was never written (Claude Code since 2.1.1x names lines it did not write)
+// is taken to be the previous record in file order, and so is the missing
+// parent of a later root (plan mode's "clear context and implement", a
+// compaction whose summarised records are gone, pi's version 1 files that
+// have no ids at all): the conversation goes on across them.
+//
+// What the conversation is differs by format. For pi and OpenClaw, whose
+// users move about the tree on purpose, it is the path from the last record
+// back to the root. Claude Code's users only rewind (a second user message
+// under an earlier parent), while parallel tool calls and hooks leave side
+// branches that the user saw: there the conversation is every record except
+// those a rewind abandoned — the earlier of two user messages with prose
+// under one parent, and what descends from it.
 
 // treeFormat is what a tree-shaped format tells treeRead about its lines.
 type treeFormat struct {
-	// node reads a record's id and parent. ok is false for records outside
-	// the tree; node counts malformed and unknown ones in r.res.
-	node func(r *run, line []byte) (id, parent string, ok bool)
+	// node reads a record's id, parent and whether it is a user message with
+	// prose; ok is false for records outside the tree.
+	node func(r *run, line []byte, at int64) treeNode
 	// entry reads a record (its ID empty if none), filling the session fields
 	// it carries into r.next.Session.
-	entry func(r *run, line []byte) treeEntry
+	entry func(r *run, line []byte, at int64) treeEntry
+	// idKey is how a line names its own id (`"uuid":"`), and parentKey its
+	// parent's: the delivered part of a file is searched for them, unparsed.
+	idKey, parentKey string
+	// rewinds: the conversation is every record but those a rewind abandoned
+	// (Claude Code), not the path from the last record (pi, OpenClaw).
+	rewinds bool
+}
+
+// treeNode is the little of a record the first pass keeps.
+type treeNode struct {
+	ID, Parent string
+	// Prose: a user message with text of the user's own.
+	Prose bool
+	OK    bool
 }
 
 // treeEntry is one record on the branch.
@@ -40,10 +69,32 @@ type treeEntry struct {
 	Reply string
 	Text  string
 	TS    time.Time
+	// Why is the reason the record gives no text: for a record outside the
+	// tree (ID empty: a header, a malformed or unknown line, a sidechain), or
+	// one in it that holds no prose (a tool result, a progress record).
+	Why Reason
+}
+
+// why is the reason a record left out of the delivered text is counted
+// under: onBranch says whether it lies on the conversation.
+func (e treeEntry) why(onBranch bool) Reason {
+	switch {
+	case e.ID != "" && !onBranch && e.Text != "":
+		return Abandoned
+	case e.Why != "":
+		return e.Why
+	case e.Msg:
+		return Empty
+	}
+	return Meta
 }
 
 // treeDescMax bounds the remembered descendants of the last delivered record.
 const treeDescMax = 256
+
+// treeRecent is how many of the last ids read a cursor keeps, so that the
+// usual parent of a new line is known without searching the file.
+const treeRecent = 64
 
 // treeExtra is the tree part of a cursor's state.
 type treeExtra struct {
@@ -54,8 +105,10 @@ type treeExtra struct {
 	// records beside a tool call, count: a line may attach to them.)
 	Desc []string `json:"desc,omitempty"`
 	// Leaf is the last record read: a line attaching there continues it.
-	Leaf  string    `json:"leaf,omitempty"`
-	Reply treeReply `json:"reply"`
+	Leaf string `json:"leaf,omitempty"`
+	// Recent holds the last ids read, oldest first (at most treeRecent).
+	Recent []string  `json:"recent,omitempty"`
+	Reply  treeReply `json:"reply"`
 }
 
 // treeReply is the message being assembled from one or more lines.
@@ -66,12 +119,12 @@ type treeReply struct {
 	TS      time.Time `json:"ts"`
 	Offsets []int64   `json:"offsets,omitempty"` // the lines holding its text
 	Last    string    `json:"last,omitempty"`    // the id of its last line with text
-	// Open: the branch ended in this reply, so a later line may continue it.
+	// Open: the conversation ended in this reply, so a later line may continue it.
 	Open bool `json:"open,omitempty"`
 }
 
 // readTree reads a tree-shaped transcript, resuming when the file only grew
-// and the new lines continue the delivered branch, else from the start after
+// and the new lines continue what was delivered, else from the start after
 // Reset.
 func readTree(r *run, f treeFormat) error {
 	from, err := r.begin()
@@ -90,78 +143,260 @@ func readTree(r *run, f treeFormat) error {
 		if err != nil || ok {
 			return err
 		}
-		// The new lines leave the delivered branch (a rewind): start over.
+		// The new lines leave what was delivered (a rewind): start over.
 		if err := r.restart(); err != nil {
 			return err
 		}
-		r.res.Malformed, r.res.Ignored, r.tooLong = 0, 0, nil
+		r.tooLong = nil
 	}
 	ex = treeExtra{}
 	_, err = treeRead(r, f, 0, &ex, false)
 	return err
 }
 
+// treeRegion is what the first pass learns of the lines from `from`.
+type treeRegion struct {
+	order   []string          // the records in file order
+	parents map[string]string // as repaired
+	prose   map[string]bool
+	// explicit holds the parents the records name that were written.
+	explicit map[string]string
+	leaf     string
+	end      int64
+	repaired int
+}
+
 // treeRead reads the lines from `from`. When resuming, it returns false,
-// having delivered nothing, if the branch does not continue the delivered one.
+// having delivered nothing, if they do not continue what was delivered.
 func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (bool, error) {
-	parents := map[string]string{}
-	var order []string // the region's records in file order
-	var leaf string
-	end, err := r.lines(from, func(line []byte, at int64) error {
-		id, parent, ok := f.node(r, line)
-		if ok && id != "" {
-			if _, dup := parents[id]; !dup {
-				order = append(order, id)
-			}
-			parents[id] = parent
-			leaf = id
-		}
-		return nil
-	})
+	rg, err := treeScan(r, f, from, ex)
 	if err != nil {
 		return false, err
 	}
-	// The active branch within the region, and where it leaves the region.
+	var keep map[string]bool
+	if f.rewinds {
+		var ok bool
+		if keep, ok, err = treeUnrewound(r, f, rg, from, resuming); err != nil || !ok {
+			return false, err
+		}
+	} else {
+		var exit string
+		keep, exit = treeBranch(rg)
+		if resuming && rg.leaf != "" {
+			// Nothing delivered yet: any attachment is fine.
+			if r.prev.Messages > 0 && !slices.Contains(ex.Desc, exit) {
+				return false, nil
+			}
+			if exit != ex.Leaf {
+				ex.Reply.Open = false // attached before the open reply's end
+			}
+		}
+	}
+	lastDelivered, err := treeDeliver(r, f, rg, from, keep, ex, resuming)
+	if err != nil {
+		return true, err
+	}
+	treeRemember(rg, ex, lastDelivered)
+	raw, err := json.Marshal(ex)
+	if err != nil {
+		return true, err
+	}
+	r.next.Extra = raw
+	return true, r.settle(rg.end)
+}
+
+// treeScan is the first pass: the region's records, their parents as
+// written and as repaired.
+func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, error) {
+	rg := &treeRegion{parents: map[string]string{}, prose: map[string]bool{}, explicit: map[string]string{}}
+	named := map[string]string{} // as written
+	end, err := r.lines(from, func(line []byte, at int64) error {
+		n := f.node(r, line, at)
+		if !n.OK || n.ID == "" {
+			return nil
+		}
+		if _, dup := named[n.ID]; !dup {
+			rg.order = append(rg.order, n.ID)
+			named[n.ID] = n.Parent
+		}
+		if n.Prose {
+			rg.prose[n.ID] = true
+		}
+		rg.leaf = n.ID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rg.end = end
+	// Parents outside the region: known from the cursor, else searched for
+	// in the lines delivered before.
+	var outside []string
+	for _, id := range rg.order {
+		if p := named[id]; p != "" {
+			if _, in := named[p]; !in && !slices.Contains(ex.Recent, p) {
+				outside = append(outside, p)
+			}
+		}
+	}
+	written, err := treeWritten(r, f, from, outside)
+	if err != nil {
+		return nil, err
+	}
+	prev := ex.Leaf
+	for _, id := range rg.order {
+		p := named[id]
+		_, in := named[p]
+		switch {
+		case p != "" && (in || slices.Contains(ex.Recent, p) || written[p]):
+			rg.explicit[id] = p
+		case p != "":
+			rg.repaired++ // named a record never written
+			p = prev
+		default:
+			p = prev // a later root continues the conversation
+		}
+		rg.parents[id] = p
+		prev = id
+	}
+	return rg, nil
+}
+
+// treeWritten reports which of ids are records written before `from`,
+// searching those lines for their id without parsing them.
+func treeWritten(r *run, f treeFormat, from int64, ids []string) (map[string]bool, error) {
+	found := map[string]bool{}
+	if from == 0 || len(ids) == 0 {
+		return found, nil
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	key := []byte(f.idKey)
+	_, err := r.linesIn(0, from, func(line []byte, _ int64) error {
+		i := bytes.Index(line, key)
+		if i < 0 {
+			return nil
+		}
+		rest := line[i+len(key):]
+		if j := bytes.IndexByte(rest, '"'); j > 0 && want[string(rest[:j])] {
+			found[string(rest[:j])] = true
+		}
+		return nil
+	})
+	return found, err
+}
+
+// treeBranch is the path from the region's last record back to where it
+// leaves the region (exit: the record outside it, "" at a root).
+func treeBranch(rg *treeRegion) (map[string]bool, string) {
 	branch := map[string]bool{}
-	exit := ""
-	for u := leaf; u != ""; {
+	for u := rg.leaf; u != ""; {
 		if branch[u] {
 			break // a cycle: the file is damaged; keep what we have
 		}
-		p, ok := parents[u]
+		p, ok := rg.parents[u]
 		if !ok {
-			exit = u
-			break
+			return branch, u
 		}
 		branch[u] = true
 		u = p
 	}
-	if resuming && leaf != "" {
-		// Nothing delivered yet: any attachment is fine.
-		if r.prev.Messages > 0 && !slices.Contains(ex.Desc, exit) {
-			return false, nil
+	return branch, ""
+}
+
+// treeUnrewound is every record of the region except those a rewind
+// abandoned. ok is false when a new line rewinds to before a message
+// delivered by an earlier read.
+func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bool) (map[string]bool, bool, error) {
+	children := map[string][]string{}
+	last := map[string]string{} // parent -> its latest user child with prose
+	var gone []string
+	outside := map[string]bool{}
+	for _, id := range rg.order {
+		p, ok := rg.explicit[id]
+		if !ok {
+			continue
 		}
-		if exit != ex.Leaf {
-			ex.Reply.Open = false // attached before the open reply's end
+		children[p] = append(children[p], id)
+		if !rg.prose[id] {
+			continue
+		}
+		if prev, ok := last[p]; ok {
+			gone = append(gone, prev)
+		} else if _, in := rg.parents[p]; !in && resuming {
+			outside[p] = true
+		}
+		last[p] = id
+	}
+	if len(outside) > 0 {
+		// A user message under a parent read before: a rewind if that parent
+		// already has one.
+		rewound, err := treeHasProseChild(r, f, from, outside)
+		if err != nil || rewound {
+			return nil, false, err
 		}
 	}
+	abandoned := map[string]bool{}
+	for len(gone) > 0 {
+		u := gone[len(gone)-1]
+		gone = gone[:len(gone)-1]
+		if !abandoned[u] {
+			abandoned[u] = true
+			gone = append(gone, children[u]...)
+		}
+	}
+	keep := map[string]bool{}
+	for _, id := range rg.order {
+		if !abandoned[id] {
+			keep[id] = true
+		}
+	}
+	return keep, true, nil
+}
 
-	// Second pass: deliver. g is the message being assembled; dirty means it
-	// holds text this read has not delivered yet.
+// treeHasProseChild reports whether a line before `from` is a user message
+// with prose under one of parents.
+func treeHasProseChild(r *run, f treeFormat, from int64, parents map[string]bool) (bool, error) {
+	key := []byte(f.parentKey)
+	found := false
+	_, err := r.linesIn(0, from, func(line []byte, at int64) error {
+		i := bytes.Index(line, key)
+		if found || i < 0 {
+			return nil
+		}
+		rest := line[i+len(key):]
+		j := bytes.IndexByte(rest, '"')
+		if j <= 0 || !parents[string(rest[:j])] {
+			return nil
+		}
+		found = f.node(r, line, at).Prose
+		return nil
+	})
+	return found, err
+}
+
+// treeDeliver is the second pass: it delivers the records in keep, in file
+// order, joining the lines of one reply, and counts every line. It returns
+// the id of the last record whose text it delivered.
+func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep map[string]bool, ex *treeExtra, resuming bool) (string, error) {
+	// g is the message being assembled; dirty means it holds text this
+	// read has not delivered yet.
 	g := ex.Reply
 	var text []string
 	switch {
-	case leaf == "":
-		// Nothing joined the branch: keep the state as it was.
+	case rg.leaf == "":
+		// Nothing joined the conversation: keep the state as it was.
 	case resuming && g.Open:
 		// The open reply may continue: re-read its text, so that it is
 		// delivered whole again, under the same id, if it grows.
 		for _, off := range g.Offsets {
 			line, err := lineAt(r.path, off, r.opt.MaxLineBytes)
 			if err != nil {
-				return false, nil // the file changed under us: start over
+				return "", nil // the file changed under us: the next read starts over
 			}
-			if e := f.entry(r, line); e.Text != "" {
+			if e := f.entry(r, line, off); e.Text != "" {
 				text = append(text, e.Text)
 			}
 		}
@@ -178,16 +413,26 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 		lastDelivered = g.Last
 		return r.emit(Message{ID: g.ID, Role: g.Role, Timestamp: g.TS, Text: strings.Join(text, "\n\n")})
 	}
-	if len(branch) > 0 {
-		_, err = r.lines(from, func(line []byte, at int64) error {
-			e := f.entry(r, line)
-			if !branch[e.ID] {
+	r.startCount(from)
+	r.cov.Repaired = rg.repaired
+	seen := map[string]bool{}
+	if rg.end > from {
+		_, err := r.lines(from, func(line []byte, at int64) error {
+			e := f.entry(r, line, at)
+			switch {
+			case e.ID == "" || !keep[e.ID]:
+				r.count(e.why(false))
 				return nil
-			}
-			if !e.Msg {
+			case seen[e.ID]:
+				r.count(Duplicate) // the same record written again
+				return nil
+			case !e.Msg:
+				seen[e.ID] = true
 				inReply = false
+				r.count(e.why(true))
 				return nil
 			}
+			seen[e.ID] = true
 			key := e.Reply
 			if key == "" {
 				key = e.ID
@@ -200,27 +445,34 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 				g, text = treeReply{Key: key, ID: e.ID, Role: e.Role, TS: e.TS}, nil
 			}
 			inReply = true
-			if e.Text != "" {
-				text = append(text, e.Text)
-				g.Offsets = append(g.Offsets, at)
-				g.Last = e.ID
-				dirty = true
+			if e.Text == "" {
+				r.count(e.why(true))
+				return nil
 			}
+			text = append(text, e.Text)
+			g.Offsets = append(g.Offsets, at)
+			g.Last = e.ID
+			dirty = true
+			r.countIndexed()
 			return nil
 		})
 		if err != nil {
-			return true, err
+			return "", err
 		}
 	}
 	if err := flush(); err != nil {
-		return true, err
+		return "", err
 	}
-	if leaf != "" {
+	if rg.leaf != "" {
 		g.Open = inReply && g.ID != ""
 	}
 	ex.Reply = g
+	return lastDelivered, nil
+}
 
-	// Remember the last delivered record and what descends from it.
+// treeRemember keeps, for the next read, the last delivered record and what
+// descends from it, the last record read and the last ids.
+func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
 	desc := map[string]bool{}
 	var kept []string
 	if lastDelivered == "" {
@@ -229,8 +481,8 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 			desc[u] = true
 		}
 	}
-	for _, u := range order {
-		if u == lastDelivered || desc[parents[u]] {
+	for _, u := range rg.order {
+		if u == lastDelivered || desc[rg.parents[u]] {
 			desc[u] = true
 			kept = append(kept, u)
 		}
@@ -239,15 +491,14 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 		kept = kept[len(kept)-treeDescMax:]
 	}
 	ex.Desc = slices.Clone(kept)
-	if leaf != "" {
-		ex.Leaf = leaf
+	if rg.leaf != "" {
+		ex.Leaf = rg.leaf
 	}
-	raw, err := json.Marshal(ex)
-	if err != nil {
-		return true, err
+	recent := append(slices.Clone(ex.Recent), rg.order...)
+	if len(recent) > treeRecent {
+		recent = recent[len(recent)-treeRecent:]
 	}
-	r.next.Extra = raw
-	return true, r.settle(end)
+	ex.Recent = recent
 }
 
 // lineAt reads the line starting at off (at most max bytes).

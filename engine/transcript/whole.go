@@ -35,15 +35,13 @@ func drop(why Reason) item { return item{Why: why} }
 // wholeExtra is what a whole-document transcript's cursor keeps beyond state.
 type wholeExtra struct {
 	Stamp string `json:"stamp"` // what the source looked like when read
-	Items int    `json:"items"` // records accounted for so far
+	Items int    `json:"items"` // records the document held
 }
 
 // wholeDoc is a transcript read whole: its session and its records.
 type wholeDoc struct {
 	Session Session `json:"session"`
 	Items   []item  `json:"items"`
-	// Malformed counts records that did not parse (also in Items as Malformed).
-	Malformed int `json:"malformed,omitempty"`
 	// Subagent marks a sub-agent's session inside a container: listed
 	// only under Options.IncludeSubagents, else counted as skipped.
 	Subagent bool `json:"subagent,omitempty"`
@@ -63,8 +61,8 @@ func (r *run) wholeUnchanged(stamp string) bool {
 
 // deliverWhole hands a whole-document transcript to the handler: when the
 // messages delivered before are still its first ones (same ids, roles and
-// text), only the rest; otherwise Reset and everything. Coverage counts the
-// records past those accounted for before (all of them after a Reset).
+// text), only the rest; otherwise Reset and everything. Coverage counts
+// every record of the document, Whole.
 func (r *run) deliverWhole(doc wholeDoc, stamp string) error {
 	var ex wholeExtra
 	resuming := r.prev.V == stateVersion && len(r.prev.Extra) > 0 && json.Unmarshal(r.prev.Extra, &ex) == nil
@@ -91,13 +89,13 @@ func (r *run) deliverWhole(doc wholeDoc, stamp string) error {
 		}
 		ex.Items, boundary = 0, 0
 	}
+	// Every changed read of a whole document counts all of it (Whole).
+	r.startCount(0)
 	for i, it := range doc.Items {
-		if i >= ex.Items {
-			if it.Msg.Text == "" {
-				r.res.Coverage.Count(it.Why)
-			} else {
-				r.res.Coverage.CountIndexed()
-			}
+		if it.Msg.Text == "" {
+			r.count(it.Why)
+		} else {
+			r.countIndexed()
 		}
 		if i < boundary || it.Msg.Text == "" {
 			continue
@@ -108,7 +106,6 @@ func (r *run) deliverWhole(doc wholeDoc, stamp string) error {
 	}
 	r.next.Session = mergeSpan(doc.Session, r.next.Session)
 	r.next.Count, r.next.Prefix = count, prefix
-	r.res.Malformed += doc.Malformed
 	b, err := json.Marshal(wholeExtra{Stamp: stamp, Items: len(doc.Items)})
 	if err != nil {
 		return err
@@ -158,29 +155,16 @@ func (r *run) readJSONLines(fn func(line []byte, at int64) item) error {
 	if err != nil || from < 0 {
 		return err
 	}
+	r.startCount(from)
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		it := fn(line, at)
-		if it.Why == Malformed {
-			r.res.Malformed++
-		}
-		if it.Msg.Text == "" {
-			if it.Why == "" {
-				it.Why = Empty
-			}
-			r.res.Coverage.Count(it.Why)
-			return nil
-		}
 		if it.Msg.ID == "" {
 			it.Msg.ID = "L" + strconv.FormatInt(at, 10)
 		}
-		r.res.Coverage.CountIndexed()
-		return r.emit(it.Msg)
+		return r.countMessage(it.Msg, it.Why)
 	})
 	if err != nil {
 		return err
-	}
-	for range r.tooLong {
-		r.res.Coverage.Count(TooLong)
 	}
 	return r.settle(end)
 }

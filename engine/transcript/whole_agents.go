@@ -28,8 +28,8 @@ func (r *run) readWhole(stamp string, parse func() (wholeDoc, error)) error {
 		if r.ctx.Err() != nil {
 			return r.ctx.Err()
 		}
-		r.res.Malformed++
-		r.res.Coverage.Count(Malformed)
+		r.startCount(1) // one more record left out, added to what was counted before
+		r.count(Malformed)
 		r.next = r.prev
 		return nil
 	}
@@ -192,7 +192,6 @@ func cursorCLIJSONL(r *run, br *bufio.Reader, doc wholeDoc) (wholeDoc, error) {
 		}
 		if json.Unmarshal([]byte(line), &rec) != nil {
 			doc.Items = append(doc.Items, drop(Malformed))
-			doc.Malformed++
 			continue
 		}
 		it := chatItem(r.opt, CursorCLI, "m"+strconv.Itoa(n), rec.Role, rec.Message.Content, time.Time{})

@@ -57,7 +57,6 @@ var extractZed = sqliteExtractor(func(ctx context.Context, db *sql.DB, path stri
 		}
 		if err != nil {
 			doc.Items = []item{drop(Malformed)}
-			doc.Malformed = 1
 		}
 		if err := emit(id, doc); err != nil {
 			return err

@@ -1,0 +1,312 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// hidingSource is a lineSource whose listing leaves out one file that
+// Owns still accepts: a listing taken while that file was being replaced.
+type hidingSource struct {
+	lineSource
+	hide string
+}
+
+func (h hidingSource) Discover(ctx context.Context) ([]string, []Skip, error) {
+	paths, skips, err := h.lineSource.Discover(ctx)
+	out := paths[:0]
+	for _, p := range paths {
+		if p != h.hide {
+			out = append(out, p)
+		}
+	}
+	return out, skips, err
+}
+
+// TestSessionsSyncPathsKeepsReadSession: an event on a transcript and one
+// on its folder in the same batch, with a folder listing that missed the
+// file, must not remove the session and keep only what was appended (the
+// "18 → 21 → 1 messages" of a file growing under serve).
+func TestSessionsSyncPathsKeepsReadSession(t *testing.T) {
+	root := sessionFixture(t)
+	p := filepath.Join(root, "alpha", "s1.jsonl")
+	s := openTestSessions(t, t.TempDir(), hidingSource{lineSource{root}, p})
+	if _, err := s.SyncPaths(context.Background(), []string{p}); err != nil {
+		t.Fatal(err)
+	}
+	writeLines(t, p, []lineMsg{msgAt("a4", "assistant", "A fourth message.", 3)}, true)
+	if _, err := s.SyncPaths(context.Background(), []string{p, filepath.Dir(p)}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.GetSession(context.Background(), "s1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.MessageCount != 4 || len(v.Messages) != 4 || v.Messages[0].MessageID != "a1" {
+		t.Errorf("after the append: %d messages (%+v), want a1…a4", v.MessageCount, v.Messages)
+	}
+}
+
+// TestSessionsInterruptedSyncShowsIndexing: a first (or full) sessions sync
+// cut short after its first batch leaves part of the transcripts indexed;
+// until a sync completes, searches and status must say indexing, read-only
+// and writer alike.
+func TestSessionsInterruptedSyncShowsIndexing(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		t.Run(fmt.Sprintf("full=%v", full), func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "t")
+			for i := range 6 {
+				writeLines(t, filepath.Join(root, fmt.Sprintf("s%d.jsonl", i)), []lineMsg{
+					msgAt(fmt.Sprintf("m%d", i), "user", "the wombat burrows", i),
+				}, false)
+			}
+			idx := t.TempDir()
+			if full {
+				s := openTestSessions(t, idx, lineSource{root})
+				mustSync(t, s)
+				s.Close()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}},
+				Progress: func(done, total int) {
+					if done > 0 && done < total {
+						cancel() // the kill, after the first batch
+					}
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.batchMsgs = 2
+			if _, err := s.Sync(ctx, full); !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted sync: %v, want context.Canceled", err)
+			}
+			s.Close()
+
+			ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := ro.Search(context.Background(), SessionQuery{Text: "wombat", Mode: FullText})
+			st, _ := ro.Status(context.Background())
+			ro.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.TotalSessions == 0 || p.TotalSessions >= 6 {
+				t.Fatalf("interrupted: %d sessions found, want part of 6 (is the test still interrupting?)", p.TotalSessions)
+			}
+			if !p.Indexing || !st.Indexing || st.Unfinished == "" {
+				t.Errorf("read-only after the interruption: page.Indexing %v, status.Indexing %v, Unfinished %q; want true, true, set", p.Indexing, st.Indexing, st.Unfinished)
+			}
+			w := openTestSessions(t, idx, lineSource{root})
+			if st, _ := w.Status(context.Background()); !st.Indexing {
+				t.Error("writer before its sync: status.Indexing false")
+			}
+			mustSync(t, w)
+			p = search(t, w, SessionQuery{Text: "wombat", Mode: FullText})
+			if st, _ := w.Status(context.Background()); p.Indexing || st.Indexing || st.Unfinished != "" || p.TotalSessions != 6 {
+				t.Errorf("after a completed sync: page.Indexing %v, status.Indexing %v, Unfinished %q, %d sessions; want false, false, empty, 6",
+					p.Indexing, st.Indexing, st.Unfinished, p.TotalSessions)
+			}
+		})
+	}
+}
+
+// view reads a whole session, failing the test on an error.
+func view(t *testing.T, s *Sessions, id string) SessionView {
+	t.Helper()
+	v, err := s.GetSession(context.Background(), id, 0, MaxSessionMessages)
+	if err != nil {
+		t.Fatalf("GetSession(%s): %v", id, err)
+	}
+	return v
+}
+
+func msgIDs(v SessionView) string {
+	var ids []string
+	for _, m := range v.Messages {
+		ids = append(ids, m.MessageID)
+	}
+	return strings.Join(ids, ",")
+}
+
+// TestSessionsArchive: a deleted transcript's session stays searchable and
+// readable, marked archived, across reopening, a full rebuild and a crash
+// repair; it is restored when its transcript comes back.
+func TestSessionsArchive(t *testing.T) {
+	root := sessionFixture(t)
+	idx := t.TempDir()
+	p2 := filepath.Join(root, "beta", "s2.jsonl")
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	if err := os.Remove(p2); err != nil {
+		t.Fatal(err)
+	}
+	if rep := mustSync(t, s); rep.Archived != 1 || rep.Removed != 0 {
+		t.Fatalf("delete: %+v, want one archived", rep)
+	}
+	check := func(when string, s *Sessions) {
+		t.Helper()
+		p := search(t, s, SessionQuery{Text: "ledger", Mode: FullText})
+		if len(p.Sessions) != 1 || p.Sessions[0].SessionID != "s2" || !p.Sessions[0].Archived || len(p.Sessions[0].Hits) != 2 {
+			t.Errorf("%s: search %+v, want s2 archived with 2 hits", when, p.Sessions)
+		}
+		if p := search(t, s, SessionQuery{Text: "database for the ledger", Mode: Semantic}); len(p.Sessions) == 0 || p.Sessions[0].SessionID != "s2" {
+			t.Errorf("%s: semantic search %+v, want s2 first", when, p.Sessions)
+		}
+		v := view(t, s, "s2")
+		if !v.Archived || v.ArchivedAt.IsZero() || msgIDs(v) != "b1,b2" || v.Messages[1].Text != "Postgres, because the ledger needs transactions." {
+			t.Errorf("%s: GetSession %+v", when, v)
+		}
+		if m, err := s.GetMessage(context.Background(), "s2", "b2", 1); err != nil || !m.Archived || m.Focus != 1 {
+			t.Errorf("%s: GetMessage %+v, %v", when, m, err)
+		}
+		st, _ := s.Status(context.Background())
+		if st.Sessions != 2 || st.Archived != 1 || st.Sources[0].Archived != 1 || st.Messages != 5 {
+			t.Errorf("%s: status %+v, want 2 sessions, 1 archived, 5 messages", when, st)
+		}
+		if n, _ := s.ft.idx.DocCount(); n != 5 {
+			t.Errorf("%s: Bleve holds %d documents, want 5", when, n)
+		}
+	}
+	check("archived", s)
+	s.Close()
+	s = openTestSessions(t, idx, lineSource{root})
+	check("reopened", s)
+	if rep, err := s.Sync(context.Background(), true); err != nil || rep.Archived != 0 {
+		t.Fatalf("full sync: %+v, %v", rep, err)
+	}
+	check("after a full rebuild", s)
+
+	// A crash in a batch that wrote s2's documents: the repair keeps it.
+	sid := s.byPath[p2].SID
+	if err := s.st.markPending(map[uint32]uint32{sid: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ft.idx.Index(docID(sid, 2), &ftDoc{Body: "ghost ledger"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTestSessions(t, idx, lineSource{root})
+	check("after a crash repair", s)
+
+	// The transcript comes back as it was: restored, then read on as usual.
+	writeLines(t, p2, []lineMsg{
+		msgAt("b1", "user", "Let us pick a database for the ledger.", 10),
+		msgAt("b2", "assistant", "Postgres, because the ledger needs transactions.", 11),
+	}, false)
+	if rep := mustSync(t, s); rep.Restored != 1 || rep.Messages != 0 {
+		t.Errorf("back: %+v, want one restored, no message read", rep)
+	}
+	if v := view(t, s, "s2"); v.Archived || msgIDs(v) != "b1,b2" {
+		t.Errorf("restored: %+v", v)
+	}
+	writeLines(t, p2, []lineMsg{msgAt("b3", "user", "And the backups?", 12)}, true)
+	if rep := mustSync(t, s); rep.Updated != 1 || rep.Messages != 1 {
+		t.Errorf("append after restore: %+v", rep)
+	}
+	if v := view(t, s, "s2"); msgIDs(v) != "b1,b2,b3" {
+		t.Errorf("after the append: %s", msgIDs(v))
+	}
+}
+
+// TestSessionsArchiveRewritten: an archived session whose transcript comes
+// back rewritten keeps every archived message the file no longer holds
+// (the index is their only copy), takes the file's version of the others,
+// and a file at its path that holds another session is a new session.
+func TestSessionsArchiveRewritten(t *testing.T) {
+	root := sessionFixture(t)
+	p1 := filepath.Join(root, "alpha", "s1.jsonl")
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	os.Remove(p1)
+	mustSync(t, s)
+	writeLines(t, p1, []lineMsg{msgAt("a2", "assistant", "We decided on six attempts.", 1)}, false) // shorter: the reader resets
+	if rep := mustSync(t, s); rep.Restored != 1 {
+		t.Errorf("rewritten: %+v, want one restored", rep)
+	}
+	v := view(t, s, "s1")
+	if v.Archived || msgIDs(v) != "a1,a2,a3" || v.Messages[1].Text != "We decided on six attempts." {
+		t.Errorf("restored from a rewrite: %+v", v)
+	}
+	if got := hitIDs(search(t, s, SessionQuery{Text: "exponential", Mode: FullText})); len(got) != 0 {
+		t.Errorf("the replaced text is still found: %v", got)
+	}
+
+	writeLines(t, p1, []lineMsg{msgAt("a4", "user", strings.Repeat("and a long tail ", 40), 3)}, true) // longer than what replaces it
+	mustSync(t, s)
+	os.Remove(p1)
+	mustSync(t, s)
+	writeLines(t, p1, []lineMsg{{Role: "meta-id", Text: "other"}, msgAt("o1", "user", "A different session entirely.", 5)}, false)
+	if rep := mustSync(t, s); rep.Added != 1 || rep.Restored != 0 {
+		t.Errorf("another session at the path: %+v, want one added", rep)
+	}
+	if v := view(t, s, "s1"); !v.Archived || msgIDs(v) != "a1,a2,a3,a4" {
+		t.Errorf("the archived session changed: %+v", v)
+	}
+	if v := view(t, s, "other"); v.Archived || msgIDs(v) != "o1" {
+		t.Errorf("the new session: %+v", v)
+	}
+	if st, _ := s.Status(context.Background()); st.Sessions != 3 || st.Archived != 1 {
+		t.Errorf("status %+v, want 3 sessions, 1 archived", st)
+	}
+}
+
+// TestSessionsMirror: with MirrorDeleted a deleted transcript's session
+// leaves the index, and archives kept before go at the next sync.
+func TestSessionsMirror(t *testing.T) {
+	root := sessionFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
+	mustSync(t, s) // archived
+	s.Close()
+	m, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, MirrorDeleted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if rep := mustSync(t, m); rep.Removed != 1 {
+		t.Errorf("mirror: %+v, want the archive removed", rep)
+	}
+	os.Remove(filepath.Join(root, "alpha", "s1.jsonl"))
+	if rep := mustSync(t, m); rep.Removed != 1 || rep.Archived != 0 {
+		t.Errorf("mirror delete: %+v, want one removed", rep)
+	}
+	if st, _ := m.Status(context.Background()); st.Sessions != 0 {
+		t.Errorf("mirror: status %+v, want no session", st)
+	}
+}
+
+func TestSessionsArchivedFilter(t *testing.T) {
+	root := sessionFixture(t)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
+	mustSync(t, s)
+	yes, no := true, false
+	for _, tt := range []struct {
+		archived *bool
+		want     string
+	}{{nil, "s1,s2"}, {&yes, "s2"}, {&no, "s1"}} {
+		for _, mode := range []Mode{FullText, Semantic, Hybrid} {
+			p := search(t, s, SessionQuery{Text: "ledger retry budget database", Mode: mode, Archived: tt.archived})
+			var got []string
+			for _, r := range p.Sessions {
+				got = append(got, r.SessionID)
+			}
+			slices.Sort(got)
+			if strings.Join(got, ",") != tt.want {
+				t.Errorf("%s, archived %v: sessions %v, want %s", mode, tt.archived, got, tt.want)
+			}
+		}
+	}
+}
