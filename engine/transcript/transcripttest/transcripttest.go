@@ -42,7 +42,8 @@ func Today(home, testdata string) error {
 	return nil
 }
 
-// List names the agents that have a fixture in dir.
+// List names the agents that have a fixture laid out as a home folder
+// (dir/<agent>/home) in dir.
 func List(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -50,7 +51,7 @@ func List(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() {
+		if fi, err := os.Stat(filepath.Join(dir, e.Name(), "home")); err == nil && fi.IsDir() {
 			out = append(out, e.Name())
 		}
 	}
