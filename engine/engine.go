@@ -15,6 +15,7 @@ import (
 	"mnemo/decay"
 	"mnemo/engine/embed"
 	"mnemo/engine/vectors"
+	"mnemo/markdown"
 )
 
 // Engine is an open memory index. It is safe for concurrent use: searches
@@ -65,8 +66,9 @@ type Engine struct {
 	// completed (it is kept in the state store, so it outlives a crash):
 	// until one completes, the index holds only part of the folder.
 	unfinished string
-	unreadable []string // folders the last sync could not read (relative)
-	needFull   string   // why the next sync must rebuild, "" if it need not
+	unreadable []string        // folders the last sync could not read (relative)
+	needFull   string          // why the next sync must rebuild, "" if it need not
+	flavor     markdown.Flavor // whose link rules the vault follows (flavor.go)
 }
 
 // now is the engine's clock: Config.Clock, else the wall clock.
@@ -139,6 +141,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: newPersistence()}
+	e.flavor = detectFlavor(root)
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
 			e.indexRel = filepath.ToSlash(r)
@@ -187,6 +190,9 @@ func (e *Engine) open(ctx context.Context) error {
 	}
 	if ver, _ := strconv.Atoi(e.st.meta("schema")); ver != 0 && ver < schemaVersion {
 		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, schemaVersion)
+	}
+	if links := e.st.meta(metaLinks); e.needFull == "" && e.st.meta("schema") != "" && links != e.linkRules() {
+		e.needFull = fmt.Sprintf("links were read by other rules (%q, now %q)", links, e.linkRules())
 	}
 	// A remote embedder that has not answered yet has dimension 0: it is
 	// taken to be the one the index was built with if the names agree.

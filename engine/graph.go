@@ -29,14 +29,16 @@ import (
 // key per concept and file ("concept\x00path" → count and sections in
 // bucketGraph); pairs of concepts are never stored.
 
-// Limits of the graph queries: the defaults are maenifold's; the maxima
-// bound what one query can cost.
+// Limits of the graph queries: the defaults are maenifold's but for
+// Visualize's nodes, 15 rather than 30, which with graph.EdgesPerNode
+// draws at most 30 edges (30 nodes drew 185, every pair, on the bundled
+// sample vault); the maxima bound what one query can cost.
 const (
 	DefaultContextDepth  = 2
 	MaxContextDepth      = 4
 	DefaultMaxEntities   = 20
 	MaxEntities          = 100
-	DefaultVisualNodes   = 30
+	DefaultVisualNodes   = 15
 	MaxVisualNodes       = 100
 	DefaultSimilar       = 10
 	MaxSimilar           = 50
@@ -97,7 +99,10 @@ type Diagram struct {
 	Concept string `json:"concept"`
 	Nodes   int    `json:"nodes"`
 	Edges   int    `json:"edges"`
-	Mermaid string `json:"mermaid"`
+	// HiddenEdges counts the co-occurrences between drawn concepts left
+	// out so the drawing stays readable (graph.EdgesPerNode).
+	HiddenEdges int    `json:"hiddenEdges"`
+	Mermaid     string `json:"mermaid"`
 }
 
 // SimilarConcept is one concept like another in meaning.
@@ -138,6 +143,9 @@ type GraphStatus struct {
 	Concepts    int `json:"concepts"`
 	Mentions    int `json:"mentions"`    // WikiLinks over all memories
 	Communities int `json:"communities"` // -1 until first computed
+	// LinkRules names the tool whose link rules the vault is read by:
+	// obsidian (also Foam's), logseq or dendron (detectFlavor).
+	LinkRules string `json:"linkRules"`
 }
 
 // graphState is the engine's share of the graph: the graph itself is
@@ -173,11 +181,23 @@ func graphMentions(doc *markdown.Doc) []graph.Mention {
 }
 
 // graphChange is one file's new postings, with the concepts whose old
-// postings must go.
+// postings must go, and the names it declares.
 type graphChange struct {
-	drop []string        // concepts the file mentioned before
-	put  []graph.Mention // what it mentions now; nil if nothing (or removed)
+	drop  []string        // concepts the file mentioned before, as written
+	put   []graph.Mention // what it mentions now, as written; nil if nothing (or removed)
+	names graphNames      // its concept and aliases; zero if none (or removed)
 }
+
+// graphNames is what a file declares about names: the concept it stands
+// for and its aliases (graph.SetNames). Stored only for a file with aliases.
+type graphNames struct {
+	Concept string   `json:"c"`
+	Aliases []string `json:"a"`
+}
+
+// namesKey is the state store key of a file's declared names: a 0 byte
+// (no concept is empty, so no posting key starts with one) and the path.
+func namesKey(path string) []byte { return append([]byte{0}, path...) }
 
 // graphChangeFor is what an outcome does to the graph: nothing for a file
 // whose content did not change, its new mentions for one (re)indexed, and
@@ -187,7 +207,7 @@ func (e *Engine) graphChangeFor(o outcome) *graphChange {
 		return nil
 	}
 	e.mu.RLock()
-	old := e.gs.g.FileMentions(o.path)
+	old := e.gs.g.FileLinks(o.path)
 	e.mu.RUnlock()
 	c := &graphChange{}
 	for _, m := range old {
@@ -195,6 +215,9 @@ func (e *Engine) graphChangeFor(o outcome) *graphChange {
 	}
 	if o.doc != nil && o.skip == "" && !o.removed {
 		c.put = o.links
+		if len(o.aliases) > 0 {
+			c.names = graphNames{Concept: o.concept, Aliases: o.aliases}
+		}
 	}
 	return c
 }
@@ -204,6 +227,7 @@ func (e *Engine) graphChangeFor(o outcome) *graphChange {
 func (e *Engine) applyGraph(changes []change) {
 	for _, c := range changes {
 		if c.graph != nil {
+			e.gs.g.SetNames(c.path, c.graph.names.Concept, c.graph.names.Aliases)
 			e.gs.g.Set(c.path, c.graph.put)
 		}
 	}
@@ -215,6 +239,18 @@ func putGraph(tx *bolt.Tx, path string, c *graphChange) error {
 		return nil
 	}
 	b := tx.Bucket(bucketGraph)
+	if err := b.Delete(namesKey(path)); err != nil {
+		return err
+	}
+	if len(c.names.Aliases) > 0 {
+		v, err := json.Marshal(c.names)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(namesKey(path), v); err != nil {
+			return err
+		}
+	}
 	for _, concept := range c.drop {
 		if err := b.Delete(graphKey(concept, path)); err != nil {
 			return err
@@ -250,6 +286,7 @@ func graphKey(concept, path string) []byte {
 // undid) are dropped, from the store too unless read-only.
 func (e *Engine) loadGraph() error {
 	byFile := map[string][]graph.Mention{}
+	names := map[string]graphNames{}
 	var orphans [][]byte
 	err := e.st.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketGraph)
@@ -258,6 +295,15 @@ func (e *Engine) loadGraph() error {
 		}
 		return b.ForEach(func(k, v []byte) error {
 			i := slices.Index(k, 0)
+			if i == 0 {
+				var n graphNames
+				if _, ok := e.files[string(k[1:])]; !ok || json.Unmarshal(v, &n) != nil {
+					orphans = append(orphans, slices.Clone(k))
+					return nil
+				}
+				names[string(k[1:])] = n
+				return nil
+			}
 			if i < 0 {
 				orphans = append(orphans, slices.Clone(k))
 				return nil
@@ -276,6 +322,9 @@ func (e *Engine) loadGraph() error {
 		return fmt.Errorf("load concept graph: %w", err)
 	}
 	e.gs.g = graph.New()
+	for path, n := range names {
+		e.gs.g.SetNames(path, n.Concept, n.Aliases)
+	}
 	for path, ms := range byFile {
 		e.gs.g.Set(path, ms)
 	}
@@ -305,8 +354,11 @@ func (e *Engine) graphReady() error {
 	return nil
 }
 
-// concept normalises a name as links are, and checks it is known. The
-// caller holds e.mu.
+// concept normalises a name as links are, resolves an alias to the
+// concept it names, and checks it is known. An unknown name gives an
+// *unknownConcept with the known names nearest in spelling; the caller,
+// once it has let go of e.mu, adds those nearest in meaning
+// (suggestByMeaning). The caller holds e.mu.
 func (e *Engine) concept(name string) (string, error) {
 	if err := e.graphReady(); err != nil {
 		return "", err
@@ -315,16 +367,94 @@ func (e *Engine) concept(name string) (string, error) {
 	if c == "" {
 		return "", fmt.Errorf("conceptName is required: %w", ErrBadGraphArg)
 	}
+	asked := c
+	c = e.gs.g.Resolve(c)
 	if e.gs.g.Has(c) {
 		return c, nil
 	}
-	msg := fmt.Sprintf("%q: no memory links to [[%s]]", name, c)
-	if near := e.gs.g.Nearest(c, maxSuggestions); len(near) > 0 {
-		msg += "; nearest known concepts: " + strings.Join(near, ", ")
-	} else if e.gs.g.Len() == 0 {
-		msg += "; no memory has any [[WikiLink]] yet"
+	u := &unknownConcept{name: name, concept: c, spelling: e.gs.g.Nearest(c, maxSuggestions), empty: e.gs.g.Len() == 0}
+	if c != asked {
+		u.aliasOf = asked
 	}
-	return "", fmt.Errorf("%s: %w", msg, ErrUnknownConcept)
+	return "", u
+}
+
+// unknownConcept is the error for a name no memory links to, with the
+// known concepts nearest to it in spelling and in meaning.
+type unknownConcept struct {
+	name, concept     string
+	aliasOf           string // the alias asked for, when concept is what it names
+	spelling, meaning []string
+	meaningErr        error // why there are no suggestions by meaning, if it failed
+	empty             bool  // the graph has no concept at all
+}
+
+func (u *unknownConcept) Error() string {
+	msg := fmt.Sprintf("%q: no memory links to [[%s]]", u.name, u.concept)
+	if u.aliasOf != "" {
+		msg += fmt.Sprintf(" (%s is an alias of it)", u.aliasOf)
+	}
+	switch {
+	case u.empty:
+		msg += "; no memory has any [[WikiLink]] yet"
+	case len(u.spelling)+len(u.meaning) == 0:
+		msg += "; no known concept is near it in spelling or meaning"
+	}
+	if len(u.spelling) > 0 {
+		msg += "; nearest known concepts: " + strings.Join(u.spelling, ", ")
+	}
+	if len(u.meaning) > 0 {
+		msg += "; near in meaning: " + strings.Join(u.meaning, ", ")
+	}
+	if u.meaningErr != nil {
+		msg += fmt.Sprintf(" (no suggestions by meaning: %v)", u.meaningErr)
+	}
+	return msg + ": " + ErrUnknownConcept.Error()
+}
+
+func (u *unknownConcept) Unwrap() error { return ErrUnknownConcept }
+
+// suggestByMeaning adds to an unknown-concept error the concepts of the
+// memories nearest to the name in meaning: a semantic search (the
+// configured embedder, as SearchMemories' Semantic mode) for the name,
+// and for each of the first memories found, in order, the concept it
+// stands for if it is one, then the concepts it links to most. A concept
+// vector (FindSimilarConcepts') of a name nobody links to has no context
+// to lean on, and on the bundled vault ranking them put unrelated
+// concepts first; the memories' own chunks are what search is good at.
+// err is returned as it is if it is not an unknown concept. The caller
+// does not hold e.mu.
+func (e *Engine) suggestByMeaning(ctx context.Context, err error) error {
+	var u *unknownConcept
+	if !errors.As(err, &u) || u.empty {
+		return err
+	}
+	page, serr := e.Search(ctx, Query{Text: strings.ReplaceAll(u.concept, "-", " "), Mode: Semantic, PageSize: maxSuggestions, NoSnippets: true})
+	if serr != nil {
+		u.meaningErr = serr
+		return u
+	}
+	seen := map[string]bool{}
+	for _, s := range u.spelling {
+		seen[s] = true
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	add := func(c string) {
+		if len(u.meaning) < maxSuggestions && !seen[c] && e.gs.g.Has(c) {
+			seen[c] = true
+			u.meaning = append(u.meaning, c)
+		}
+	}
+	for _, r := range page.Results {
+		add(e.gs.g.Resolve(markdown.NoteConcept(r.Path, e.flavor)))
+		ms := e.gs.g.FileMentions(r.Path)
+		slices.SortStableFunc(ms, func(a, b graph.Mention) int { return b.Count - a.Count })
+		for _, m := range ms {
+			add(m.Concept)
+		}
+	}
+	return u
 }
 
 // fileWeight is the recency factor of a memory, exactly as search applies
@@ -368,7 +498,7 @@ func (e *Engine) BuildContext(ctx context.Context, q ContextQuery) (ConceptConte
 	c, err := e.concept(q.Concept)
 	if err != nil {
 		e.mu.RUnlock()
-		return ConceptContext{}, err
+		return ConceptContext{}, e.suggestByMeaning(ctx, err)
 	}
 	gc, _ := e.gs.g.Context(c, graph.ContextOptions{
 		Depth: q.Depth, MaxEntities: q.MaxEntities, Weight: e.fileWeight(q.Now), Communities: comm,
@@ -450,13 +580,14 @@ func (e *Engine) Visualize(ctx context.Context, concept string, depth, maxNodes 
 		return Diagram{}, fmt.Errorf("maxNodes must be between 1 and %d (got %d): %w", MaxVisualNodes, maxNodes, ErrBadGraphArg)
 	}
 	e.mu.RLock()
-	defer e.mu.RUnlock()
 	c, err := e.concept(concept)
 	if err != nil {
-		return Diagram{}, err
+		e.mu.RUnlock()
+		return Diagram{}, e.suggestByMeaning(ctx, err)
 	}
 	p, _ := e.gs.g.Picture(c, depth, maxNodes, e.fileWeight(e.now()))
-	return Diagram{Concept: c, Nodes: len(p.Nodes), Edges: len(p.Edges), Mermaid: p.Mermaid()}, nil
+	e.mu.RUnlock()
+	return Diagram{Concept: c, Nodes: len(p.Nodes), Edges: len(p.Edges), HiddenEdges: p.Hidden, Mermaid: p.Mermaid()}, nil
 }
 
 // Concepts lists every concept, most mentioned first.
@@ -510,7 +641,7 @@ func nonNilStrings(s []string) []string {
 
 // graphStatus counts the graph. The caller holds e.mu.
 func (e *Engine) graphStatus() GraphStatus {
-	s := GraphStatus{Concepts: e.gs.g.Len(), Mentions: e.gs.g.Links(), Communities: -1}
+	s := GraphStatus{Concepts: e.gs.g.Len(), Mentions: e.gs.g.Links(), Communities: -1, LinkRules: e.flavor.String()}
 	if c := e.gs.comm.Load(); c != nil && c.Version == e.gs.g.Version() {
 		s.Communities = c.Len()
 	}
@@ -557,23 +688,11 @@ func (e *Engine) FindSimilarConcepts(ctx context.Context, concept string, maxRes
 	}
 	e.mu.RLock()
 	c, err := e.concept(concept)
-	if err != nil {
-		e.mu.RUnlock()
-		return Similar{}, err
-	}
-	version := e.gs.g.Version()
-	var texts map[string]string
-	if !e.gs.simFresh(version) {
-		// Any change to a file that links to something bumps the version,
-		// so the texts (titles and sections included) only change with it.
-		texts = make(map[string]string, e.gs.g.Len())
-		for _, ci := range e.gs.g.Concepts() {
-			texts[ci.Name] = e.conceptText(ci.Name)
-		}
-	}
 	e.mu.RUnlock()
-
-	vecs, err := e.conceptVectors(ctx, version, texts)
+	if err != nil {
+		return Similar{}, e.suggestByMeaning(ctx, err)
+	}
+	vecs, err := e.conceptVectorsNow(ctx)
 	if err != nil {
 		return Similar{}, err
 	}
@@ -588,7 +707,14 @@ func (e *Engine) FindSimilarConcepts(ctx context.Context, concept string, maxRes
 		}
 		out.Similar = append(out.Similar, SimilarConcept{Name: name, Similarity: math.Round(cosine(target.vec, v.vec)*1e4) / 1e4})
 	}
-	slices.SortFunc(out.Similar, func(a, b SimilarConcept) int {
+	sortSimilar(out.Similar)
+	out.Similar = out.Similar[:min(len(out.Similar), maxResults)]
+	return out, nil
+}
+
+// sortSimilar orders concepts most similar first, then by name.
+func sortSimilar(s []SimilarConcept) {
+	slices.SortFunc(s, func(a, b SimilarConcept) int {
 		if a.Similarity != b.Similarity {
 			if a.Similarity > b.Similarity {
 				return -1
@@ -597,8 +723,25 @@ func (e *Engine) FindSimilarConcepts(ctx context.Context, concept string, maxRes
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	out.Similar = out.Similar[:min(len(out.Similar), maxResults)]
-	return out, nil
+}
+
+// conceptVectorsNow returns a vector for every concept of the graph as it
+// is: the cached ones when the graph has not changed since they were
+// made, else those re-embedded whose text changed. It takes e.mu itself.
+func (e *Engine) conceptVectorsNow(ctx context.Context) (map[string]conceptVector, error) {
+	e.mu.RLock()
+	version := e.gs.g.Version()
+	var texts map[string]string
+	if !e.gs.simFresh(version) {
+		// Any change to a file that links to something bumps the version,
+		// so the texts (titles and sections included) only change with it.
+		texts = make(map[string]string, e.gs.g.Len())
+		for _, ci := range e.gs.g.Concepts() {
+			texts[ci.Name] = e.conceptText(ci.Name)
+		}
+	}
+	e.mu.RUnlock()
+	return e.conceptVectors(ctx, version, texts)
 }
 
 // conceptText is what a concept's vector is embedded from: its name in
@@ -607,6 +750,10 @@ func (e *Engine) FindSimilarConcepts(ctx context.Context, concept string, maxRes
 func (e *Engine) conceptText(concept string) string {
 	var b strings.Builder
 	b.WriteString(strings.ReplaceAll(concept, "-", " "))
+	for _, a := range e.gs.g.Aliases(concept) {
+		b.WriteString(", ")
+		b.WriteString(strings.ReplaceAll(a, "-", " "))
+	}
 	ps := e.gs.g.Postings(concept)
 	slices.SortStableFunc(ps, func(x, y graph.Posting) int { return y.Count - x.Count })
 	for _, p := range ps[:min(len(ps), maxConceptContexts)] {

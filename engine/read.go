@@ -148,7 +148,7 @@ func (e *Engine) memoryAt(rel string) (Memory, error) {
 	if err != nil {
 		return Memory{}, fmt.Errorf("read: %w", err)
 	}
-	doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
+	doc, err := markdown.Parse(rel, data, e.parseOptions())
 	if err != nil {
 		return Memory{}, fmt.Errorf("read %s: %w", rel, err)
 	}

@@ -121,6 +121,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
 		"schema":       itoa(schemaVersion),
+		metaLinks:      e.linkRules(),
 		"embedder":     e.emb.Name(),
 		"dim":          itoa(e.dim),
 		"lastSync":     now.Format(time.RFC3339Nano),
@@ -429,6 +430,8 @@ type outcome struct {
 	vecs    [][]float32
 	excerpt []byte
 	links   []graph.Mention // the concepts the file links to
+	concept string          // the concept the file stands for, and its other names
+	aliases []string
 	err     error
 }
 
@@ -495,7 +498,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) 
 		o.rec, o.touched = &r, true
 		return o
 	}
-	doc, err := markdown.Parse(j.path, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes})
+	doc, err := markdown.Parse(j.path, data, e.parseOptions())
 	if err != nil {
 		o.skip = err.Error()
 		return o
@@ -525,6 +528,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) 
 	mt := w.a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
 	excerpt := w.excerpts.encode(doc.Text, bounds, mt.excerpt)
 	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, bytes.Clone(excerpt), graphMentions(doc)
+	o.concept, o.aliases = doc.Concept, doc.Aliases
 	o.rec = &record{
 		Lens:     analyzedLens(o.doc),
 		Path:     j.path,

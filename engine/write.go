@@ -167,7 +167,7 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 		return Memory{}, fmt.Errorf("overwrite: %w", err)
 	}
 	created := now
-	if doc, err := markdown.Parse(rel, old, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && !doc.Created.IsZero() {
+	if doc, err := markdown.Parse(rel, old, e.parseOptions()); err == nil && !doc.Created.IsZero() {
 		created = doc.Created
 	}
 	if data, err = render(rel, created); err != nil {
@@ -219,7 +219,7 @@ func (e *Engine) target(folder, title string) (rel string, existing bool, err er
 			continue // not a regular file, unreadable or too large
 		}
 		// A file not indexed yet may still be the same memory.
-		if doc, err := markdown.Parse(rel, data, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err == nil && sameTitle(doc.Title, title) {
+		if doc, err := markdown.Parse(rel, data, e.parseOptions()); err == nil && sameTitle(doc.Title, title) {
 			return rel, true, nil
 		}
 	}
@@ -288,7 +288,7 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 	// Sync would skip a file it cannot parse (a NUL byte, invalid UTF-8):
 	// refuse the edit rather than write a memory that then drops out of
 	// the index.
-	if _, err := markdown.Parse(rel, out, markdown.Options{MaxBytes: e.cfg.MaxFileBytes}); err != nil {
+	if _, err := markdown.Parse(rel, out, e.parseOptions()); err != nil {
 		return Memory{}, fmt.Errorf("%s would not be indexable after this edit (%v); nothing changed: %w", rel, err, ErrInvalid)
 	}
 	if err := e.writeMemory(rel, out, fi.Mode().Perm(), false); err != nil {

@@ -59,28 +59,43 @@ type Graph struct {
 
 	links   int    // links over all files
 	version uint64 // bumped by every change
+
+	aliasTable // other names of a concept (alias.go)
 }
 
 // New returns an empty graph.
 func New() *Graph {
-	return &Graph{cids: map[string]int32{}, fids: map[string]int32{}}
+	return &Graph{cids: map[string]int32{}, fids: map[string]int32{}, aliasTable: newAliasTable()}
 }
 
 // Set makes ms the mentions of the file at path, replacing whatever it
 // mentioned before: the one way a file's links enter or change. Mentions
-// with an empty concept or a count below 1 are dropped; the same concept
-// twice is merged. No mentions removes the file.
+// with an empty concept or a count below 1 are dropped; a mention of an
+// alias counts for the concept it names (SetNames); the same concept
+// twice is merged. No mentions removes the file's mentions.
 func (g *Graph) Set(path string, ms []Mention) {
-	g.Remove(path)
-	clean := make([]Mention, 0, len(ms))
+	g.removeMentions(path)
+	raw := make([]Mention, 0, len(ms))
 	for _, m := range ms {
 		if m.Concept == "" || m.Count < 1 {
 			continue
 		}
-		clean = append(clean, Mention{Concept: m.Concept, Count: m.Count, Sections: slices.Clone(m.Sections)})
+		raw = append(raw, Mention{Concept: m.Concept, Count: m.Count, Sections: slices.Clone(m.Sections)})
 	}
-	if len(clean) == 0 {
+	if len(raw) == 0 {
+		delete(g.raw, path)
 		return
+	}
+	g.raw[path] = raw
+	g.place(path, raw)
+}
+
+// place enters a file's mentions as written, each under the concept it
+// resolves to.
+func (g *Graph) place(path string, raw []Mention) {
+	clean := make([]Mention, len(raw))
+	for i, m := range raw {
+		clean[i] = Mention{Concept: g.resolve(m.Concept), Count: m.Count, Sections: slices.Clone(m.Sections)}
 	}
 	slices.SortStableFunc(clean, func(a, b Mention) int { return strings.Compare(a.Concept, b.Concept) })
 	merged := clean[:1]
@@ -139,9 +154,16 @@ func (g *Graph) conceptID(name string) int32 {
 	return id
 }
 
-// Remove forgets the file at path and every mention it made; a concept no
-// file mentions any more leaves the graph.
+// Remove forgets the file at path: every mention it made and the names it
+// declared. A concept no file mentions any more leaves the graph.
 func (g *Graph) Remove(path string) {
+	g.removeMentions(path)
+	delete(g.raw, path)
+	g.SetNames(path, "", nil)
+}
+
+// removeMentions takes the file's mentions out of the postings.
+func (g *Graph) removeMentions(path string) {
 	fid, ok := g.fids[path]
 	if !ok {
 		return
@@ -269,5 +291,5 @@ func (g *Graph) Equal(h *Graph) bool {
 			return false
 		}
 	}
-	return true
+	return g.aliasTable.equal(&h.aliasTable)
 }

@@ -184,14 +184,14 @@ func TestMermaidEscapesEveryName(t *testing.T) {
 	if len(p.Nodes) != len(hostile)+1 {
 		t.Fatalf("%d nodes, want %d", len(p.Nodes), len(hostile)+1)
 	}
-	wantEdges := (len(hostile) + 1) * len(hostile) / 2
-	if len(p.Edges) != wantEdges {
-		t.Errorf("%d edges, want %d", len(p.Edges), wantEdges)
+	pairs := (len(hostile) + 1) * len(hostile) / 2
+	if wantEdges := EdgesPerNode * len(p.Nodes); len(p.Edges) != wantEdges || p.Hidden != pairs-wantEdges {
+		t.Errorf("%d edges, %d hidden; want %d, %d", len(p.Edges), p.Hidden, wantEdges, pairs-wantEdges)
 	}
 	for line := range strings.Lines(out) {
 		line = strings.TrimSpace(line)
 		switch {
-		case line == "graph LR" || strings.HasPrefix(line, "style "):
+		case line == "graph LR" || strings.HasPrefix(line, "style ") || strings.HasPrefix(line, "%% "):
 		case strings.Contains(line, `["`):
 			// n<digits>["label"] where label holds no raw special character
 			id, label, _ := strings.Cut(line, `["`)
@@ -218,6 +218,41 @@ func TestMermaidEscapesEveryName(t *testing.T) {
 }
 
 var entity = regexp.MustCompile(`#(\d+|[a-z]+);`)
+
+// TestPictureEdges: a drawing keeps the links the walk followed, so every
+// node is joined to the centre, and at most EdgesPerNode edges a node,
+// the strongest first.
+func TestPictureEdges(t *testing.T) {
+	files := randomFiles(rand.New(rand.NewPCG(7, 8)), 300, 60)
+	g := New()
+	for p, ms := range files {
+		g.Set(p, ms)
+	}
+	p, _ := g.Picture("c0", 2, 30, nil)
+	if len(p.Nodes) != 30 || len(p.Edges) > EdgesPerNode*len(p.Nodes) || p.Hidden == 0 {
+		t.Fatalf("%d nodes, %d edges, %d hidden", len(p.Nodes), len(p.Edges), p.Hidden)
+	}
+	adj := map[string][]string{}
+	for _, e := range p.Edges {
+		adj[e.From] = append(adj[e.From], e.To)
+		adj[e.To] = append(adj[e.To], e.From)
+	}
+	seen := map[string]bool{"c0": true}
+	stack := []string{"c0"}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, o := range adj[n] {
+			if !seen[o] {
+				seen[o] = true
+				stack = append(stack, o)
+			}
+		}
+	}
+	if len(seen) != len(p.Nodes) {
+		t.Errorf("%d of %d nodes joined to the centre", len(seen), len(p.Nodes))
+	}
+}
 
 func TestPictureMaxNodes(t *testing.T) {
 	g := sample()
@@ -278,10 +313,19 @@ func TestIncrementalEqualsRebuild(t *testing.T) {
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 99))
 		files := map[string][]Mention{}
+		decls := map[string][]string{} // path → its concept, then its aliases
 		g := New()
 		for step := range 200 {
 			path := fmt.Sprintf("f%d.md", r.IntN(15))
-			switch op := r.IntN(5); op {
+			switch op := r.IntN(6); op {
+			case 5: // declare aliases, or none (the names links use: c0…c11)
+				var names []string
+				for range r.IntN(4) {
+					names = append(names, fmt.Sprintf("c%d", r.IntN(12)))
+				}
+				concept := fmt.Sprintf("c%d", r.IntN(12))
+				decls[path] = append([]string{concept}, names...)
+				g.SetNames(path, concept, names)
 			case 0, 1: // write or rewrite
 				ms := randomFiles(r, 1, 12)["f0.md"]
 				if r.IntN(6) == 0 {
@@ -297,19 +341,30 @@ func TestIncrementalEqualsRebuild(t *testing.T) {
 				}
 			case 3: // delete
 				delete(files, path)
+				delete(decls, path)
 				g.Remove(path)
 			case 4: // move
 				to := fmt.Sprintf("f%d.md", r.IntN(15))
 				if ms, ok := files[path]; ok && to != path {
+					d := decls[path]
 					delete(files, path)
+					delete(decls, path)
 					g.Remove(path)
 					files[to] = ms
 					g.Set(to, ms)
+					if d != nil {
+						decls[to] = d
+						g.SetNames(to, d[0], d[1:])
+					}
 				}
 			}
+			// A rebuild reads files in any order: links before names here.
 			fresh := New()
 			for p, ms := range files {
 				fresh.Set(p, ms)
+			}
+			for p, d := range decls {
+				fresh.SetNames(p, d[0], d[1:])
 			}
 			if !g.Equal(fresh) || !fresh.Equal(g) {
 				t.Fatalf("seed %d step %d: incremental graph differs from rebuild", seed, step)
@@ -318,6 +373,33 @@ func TestIncrementalEqualsRebuild(t *testing.T) {
 				t.Fatalf("seed %d step %d: concepts differ", seed, step)
 			}
 		}
+	}
+}
+
+func TestAliases(t *testing.T) {
+	g := New()
+	g.Set("a.md", []Mention{m("ai", 2), m("ml", 1)})
+	g.Set("b.md", []Mention{m("artificial-intelligence", 1), m("ml", 1)})
+	g.SetNames("artificial-intelligence.md", "artificial-intelligence", []string{"ai", "artificial-intelligence"})
+	if g.Has("ai") || !g.Has("artificial-intelligence") || g.Resolve("ai") != "artificial-intelligence" {
+		t.Fatalf("alias not resolved: %+v", g.Concepts())
+	}
+	want := []Concept{{Name: "artificial-intelligence", Mentions: 3, Files: 2}, {Name: "ml", Mentions: 2, Files: 2}}
+	if got := g.Concepts(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Concepts = %+v, want %+v", got, want)
+	}
+	if got := g.Aliases("artificial-intelligence"); !reflect.DeepEqual(got, []string{"ai"}) {
+		t.Errorf("Aliases = %q", got)
+	}
+	// A second declaration of the same alias: the first path wins, whatever the order.
+	g.SetNames("0-other.md", "other", []string{"ai"})
+	if g.Resolve("ai") != "other" || g.Postings("other")[0].Path != "a.md" {
+		t.Errorf("first path should win: ai → %q", g.Resolve("ai"))
+	}
+	g.Remove("0-other.md")
+	g.Remove("artificial-intelligence.md")
+	if !g.Has("ai") || g.Resolve("ai") != "ai" || len(g.Postings("artificial-intelligence")) != 1 {
+		t.Errorf("removing the declarations should give [[ai]] back: %+v", g.Concepts())
 	}
 }
 

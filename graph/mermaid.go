@@ -16,13 +16,26 @@ type Edge struct {
 type Picture struct {
 	Concept string
 	Nodes   []string // Concept first, then in the order they were reached
-	Edges   []Edge   // every co-occurrence between two of the nodes, sorted
+	Edges   []Edge   // the walk's links, then the strongest others (EdgesPerNode), sorted
+	// Hidden counts the co-occurrences between drawn concepts left out to
+	// keep the drawing readable.
+	Hidden int
 }
+
+// EdgesPerNode bounds a Picture's edges: at most this many per node. A
+// neighbourhood is densely linked (on the bundled sample vault, the 30
+// concepts nearest "bbolt" share 185 pairs of memories: a drawing of
+// solid ink); two per node is the tree the walk followed, which joins
+// every node to the centre, plus about one cross link per node, the
+// strongest ones.
+const EdgesPerNode = 2
 
 // Picture takes concept and walks out level by level to depth, adding
 // each level's heaviest relations until there are maxNodes nodes, then
-// joins every two nodes that share a file. ok is false if no file
-// mentions concept.
+// draws the link each node was reached through and, up to EdgesPerNode
+// edges per node in all, the strongest other co-occurrences between drawn
+// nodes (most shared files first). ok is false if no file mentions
+// concept.
 func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Picture, ok bool) {
 	if !g.Has(concept) {
 		return Picture{}, false
@@ -35,6 +48,14 @@ func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Pictur
 	nodes := []int32{cid}
 	frontier := []int32{cid}
 	fw := g.weights(w)
+	type pair struct{ a, b int32 }
+	tree := map[pair]bool{}
+	key := func(a, b int32) pair {
+		if g.names[a] > g.names[b] {
+			a, b = b, a
+		}
+		return pair{a, b}
+	}
 	for d := 1; d <= depth && len(frontier) > 0 && len(nodes) < maxNodes; d++ {
 		slot := make([]int32, len(g.names))
 		var level []acc
@@ -57,27 +78,48 @@ func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Pictur
 			in[a.cid] = true
 			nodes = append(nodes, a.cid)
 			frontier = append(frontier, a.cid)
+			tree[key(a.cid, a.via)] = true
 		}
 	}
 	for _, n := range nodes {
 		p.Nodes = append(p.Nodes, g.names[n])
 	}
-	// Every co-occurrence between two drawn concepts is an edge.
+	// The walk's links first, then the other co-occurrences between drawn
+	// concepts, most shared files first, while the budget lasts.
+	var all []Edge
 	ones := g.weights(nil)
 	for _, n := range nodes {
 		for _, a := range g.related(n, ones) {
 			if in[a.cid] && g.names[n] < g.names[a.cid] {
-				p.Edges = append(p.Edges, Edge{From: g.names[n], To: g.names[a.cid], Count: a.n})
+				all = append(all, Edge{From: g.names[n], To: g.names[a.cid], Count: a.n})
 			}
 		}
 	}
-	slices.SortFunc(p.Edges, func(a, b Edge) int {
-		if c := strings.Compare(a.From, b.From); c != 0 {
-			return c
+	isTree := func(e Edge) bool { return tree[key(g.cids[e.From], g.cids[e.To])] }
+	slices.SortFunc(all, func(a, b Edge) int {
+		if ta, tb := isTree(a), isTree(b); ta != tb {
+			if ta {
+				return -1
+			}
+			return 1
 		}
-		return strings.Compare(a.To, b.To)
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return compareEdges(a, b)
 	})
+	budget := max(EdgesPerNode*len(nodes), len(tree))
+	p.Edges = all[:min(len(all), budget)]
+	p.Hidden = len(all) - len(p.Edges)
+	slices.SortFunc(p.Edges, compareEdges)
 	return p, true
+}
+
+func compareEdges(a, b Edge) int {
+	if c := strings.Compare(a.From, b.From); c != 0 {
+		return c
+	}
+	return strings.Compare(a.To, b.To)
 }
 
 // Mermaid renders the picture as a Mermaid flowchart. Node ids are n0,
@@ -99,6 +141,9 @@ func (p Picture) Mermaid() string {
 	}
 	if len(p.Nodes) > 0 {
 		b.WriteString("  style n0 stroke-width:3px\n")
+	}
+	if p.Hidden > 0 {
+		fmt.Fprintf(&b, "  %%%% %d more co-occurrences between these concepts are not drawn (at most %d edges a concept)\n", p.Hidden, EdgesPerNode)
 	}
 	return b.String()
 }

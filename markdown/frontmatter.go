@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,7 +86,18 @@ func (p *parser) applyFrontmatter(front []byte) {
 	// the same on every run; map order would shuffle them.
 	d := p.doc
 	p.setTitle(m["title"])
+	tags := len(d.Tags)
 	p.addFrontTags(m["tags"])
+	if p.flavor == FlavorDendron {
+		// Dendron links every frontmatter tag to its note "tags.<tag>".
+		for _, t := range d.Tags[tags:] {
+			p.addLink(NormalizeConcept("tags." + t))
+		}
+		p.placeLinks("")
+	}
+	p.addFrontAliases(m["aliases"])
+	p.addFrontAliases(m["alias"])
+	p.frontLinks(m)
 	d.Created = p.parseTimeField("created", m["created"])
 	d.Modified = p.parseTimeField("modified", m["modified"])
 	for k, v := range m {
@@ -289,6 +302,77 @@ func (p *parser) addFrontTags(v any) {
 	}
 }
 
+// frontLinks counts the WikiLinks in frontmatter values ("categories:
+// - "[[People]]"", "author: "[[Steph Ango]]""), which Obsidian's
+// properties show and graph as links; keys in sorted order, so Links
+// come out the same on every run.
+func (p *parser) frontLinks(m map[string]any) {
+	keys := slices.Sorted(maps.Keys(m))
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			for {
+				i := strings.Index(v, "[[")
+				if i < 0 {
+					return
+				}
+				j := strings.Index(v[i+2:], "]]")
+				if j < 0 {
+					return
+				}
+				inner := v[i+2 : i+2+j]
+				v = v[i+2+j+2:]
+				if strings.ContainsAny(inner, "[]\n") {
+					continue
+				}
+				if l, ok := parseWikiLink(inner, p.flavor); ok {
+					p.addLink(l.concept)
+				}
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				walk(v[k])
+			}
+		}
+	}
+	for _, k := range keys {
+		switch k {
+		case "title", "tags", "created", "modified":
+			continue
+		}
+		walk(m[k])
+	}
+	p.placeLinks("")
+}
+
+// addFrontAliases reads Obsidian's aliases (also written "alias"): a
+// YAML list, or one string, comma-separated.
+func (p *parser) addFrontAliases(v any) {
+	switch v := v.(type) {
+	case nil:
+	case []any:
+		for _, item := range v {
+			if s, ok := scalarString(item); ok {
+				p.addAlias(s)
+			}
+		}
+	default:
+		s, ok := scalarString(v)
+		if !ok {
+			p.warn(fmt.Sprintf("aliases: unsupported value of type %T; ignored", v))
+			return
+		}
+		for a := range strings.SplitSeq(s, ",") {
+			p.addAlias(a)
+		}
+	}
+}
+
 func scalarString(v any) (string, bool) {
 	switch v := v.(type) {
 	case string:
@@ -322,6 +406,15 @@ func (p *parser) parseTimeField(key string, v any) time.Time {
 		return time.Time{}
 	case time.Time:
 		return v.UTC()
+	case int:
+		// Dendron writes Unix time in milliseconds ("created:
+		// 1595003088839"); a number of seconds is as plain a clock.
+		if v > 1e11 {
+			return time.UnixMilli(int64(v)).UTC()
+		}
+		if v > 0 {
+			return time.Unix(int64(v), 0).UTC()
+		}
 	case string:
 		s := strings.TrimSpace(v)
 		if s == "" {

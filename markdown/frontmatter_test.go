@@ -78,6 +78,12 @@ func TestParseFrontmatter(t *testing.T) {
 			title: "note", tags: []string{"one", "two"}, body: "x", text: "x",
 		},
 		{
+			name:    "Unix milliseconds and seconds (Dendron)",
+			in:      "---\ncreated: 1595003088839\nmodified: 1704412800\n---\nx",
+			title:   "note",
+			created: time.UnixMilli(1595003088839).UTC(), modified: day, body: "x", text: "x",
+		},
+		{
 			name:    "plain dates",
 			in:      "---\ncreated: 2024-01-05\nmodified: \"2024-01-06\"\n---\nx",
 			title:   "note",

@@ -17,13 +17,13 @@ import (
 // building it per file would cost more than parsing a typical memory.
 // It is goldmark's default parser (every CommonMark block and inline
 // parser: each one changes the plain text of some input) with its link
-// reference transformer behind a cheap test, plus the GFM parts memories
-// use: tables, strikethrough and task lists (whose checkboxes would
+// reference transformer behind a cheap test, WikiLinks (wikilink.go),
+// plus the GFM parts memories use: tables, strikethrough and task lists (whose checkboxes would
 // otherwise leave "[ ]" in the plain text).
 var mdParser gparser.Parser = goldmark.New(
 	goldmark.WithParser(gparser.NewParser(
 		gparser.WithBlockParsers(gparser.DefaultBlockParsers()...),
-		gparser.WithInlineParsers(gparser.DefaultInlineParsers()...),
+		gparser.WithInlineParsers(append(gparser.DefaultInlineParsers(), util.Prioritized(wikiParser{}, wikiPriority))...),
 		gparser.WithParagraphTransformers(util.Prioritized(linkRefs{}, 100)),
 	)),
 	goldmark.WithExtensions(

@@ -52,74 +52,6 @@ func NormalizeConcept(s string) string {
 	return out
 }
 
-// scanProse appends prose text (not code) to out, replacing each WikiLink
-// with its display text and recording its concept, and recording inline
-// #tags. The text before each "[[" is scanned for tags with what out
-// already holds as its left context.
-func (p *parser) scanProse(out, s []byte) []byte {
-	for {
-		// Pair each "]]" with the nearest "[[" before it. Every byte is
-		// looked at a bounded number of times, so a file of ten million
-		// '[' stays linear.
-		j := bytes.Index(s, closeLink)
-		if j < 0 {
-			break
-		}
-		i := bytes.LastIndex(s[:j], openLink)
-		if i < 0 {
-			out = p.writeTags(out, s[:j+2])
-			s = s[j+2:]
-			continue
-		}
-		display, concept, ok := parseWikiLink(string(s[i+2 : j]))
-		if !ok {
-			out = p.writeTags(out, s[:j+2])
-			s = s[j+2:]
-			continue
-		}
-		pre := s[:i]
-		// "![[note]]" embeds a note in Obsidian; for search it is a link.
-		pre = bytes.TrimSuffix(pre, []byte{'!'})
-		out = p.writeTags(out, pre)
-		out = append(out, display...)
-		p.addLink(concept)
-		s = s[j+2:]
-	}
-	return p.writeTags(out, s)
-}
-
-var openLink, closeLink = []byte("[["), []byte("]]")
-
-// parseWikiLink reads the inside of [[...]]: "concept", "concept|alias",
-// "concept#heading" or "concept#heading|alias". display is what the plain
-// text shows (the alias, else the concept, else the heading); concept is
-// normalised and "" for a link to a heading of the same note. ok is false
-// when this is not a WikiLink at all.
-func parseWikiLink(inner string) (display, concept string, ok bool) {
-	if strings.ContainsAny(inner, "[]\n") {
-		return "", "", false
-	}
-	target, alias, _ := strings.Cut(inner, "|")
-	name, head, _ := strings.Cut(target, "#")
-	name, head, alias = strings.TrimSpace(name), strings.TrimSpace(head), strings.TrimSpace(alias)
-	switch {
-	case alias != "":
-		display = alias
-	case name != "":
-		display = name
-	default:
-		display = head
-	}
-	if display == "" {
-		return "", "", false
-	}
-	// [[note.md]] and [[note]] name the same file.
-	if len(name) >= 3 && strings.EqualFold(name[len(name)-3:], ".md") {
-		name = name[:len(name)-3]
-	}
-	return display, NormalizeConcept(name), true
-}
-
 // writeTags writes prose to out and records the inline tags in it.
 //
 // A tag is Obsidian's: '#' at the start of the text or after white space,
@@ -160,7 +92,7 @@ func (p *parser) writeTags(out, s []byte) []byte {
 			j += size
 		}
 		if named {
-			p.addTag(strings.TrimRight(string(s[i+1:j]), "/"))
+			p.inlineTag(strings.TrimRight(string(s[i+1:j]), "/"))
 		}
 		if j == i+1 {
 			prev = '#'
@@ -171,6 +103,19 @@ func (p *parser) writeTags(out, s []byte) []byte {
 		i = j
 	}
 	return append(out, s...)
+}
+
+// inlineTag records a #tag, and the page it links to where the vault's
+// tool makes a tag a link: the page of that name in Logseq, the note
+// "tags.<tag>" in Dendron.
+func (p *parser) inlineTag(t string) {
+	p.addTag(t)
+	switch p.flavor {
+	case FlavorLogseq:
+		p.addLink(NormalizeConcept(t))
+	case FlavorDendron:
+		p.addLink(NormalizeConcept("tags." + t))
+	}
 }
 
 func isTagRune(r rune) bool {

@@ -78,3 +78,88 @@ func TestMentions(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkRules is what each tool makes of the links its users write
+// (docs/design.md, "What counts as a link").
+func TestLinkRules(t *testing.T) {
+	foamRefs := "\n\n[installation]: getting-started/installation.md 'Installation'\n[f<x>]: f.md\n"
+	tests := []struct {
+		name   string
+		flavor Flavor
+		in     string
+		text   string
+		links  []string
+		tags   []string
+	}{
+		{"Foam reference definitions do not hide links", FlavorObsidian, "See [[installation]] and [[f<x>]]." + foamRefs,
+			"See installation and f<x>.", []string{"installation", "f<x>"}, nil},
+		{"inline HTML inside a name", FlavorObsidian, "[[a <i> name]] <span>[[in html]]</span>",
+			"a <i> name in html", []string{"a-<i>-name", "in-html"}, nil},
+		{"heading, block and label", FlavorObsidian, "[[Note#Heading]] [[Note#^block-1]] [[Note#^id|see]]",
+			"Note Note see", []string{"note"}, nil},
+		{"same-note block is not a link", FlavorObsidian, "[[#^abc]]", "abc", nil, nil},
+		{"folder paths name the note", FlavorObsidian, "[[folder/Note]] [[/root/Note]] [[./Note.md]] [[../up/note]]",
+			"folder/Note /root/Note ./Note.md ../up/note", []string{"note"}, nil},
+		{"embeds", FlavorObsidian, "![[Note]] ![[Note#Part]] ![[Other|label]]", "Note Note label", []string{"note", "other"}, nil},
+		{"attachments are not concepts", FlavorObsidian, "![[shot.png|600]] ![[doc.pdf]] [[clip.mp4|a clip]]",
+			"shot.png doc.pdf a clip", nil, nil},
+		{"a bracketed link text is CommonMark's", FlavorObsidian, "bugs ([[1]](https://x.io/1), [[2]](https://x.io/2))", "bugs ([1], [2])", nil, nil},
+		{"escaped brackets are text", FlavorObsidian, `\[\[not a link\]\]`, "[[not a link]]", nil, nil},
+		{"link destination that is a link", FlavorObsidian, "[I worked on projects]([[Projects]])",
+			"I worked on projects", []string{"projects"}, nil},
+		{"unescaped pipe in a table splits the cell", FlavorObsidian, "| h | i |\n|---|---|\n| [[a|b]] |", "h\ti\n[[a\tb]]", nil, nil},
+		{"Obsidian frontmatter properties link", FlavorObsidian, "---\ncategories:\n  - \"[[People]]\"\norg: \"[[Obsidian]]\"\nurl: https://x.io\n---\n![[Meetings.base#Person]] [[People]]",
+			"Meetings.base People", []string{"people", "obsidian"}, nil},
+		{"Obsidian #tag is a tag only", FlavorObsidian, "#topic and #[[x y]]", "#topic and #x y", []string{"x-y"}, []string{"topic"}},
+		{"Logseq tags are pages", FlavorLogseq, "- note #topic\n- and #[[multi word]] [[a/b]]",
+			"note #topic\nand multi word a/b", []string{"topic", "multi-word", "a-b"}, []string{"topic", "multi word"}},
+		{"Logseq page properties", FlavorLogseq, "type:: [[Feature]]\ntags:: plain, [[Bracketed]], #hashed\nalias:: Other Name\n\n- body [[Feature]]",
+			"type:: Feature tags:: plain, Bracketed, #hashed alias:: Other Name\nbody Feature",
+			[]string{"plain", "feature", "bracketed", "hashed"}, []string{"plain", "bracketed", "hashed"}},
+		{"Dendron hierarchy, reversed label, tags", FlavorDendron, "[[a.b.c]] [[the label|a.b.d]] [[dendron://other/x.y]] #idea",
+			"a.b.c the label dendron://other/x.y #idea", []string{"a.b.c", "a.b.d", "x.y", "tags.idea"}, []string{"idea"}},
+		{"Logseq nesting is not code", FlavorLogseq, "## Usage\n\t- Create [[A]]\n\t  collapsed:: true\n\t\t- ```clj\n\t\t  (def x [[1]])\n\t\t    (y)\n\t\t  ```\n\t- [[B]]",
+			"Usage\nCreate A collapsed:: true\n(def x [[1]])\n  (y)\nB", []string{"a", "b"}, nil},
+		{"Dendron file links are not notes", FlavorDendron, "[[src/index.js]] [[assets/example.py]]", "src/index.js assets/example.py", nil, nil},
+		{"Dendron frontmatter tags", FlavorDendron, "---\ntags: [one, two]\n---\nbody", "body", []string{"tags.one", "tags.two"}, []string{"one", "two"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := mustParse(t, "n.md", tt.in, Options{Flavor: tt.flavor})
+			if d.Text != tt.text {
+				t.Errorf("Text = %q, want %q", d.Text, tt.text)
+			}
+			if !reflect.DeepEqual(d.Links, tt.links) {
+				t.Errorf("Links = %q, want %q", d.Links, tt.links)
+			}
+			if !reflect.DeepEqual(d.Tags, tt.tags) {
+				t.Errorf("Tags = %q, want %q", d.Tags, tt.tags)
+			}
+		})
+	}
+}
+
+func TestNoteConceptAndAliases(t *testing.T) {
+	tests := []struct {
+		name, path, in string
+		flavor         Flavor
+		concept        string
+		aliases        []string
+	}{
+		{"file name", "notes/Machine Learning.md", "", FlavorObsidian, "machine-learning", nil},
+		{"aliases list", "AI.md", "---\naliases: [Artificial Intelligence, ai, Machine Minds]\n---\n", FlavorObsidian, "ai", []string{"artificial-intelligence", "machine-minds"}},
+		{"alias string", "a.md", "---\nalias: one, Two\n---\n", FlavorObsidian, "a", []string{"one", "two"}},
+		{"Logseq namespace file", "pages/Whiteboard___Action Bar.md", "alias:: Bar, [[Other]]\n\n- x", FlavorLogseq, "whiteboard-action-bar", []string{"bar", "other"}},
+		{"Logseq percent file name", "pages/New to Logseq%3F.md", "", FlavorLogseq, "new-to-logseq?", nil},
+		{"Logseq title property", "pages/x.md", "title:: The Real Name\n\n- x", FlavorLogseq, "the-real-name", nil},
+		{"Dendron hierarchy", "vault/dendron.topic.links.md", "", FlavorDendron, "dendron.topic.links", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := mustParse(t, tt.path, tt.in, Options{Flavor: tt.flavor})
+			if d.Concept != tt.concept || !reflect.DeepEqual(d.Aliases, tt.aliases) {
+				t.Errorf("Concept %q Aliases %q, want %q %q", d.Concept, d.Aliases, tt.concept, tt.aliases)
+			}
+		})
+	}
+}

@@ -48,9 +48,10 @@ var (
 
 // Options tune Parse. The zero value is ready to use.
 type Options struct {
-	MaxBytes     int64 // 0 (or negative) means DefaultMaxBytes (10 MiB)
-	ChunkWords   int   // target words per chunk (a short tail is folded in, up to 1.25×); 0 (or negative) means 100
-	OverlapWords int   // words repeated from the previous window; 0 means 30, negative means none; at most ChunkWords/2
+	MaxBytes     int64  // 0 (or negative) means DefaultMaxBytes (10 MiB)
+	ChunkWords   int    // target words per chunk (a short tail is folded in, up to 1.25×); 0 (or negative) means 100
+	OverlapWords int    // words repeated from the previous window; 0 means 30, negative means none; at most ChunkWords/2
+	Flavor       Flavor // the tool whose link rules the vault follows; the zero value is Obsidian's (and Foam's)
 }
 
 // Doc is one parsed memory file. Every string in it is valid UTF-8.
@@ -63,7 +64,9 @@ type Doc struct {
 	Body     string         // the markdown after the frontmatter, UTF-8 repaired, line endings as in the file
 	Text     string         // plain text of the body: markup removed, code kept, blocks separated by "\n"
 	Headings []string       // heading texts in document order
-	Links    []string       // normalised WikiLink concepts, unique, order of first appearance
+	Links    []string       // normalised concepts linked (WikiLinks, and the tags Logseq and Dendron treat as links), unique, order of first appearance
+	Concept  string         // the concept this memory stands for: the name links use for it (NoteConcept, or Logseq's title:: property)
+	Aliases  []string       // other names of that concept: frontmatter aliases (Obsidian), alias:: (Logseq); normalised, unique
 	Mentions []Mention      // one per entry of Links, in the same order: how often and under which headings
 	Chunks   []Chunk        // zero chunks when Text is empty
 	Warnings []string       // problems that did not stop the parse, one line each
@@ -112,9 +115,9 @@ func Parse(name string, data []byte, opt Options) (doc *Doc, err error) {
 		return nil, fmt.Errorf("parse %s: %w (NUL at byte %d)", name, ErrBinary, i)
 	}
 
-	doc = &Doc{}
+	doc = &Doc{Concept: NoteConcept(name, opt.Flavor)}
 	p := parsers.Get().(*parser)
-	p.doc = doc
+	p.doc, p.flavor = doc, opt.Flavor
 	if !utf8.Valid(data) {
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 		p.warn("invalid UTF-8 repaired")
@@ -131,8 +134,17 @@ func Parse(name string, data []byte, opt Options) (doc *Doc, err error) {
 	}
 	doc.Body = string(body)
 
-	p.parseBody(normalizeNewlines(body))
+	body = normalizeNewlines(body)
+	if opt.Flavor == FlavorLogseq {
+		p.logseqProps(body)
+		body = logseqOutline(body)
+	}
+	p.parseBody(body)
 	p.chunk(opt)
+	doc.Aliases = slices.DeleteFunc(doc.Aliases, func(a string) bool { return a == doc.Concept })
+	if len(doc.Aliases) == 0 {
+		doc.Aliases = nil
+	}
 
 	if doc.Title == "" {
 		doc.Title = titleFromName(name)
@@ -170,6 +182,7 @@ func (o Options) withDefaults() Options {
 // file otherwise. Nothing in a Doc points into them.
 type parser struct {
 	doc      *Doc
+	flavor   Flavor
 	tagSeen  map[string]struct{}
 	linkSeen map[string]int // concept → index in Links and Mentions
 	// blockLinks are the concepts linked in the block being read; once

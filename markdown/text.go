@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -111,6 +112,8 @@ func (p *parser) walkBody(root ast.Node, src []byte) {
 	b.src = src
 	d := p.doc
 	title, tags := d.Title, len(d.Tags)
+	// Links the frontmatter or page properties gave come before the body's.
+	links, mentions := slices.Clone(d.Links), cloneMentions(d.Mentions)
 	walk(root, func(n ast.Node) bool { return p.block(b, n) })
 	if b.suspect && !utf8.Valid(b.text) {
 		for _, t := range d.Tags[tags:] {
@@ -120,14 +123,31 @@ func (p *parser) walkBody(root ast.Node, src []byte) {
 		if tags == 0 {
 			d.Tags = nil
 		}
-		d.Title, d.Headings, d.Links, d.Mentions = title, nil, nil, nil
+		d.Title, d.Headings, d.Links, d.Mentions = title, nil, links, mentions
 		p.linkSeen, p.blockLinks = nil, p.blockLinks[:0]
+		for i, c := range links {
+			if p.linkSeen == nil {
+				p.linkSeen = make(map[string]int)
+			}
+			p.linkSeen[c] = i
+		}
 		p.units, p.sections = p.units[:0], p.sections[:0]
 		b.text, b.stack = b.text[:0], b.stack[:0]
 		b.repair = true
 		walk(root, func(n ast.Node) bool { return p.block(b, n) })
 	}
 	d.Text = string(b.text)
+}
+
+func cloneMentions(ms []Mention) []Mention {
+	if ms == nil {
+		return nil
+	}
+	out := make([]Mention, len(ms))
+	for i, m := range ms {
+		out[i] = Mention{Concept: m.Concept, Count: m.Count, Sections: slices.Clone(m.Sections)}
+	}
+	return out
 }
 
 // walk visits root and its descendants in document order, descending into
@@ -274,8 +294,8 @@ func (p *parser) rowText(b *bodyState, row ast.Node) []byte {
 }
 
 // leafText is the plain text of a leaf block's inline content, with
-// WikiLinks replaced by their display text and recorded in Links, and
-// inline #tags recorded in Tags. Code spans and autolinks are copied as
+// WikiLinks (wikiNode) replaced by their display text and recorded in
+// Links, and inline #tags recorded in Tags. Code spans and autolinks are copied as
 // they are: a "[[x]]" or "#x" inside them is an example, not a link. The
 // result is valid until the next call.
 func (p *parser) leafText(b *bodyState, n ast.Node) []byte {
@@ -298,11 +318,11 @@ func (p *parser) leafText(b *bodyState, n ast.Node) []byte {
 	b.out = b.out[:0]
 	prose := 0
 	for _, r := range b.lit {
-		b.out = p.scanProse(b.out, b.inl[prose:r[0]])
+		b.out = p.writeTags(b.out, b.inl[prose:r[0]])
 		b.out = append(b.out, b.inl[r[0]:r[1]]...)
 		prose = r[1]
 	}
-	return p.scanProse(b.out, b.inl[prose:])
+	return p.writeTags(b.out, b.inl[prose:])
 }
 
 // inline handles one inline node and says whether to descend into it.
@@ -346,6 +366,30 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 		label := n.Label(b.src)
 		b.decoded(label)
 		b.literal(label)
+	case *wikiNode:
+		b.segment(n.inner)
+		l, ok := parseWikiLink(string(n.inner.Value(b.src)), p.flavor)
+		if !ok {
+			return false
+		}
+		if n.tag && p.flavor == FlavorLogseq && len(b.inl) > 0 && b.inl[len(b.inl)-1] == '#' {
+			// Logseq's "#[[multi word]]": a tag, shown as the name.
+			b.inl = b.inl[:len(b.inl)-1]
+			name, _, _ := strings.Cut(string(n.inner.Value(b.src)), "|")
+			p.addTag(name)
+		}
+		// The display text is the link's, not prose: a '#' in a label is
+		// not a tag.
+		b.literal([]byte(l.display))
+		p.addLink(l.concept)
+	case *ast.Link:
+		// Logseq's "[label]([[page]])" links to the page.
+		if d := n.Destination; len(d) > 4 && bytes.HasPrefix(d, openLink) && bytes.HasSuffix(d, closeLink) {
+			if l, ok := parseWikiLink(string(d[2:len(d)-2]), p.flavor); ok && !bytes.ContainsAny(d[2:len(d)-2], "[]") {
+				p.addLink(l.concept)
+			}
+		}
+		return true
 	case *ast.RawHTML:
 		// Inline HTML tags are markup; the text between them is kept.
 	case *east.TaskCheckBox:

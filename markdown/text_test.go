@@ -24,7 +24,11 @@ func TestSplitCharacterRepaired(t *testing.T) {
 	h := ast.NewHeading(1)
 	h.AppendChild(h, ast.NewTextSegment(text.NewSegment(0, cut)))
 	para := ast.NewParagraph()
-	para.AppendChild(para, ast.NewTextSegment(text.NewSegment(cut, len(src))))
+	open := bytes.Index(src, []byte("[["))
+	closing := bytes.Index(src, []byte("]]"))
+	para.AppendChild(para, ast.NewTextSegment(text.NewSegment(cut, open)))
+	para.AppendChild(para, &wikiNode{inner: text.NewSegment(open+2, closing)})
+	para.AppendChild(para, ast.NewTextSegment(text.NewSegment(closing+2, len(src))))
 	root.AppendChild(root, h)
 	root.AppendChild(root, para)
 
@@ -73,7 +77,7 @@ func TestNothingCarriesOver(t *testing.T) {
 		}
 		d = mustParse(t, "2.md", second, Options{})
 		want := &Doc{
-			Title: "2", Tags: []string{"other"}, Body: second, Text: "[a] again Other #other",
+			Title: "2", Concept: "2", Tags: []string{"other"}, Body: second, Text: "[a] again Other #other",
 			Links: []string{"other"}, Mentions: []Mention{{Concept: "other", Count: 1}},
 			Chunks: []Chunk{{Text: "[a] again Other #other"}},
 		}

@@ -72,7 +72,8 @@ func (s *server) contextTool() tool[contextIn, engine.ConceptContext] {
 		title: "What surrounds a concept",
 		desc: "Walk the concept graph built from the memories' [[WikiLinks]] out from one concept: the concepts that appear in the same memories (directRelations, " +
 			"with coOccurrenceCount = memories that link to both, weightedScore = the same weighted by recency, and up to three memory:// URIs), theirs (expandedRelations, up to depth steps out) " +
-			"and the other concepts of its community (communitySiblings). An unknown concept is an error that suggests the nearest known ones.",
+			"and the other concepts of its community (communitySiblings). An alias (a memory's aliases) names the concept it belongs to. " +
+			"An unknown concept is an error that suggests known ones near it in spelling and in meaning (the concepts of the memories a semantic search for it finds).",
 		readOnly:   true,
 		idempotent: true,
 		schema: func(in *jsonschema.Schema) {
@@ -131,6 +132,7 @@ func (s *server) visualizeTool() tool[visualizeIn, engine.Diagram] {
 		name:  "Visualize",
 		title: "Draw a concept's neighbourhood",
 		desc: "Draw the concepts around one concept as a Mermaid flowchart (graph LR): nodes are concepts, edges join concepts that share memories and are labelled with how many. " +
+			"Every node keeps the edge it was reached by, and the strongest others are drawn up to two edges a node (hiddenEdges counts the rest, also said in a %% comment), so the drawing stays readable. " +
 			"Node ids are n0, n1, …; labels are escaped, so any name renders.",
 		readOnly:   true,
 		idempotent: true,

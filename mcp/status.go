@@ -168,8 +168,12 @@ func (s *server) statusTool() tool[statusIn, statusOut] {
 			if !o.LastSync.IsZero() {
 				last = o.LastSync.UTC().Format(time.RFC3339)
 			}
-			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); %d concepts, %d links, %d communities; last sync %s; %d skipped, %d warnings.",
-				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, o.Concepts, o.Mentions, o.Communities, last, len(o.Skipped), len(o.Warnings))
+			comm := fmt.Sprintf("%d communities", o.Communities)
+			if o.Communities < 0 {
+				comm = "communities not computed yet"
+			}
+			t := fmt.Sprintf("%d memories, %d chunks in %s (index %s); embedder %s (%d dimensions); %d concepts, %d links, %s; last sync %s; %d skipped, %d warnings.",
+				o.Memories, o.Chunks, o.MemoryDir, o.IndexDir, o.Embedder, o.Dimensions, o.Concepts, o.Mentions, comm, last, len(o.Skipped), len(o.Warnings))
 			if o.Damaged != "" {
 				t += " Damaged: " + o.Damaged + "."
 			}

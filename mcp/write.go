@@ -40,7 +40,9 @@ func (s *server) writeTool() tool[writeIn, memoryRef] {
 		name:  "WriteMemory",
 		title: "Write a memory",
 		desc: "Create a memory: a markdown file with frontmatter (title, created, modified, tags) named after its title, in any script. " +
-			"It is searchable as soon as this returns. A memory with the same title in the same folder is refused unless overwrite is true.",
+			"It is searchable as soon as this returns. A memory with the same title in the same folder is refused unless overwrite is true. " +
+			"Write [[WikiLinks]] in the content to name the concepts it is about ([[connection pooling]], [[Project Alpha|the project]]): they build the concept graph " +
+			"that BuildContext, Visualize and FindSimilarConcepts walk, linking memories that mention the same concept.",
 		destructive: false,
 		schema: func(in *jsonschema.Schema) {
 			property(in, "tags").MaxItems = ptr(maxTags)

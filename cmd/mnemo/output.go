@@ -156,11 +156,11 @@ func writeStatus(w io.Writer, s engine.Status, now time.Time) error {
 	row("index", "%s", s.IndexDir)
 	row("files", "%d", s.Files)
 	row("chunks", "%d", s.Chunks)
-	comm := "not computed yet"
+	comm := "communities not computed yet (the first graph query computes them)"
 	if s.Graph.Communities >= 0 {
 		comm = fmt.Sprintf("%d communities", s.Graph.Communities)
 	}
-	row("concepts", "%d (%d links, %s)", s.Graph.Concepts, s.Graph.Mentions, comm)
+	row("concepts", "%d (%d links, %s; links read by %s's rules)", s.Graph.Concepts, s.Graph.Mentions, comm, s.Graph.LinkRules)
 	row("full-text", "%s", formatBytes(s.FullTextSize))
 	row("state", "%s", formatBytes(s.StateSize))
 	emb := s.Embedder
