@@ -168,7 +168,9 @@ func (w *sessionsWatcher) owned(dir string) bool {
 func (w *sessionsWatcher) event(ev fsnotify.Event) {
 	p := filepath.Clean(ev.Name)
 	if ev.Has(fsnotify.Create) {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		// Lstat: a link to a folder is not followed, as Discover does not
+		// follow it (it may lead out of the tree).
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 			w.addTree(p) // a new project or day folder: files may already be inside
 		}
 	}

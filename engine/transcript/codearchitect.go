@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -36,11 +35,11 @@ const caFullMax = 64 << 20
 
 func readCodeArchitect(r *run) error {
 	full := filepath.Join(r.path, "full.md")
-	fi, err := os.Stat(full)
+	fi, err := statRegular(r.src.dir(), full)
 	if err != nil {
 		return fmt.Errorf("full.md: %w", err)
 	}
-	sumFi, _ := os.Stat(filepath.Join(r.path, "summary.md"))
+	sumFi, _ := statRegular(r.src.dir(), filepath.Join(r.path, "summary.md"))
 	r.fi = fi
 	var sumStamp string
 	if sumFi != nil {
@@ -53,7 +52,12 @@ func readCodeArchitect(r *run) error {
 	rel := filepath.Base(filepath.Dir(r.path)) + "/" + filepath.Base(r.path)
 	// Rewritten whole, it is counted whole: one record per message block.
 	r.startCount(0)
-	msgs, date, err := codeArchitectMessages(full, &r.cov)
+	f, err := r.openFile(full)
+	if err != nil {
+		return fmt.Errorf("full.md: %w", err)
+	}
+	msgs, date, err := codeArchitectMessages(f, &r.cov)
+	f.Close()
 	if err != nil {
 		return err
 	}
@@ -92,7 +96,7 @@ func readCodeArchitect(r *run) error {
 	s.Path = r.path
 	s.Project = ""
 	s.Started, s.Ended = date, date
-	s.Summary = codeArchitectSummary(filepath.Join(r.path, "summary.md"))
+	s.Summary = codeArchitectSummary(r, filepath.Join(r.path, "summary.md"))
 	r.next.Count, r.next.Prefix = count, prefix
 	r.next.Extra = json.RawMessage(strconvQuote(sumStamp))
 	r.cur = Cursor{Size: fi.Size(), ModTime: fi.ModTime(), Offset: fi.Size()}
@@ -108,12 +112,7 @@ var caRole = regexp.MustCompile(`^\*\*([A-Za-z]+):\*\*\s*(.*)$`)
 
 // codeArchitectMessages reads full.md line by line: the JSON block if there
 // is one, else the **ROLE:** blocks. It counts each message block in cov.
-func codeArchitectMessages(path string, cov *Coverage) ([]Message, time.Time, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	defer f.Close()
+func codeArchitectMessages(f io.Reader, cov *Coverage) ([]Message, time.Time, error) {
 	br := bufio.NewReader(io.LimitReader(f, caFullMax))
 	var (
 		date     time.Time
@@ -204,9 +203,9 @@ func codeArchitectMessages(path string, cov *Coverage) ([]Message, time.Time, er
 
 // codeArchitectSummary is summary.md's "## Short Summary" section (the whole
 // body when there is none), "" when there is no summary.md.
-func codeArchitectSummary(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > caFullMax {
+func codeArchitectSummary(r *run, path string) string {
+	b, ok := r.readSmall(path, caFullMax)
+	if !ok {
 		return ""
 	}
 	if i := bytes.Index(b, []byte("## Short Summary")); i >= 0 {

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // GitHub Copilot Chat keeps each chat of a VS Code window in
@@ -148,7 +146,7 @@ func workspaceFolder(dir string) string {
 
 // replayOpLog rebuilds a Copilot Chat document from its operation log.
 func replayOpLog(r *run, d *copilotChatDoc) error {
-	f, err := os.Open(r.path)
+	f, err := r.open()
 	if err != nil {
 		return err
 	}
@@ -269,5 +267,3 @@ func push(cur, v any, at *int) any {
 	}
 	return arr
 }
-
-var _ = time.Now

@@ -3,7 +3,6 @@ package transcript
 import (
 	"bufio"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -108,7 +107,7 @@ func readCopilotCLI(r *run) error {
 
 // yamlField reads one top-level "key: value" of a small YAML file (bounded).
 func yamlField(path, key string) string {
-	f, err := os.Open(path)
+	f, _, err := openRegular("", path)
 	if err != nil {
 		return ""
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 )
@@ -46,7 +45,7 @@ const exportMaxBytes = 8 << 30
 // exportExtractor streams the conversations of an export the peek accepts.
 func exportExtractor(peek func([]byte) bool, conv func(raw json.RawMessage, opt Options) (string, wholeDoc, error)) extractor {
 	return func(ctx context.Context, path string, opt Options, emit func(string, wholeDoc) error) error {
-		f, err := os.Open(path)
+		f, _, err := openRegular("", path)
 		if err != nil {
 			return err
 		}

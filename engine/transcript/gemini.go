@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -128,7 +128,7 @@ func geminiProject(r *run, fileHash string) {
 	}
 	projDir := filepath.Dir(dir)
 	folder := filepath.Base(projDir)
-	if b, err := os.ReadFile(filepath.Join(projDir, ".project_root")); err == nil {
+	if b, ok := r.readSmall(filepath.Join(projDir, ".project_root"), 4<<10); ok {
 		if p := strings.TrimSpace(string(b)); p != "" {
 			s.Project = p
 			sum := sha256.Sum256([]byte(p))
@@ -189,12 +189,16 @@ func readGemini(r *run) error {
 // only messages past the previous count, and returns false (having delivered
 // nothing) if the messages delivered before changed.
 func geminiWhole(r *run, resuming bool) (bool, error) {
-	f, err := os.Open(r.path)
+	f, err := r.open()
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(io.LimitReader(f, r.fi.Size()), 64<<10))
+	// Each value is bounded like a JSONL line: one message of 200 MB is
+	// counted too long, not held.
+	capped := &capReader{r: io.LimitReader(f, r.fi.Size())}
+	capped.allow(r.opt.MaxLineBytes)
+	dec := json.NewDecoder(bufio.NewReaderSize(capped, 64<<10))
 	var head struct {
 		SessionID   string
 		ProjectHash string
@@ -209,7 +213,11 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 	malformed := func(err error) (bool, error) {
 		// A torn or damaged file: keep what was delivered, count it, and let
 		// the next read (after the writer finished) try again.
-		r.count(Malformed)
+		if errors.Is(err, errValueTooLong) {
+			r.count(TooLong)
+		} else {
+			r.count(Malformed)
+		}
 		if resuming && !verified {
 			r.next = r.prev
 			return true, nil
@@ -224,6 +232,7 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 		if err := r.ctx.Err(); err != nil {
 			return false, err
 		}
+		capped.allow(r.opt.MaxLineBytes)
 		t, err := dec.Token()
 		if err != nil {
 			return malformed(err)
@@ -246,6 +255,7 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 						return false, err
 					}
 				}
+				capped.allow(r.opt.MaxLineBytes)
 				var m geminiMsg
 				if err := dec.Decode(&m); err != nil {
 					return malformed(err)
@@ -296,6 +306,30 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 	r.next.Count, r.next.Prefix = count, prefix
 	r.cur.Offset, r.cur.Size, r.cur.ModTime = r.fi.Size(), r.fi.Size(), r.fi.ModTime()
 	return true, nil
+}
+
+// errValueTooLong is capReader's refusal.
+var errValueTooLong = errors.New("value longer than the line bound")
+
+// capReader passes at most the allowed bytes since the last allow, so that
+// a decoder never holds more than one bounded value.
+type capReader struct {
+	r    io.Reader
+	left int
+}
+
+func (c *capReader) allow(n int) { c.left = n + 128<<10 } // and the decoder's read-ahead
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errValueTooLong
+	}
+	if len(p) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= n
+	return n, err
 }
 
 // readGeminiJSONL reads the append-only form. New records are delivered as

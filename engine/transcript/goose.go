@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -52,7 +51,7 @@ func gooseItem(id, role string, content json.RawMessage, created int64, meta str
 
 func readGooseJSONL(r *run) error {
 	return r.readWhole(fileStamp(r.path), func() (wholeDoc, error) {
-		f, err := os.Open(r.path)
+		f, err := r.open()
 		if err != nil {
 			return wholeDoc{}, err
 		}

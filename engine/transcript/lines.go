@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // anchorBytes is how much of the file before the cursor's offset is hashed to
@@ -55,24 +54,24 @@ func (r *run) appendable() bool {
 	if off == 0 {
 		return true
 	}
-	got, n, err := anchorAt(r.path, off, anchorBytes)
+	got, n, err := r.anchorAt(off, anchorBytes)
 	if err != nil || n != r.prev.AnchorLen || got != r.prev.Anchor {
 		return false
 	}
-	head, n, err := anchorAt(r.path, int64(r.prev.HeadLen), headBytes)
+	head, n, err := r.anchorAt(int64(r.prev.HeadLen), headBytes)
 	return err == nil && n == r.prev.HeadLen && head == r.prev.Head
 }
 
 // headBytes is how much of the file's start is hashed to catch an edit there.
 const headBytes = 4 << 10
 
-// anchorAt hashes up to max bytes before off.
-func anchorAt(path string, off int64, max int) (string, int, error) {
+// anchorAt hashes up to max bytes of the transcript before off.
+func (r *run) anchorAt(off int64, max int) (string, int, error) {
 	n := int64(max)
 	if off < n {
 		n = off
 	}
-	f, err := os.Open(path)
+	f, err := r.open()
 	if err != nil {
 		return "", 0, err
 	}
@@ -90,12 +89,12 @@ func (r *run) settle(off int64) error {
 	r.cur.Offset = off
 	r.cur.Size = r.fi.Size()
 	r.cur.ModTime = r.fi.ModTime()
-	a, n, err := anchorAt(r.path, off, anchorBytes)
+	a, n, err := r.anchorAt(off, anchorBytes)
 	if err != nil {
 		return fmt.Errorf("anchor: %w", err)
 	}
 	r.next.Anchor, r.next.AnchorLen = a, n
-	h, n, err := anchorAt(r.path, min(off, headBytes), headBytes)
+	h, n, err := r.anchorAt(min(off, headBytes), headBytes)
 	if err != nil {
 		return fmt.Errorf("anchor: %w", err)
 	}
@@ -115,7 +114,7 @@ func (r *run) lines(from int64, fn func(line []byte, at int64) error) (int64, er
 
 // linesIn is lines over the bytes between from and to.
 func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int64, error) {
-	f, err := os.Open(r.path)
+	f, err := r.open()
 	if err != nil {
 		return from, err
 	}
@@ -125,7 +124,10 @@ func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int
 	}
 	br := bufio.NewReaderSize(io.LimitReader(f, to-from), 64<<10)
 	off := from
-	var acc []byte
+	// acc holds a line longer than the reader's buffer; it is the run's, so
+	// that the passes of one Read share one buffer of at most MaxLineBytes.
+	acc := r.lineBuf[:0]
+	defer func() { r.lineBuf = acc[:0] }()
 	for n := 0; ; n++ {
 		if n%256 == 0 {
 			if err := r.ctx.Err(); err != nil {
@@ -137,7 +139,12 @@ func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int
 			// Too long: skip to the end of the line without keeping it.
 			skipped := int64(len(acc) + len(chunk))
 			acc = acc[:0]
-			for errors.Is(err, bufio.ErrBufferFull) {
+			for k := 0; errors.Is(err, bufio.ErrBufferFull); k++ {
+				if k%256 == 0 {
+					if cerr := r.ctx.Err(); cerr != nil {
+						return off, cerr
+					}
+				}
 				chunk, err = br.ReadSlice('\n')
 				skipped += int64(len(chunk))
 			}
@@ -152,12 +159,12 @@ func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int
 			continue
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
-			acc = append(acc, chunk...)
+			acc = appendBounded(acc, chunk, r.opt.MaxLineBytes)
 			continue
 		}
 		line := chunk
 		if len(acc) > 0 {
-			acc = append(acc, chunk...)
+			acc = appendBounded(acc, chunk, r.opt.MaxLineBytes)
 			line = acc
 		}
 		if err == io.EOF {
@@ -182,4 +189,15 @@ func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int
 			}
 		}
 	}
+}
+
+// appendBounded appends b to acc, growing it at most to limit: append's own
+// growth would overshoot the line bound by a quarter.
+func appendBounded(acc, b []byte, limit int) []byte {
+	if need := len(acc) + len(b); need > cap(acc) {
+		grown := make([]byte, len(acc), min(max(2*cap(acc), need), max(limit, need)))
+		copy(grown, acc)
+		acc = grown
+	}
+	return append(acc, b...)
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -130,5 +129,3 @@ func openHandsEvent(r *run, path, id string) item {
 	}
 	return drop(Unknown)
 }
-
-var _ = strconv.Itoa

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -54,7 +53,7 @@ type qwenRecord struct {
 }
 
 func qwenTree(r *run) (wholeDoc, error) {
-	f, err := os.Open(r.path)
+	f, err := r.open()
 	if err != nil {
 		return wholeDoc{}, err
 	}

@@ -181,7 +181,7 @@ func (s Source) Owns(path string, opt Options) bool {
 	if t || sub && opt.IncludeSubagents {
 		return true
 	}
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path) // a link to a folder is not followed, as Discover does not
 	if err != nil || !fi.IsDir() {
 		return false
 	}
@@ -254,6 +254,11 @@ func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, er
 			if dd := depth[s.Kind]; dd > 0 && strings.Count(rel, "/")+1 >= dd {
 				return fs.SkipDir
 			}
+			return nil
+		}
+		if (t || sub) && !d.Type().IsRegular() {
+			// A FIFO would hold a read forever, a device never end one.
+			skipped = append(skipped, Skip{path, "not a regular file: " + fileKind(d.Type())})
 			return nil
 		}
 		switch {

@@ -3,8 +3,10 @@ package transcript
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -95,21 +97,14 @@ func snapshot(ctx context.Context, path, dir string) (string, error) {
 // refusing more than max bytes.
 func copyFile(ctx context.Context, src, dst string, max int64) (int64, error) {
 	os.Remove(dst)
-	in, err := os.Open(src)
-	if os.IsNotExist(err) {
+	in, fi, err := openRegular("", src)
+	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
 	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("%s: not a regular file", src)
-	}
 	if fi.Size() > max {
 		return 0, fmt.Errorf("%s: %d bytes, over the %d-byte limit for a database mnemo copies to read", src, fi.Size(), int64(maxDatabaseBytes))
 	}

@@ -148,7 +148,7 @@ func readWith(ctx context.Context, src Source, path string, prev Cursor, opt Opt
 	if f, ok := formats[src.Kind]; ok && f.container != nil && isContained(path) {
 		return readContained(ctx, src, path, prev, opt, h, redact)
 	}
-	fi, err := os.Stat(path)
+	fi, err := statRule(src, path)
 	if err != nil {
 		return Result{}, fmt.Errorf("transcript %s: %w", path, err)
 	}
@@ -208,6 +208,8 @@ type run struct {
 	res  Result
 	// tooLong holds the offsets of lines skipped for length (Result.TooLong).
 	tooLong map[int64]bool
+	// lineBuf is the buffer lines assembles long lines in, kept across passes.
+	lineBuf []byte
 	// cov counts the lines of the counting pass (see startCount); countFrom
 	// is where that pass began, counting whether it did.
 	cov       Coverage

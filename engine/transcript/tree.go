@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -392,7 +391,7 @@ func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep map[stri
 		// The open reply may continue: re-read its text, so that it is
 		// delivered whole again, under the same id, if it grows.
 		for _, off := range g.Offsets {
-			line, err := lineAt(r.path, off, r.opt.MaxLineBytes)
+			line, err := r.lineAt(off)
 			if err != nil {
 				return "", nil // the file changed under us: the next read starts over
 			}
@@ -501,9 +500,11 @@ func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
 	ex.Recent = recent
 }
 
-// lineAt reads the line starting at off (at most max bytes).
-func lineAt(path string, off int64, max int) ([]byte, error) {
-	f, err := os.Open(path)
+// lineAt reads the transcript's line starting at off (at most
+// Options.MaxLineBytes).
+func (r *run) lineAt(off int64) ([]byte, error) {
+	max := r.opt.MaxLineBytes
+	f, err := r.open()
 	if err != nil {
 		return nil, err
 	}

@@ -171,18 +171,11 @@ func (r *run) readJSONLines(fn func(line []byte, at int64) item) error {
 
 // readJSONDoc decodes a whole JSON document of at most max bytes into v.
 func readJSONDoc(path string, max int64, v any) error {
-	f, err := os.Open(path)
+	f, fi, err := openRegular("", path) // the file rule (open.go): no links, FIFOs or devices
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
-	}
 	if fi.Size() > max {
 		return fmt.Errorf("%s: %d bytes, over the %d-byte limit for one JSON document", path, fi.Size(), max)
 	}

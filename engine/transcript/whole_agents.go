@@ -3,12 +3,9 @@ package transcript
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -161,7 +158,7 @@ const cursorCLIMax = 64 << 20
 
 func readCursorCLI(r *run) error {
 	return r.readWhole(fileStamp(r.path), func() (wholeDoc, error) {
-		f, err := os.Open(r.path)
+		f, err := r.open()
 		if err != nil {
 			return wholeDoc{}, err
 		}
@@ -315,7 +312,7 @@ func aiderMatch(p []string) bool { return p[len(p)-1] == ".aider.chat.history.md
 
 func readAider(r *run) error {
 	return r.readWhole(fileStamp(r.path), func() (wholeDoc, error) {
-		f, err := os.Open(r.path)
+		f, err := r.open()
 		if err != nil {
 			return wholeDoc{}, err
 		}
@@ -383,6 +380,3 @@ func parseLocalTime(s string) time.Time {
 	}
 	return t.UTC()
 }
-
-var _ = runtime.GOOS
-var _ = fmt.Sprint
