@@ -62,6 +62,8 @@ const (
 	opGraphSimilar  = "graph-similar"
 	opGraphConcepts = "graph-concepts"
 	opGraphFile     = "graph-file"
+
+	opMCP = "mcp" // switches the connection to MCP (Options.MCP)
 )
 
 // request is one line from the client. Only the fields its op uses are set.
@@ -76,11 +78,13 @@ type request struct {
 	Depth   int                  `json:"depth,omitempty"`
 	Max     int                  `json:"max,omitempty"`
 	// The sessions ops' fields (sessions.go).
-	Sessions *engine.SessionQuery `json:"sessions,omitempty"`
-	Message  string               `json:"message,omitempty"`
-	Offset   int                  `json:"offset,omitempty"`
-	Limit    int                  `json:"limit,omitempty"`
-	Around   int                  `json:"around,omitempty"`
+	Sessions *engine.SessionQuery     `json:"sessions,omitempty"`
+	List     *engine.SessionListQuery `json:"list,omitempty"`
+	Forget   *engine.ForgetQuery      `json:"forget,omitempty"`
+	Message  string                   `json:"message,omitempty"`
+	Offset   int                      `json:"offset,omitempty"`
+	Limit    int                      `json:"limit,omitempty"`
+	Around   int                      `json:"around,omitempty"`
 }
 
 // response is one line from the server: a result or an error.
@@ -94,6 +98,7 @@ type response struct {
 const (
 	kindBadRequest = "bad-request" // the line was not a request this server understands
 	kindOther      = "other"
+	kindForeign    = "foreign-peer" // the connecting process is another user's
 )
 
 // sentinels are the errors that keep their identity across the socket, by
@@ -119,12 +124,14 @@ var sentinels = []struct {
 	{"bad-context", engine.ErrBadContext},
 	{"no-session", engine.ErrNoSession},
 	{"no-message", engine.ErrNoMessage},
+	{"nothing-to-forget", engine.ErrNothingToForget},
 	{"read-only", engine.ErrReadOnly},
 	{"not-ready", engine.ErrIndexNotReady},
 	{"incompatible", engine.ErrIndexIncompatible},
 	{"in-use", engine.ErrInUse},
 	{"unknown-concept", engine.ErrUnknownConcept},
 	{"bad-graph-arg", engine.ErrBadGraphArg},
+	{kindForeign, ErrForeignPeer},
 	{"canceled", context.Canceled},
 	{"deadline", context.DeadlineExceeded},
 }
