@@ -16,6 +16,7 @@ import (
 	"mnemo/engine/embed"
 	"mnemo/engine/vectors"
 	"mnemo/markdown"
+	"mnemo/safefile"
 )
 
 // Engine is an open memory index. It is safe for concurrent use: searches
@@ -69,6 +70,8 @@ type Engine struct {
 	unreadable []string        // folders the last sync could not read (relative)
 	needFull   string          // why the next sync must rebuild, "" if it need not
 	flavor     markdown.Flavor // whose link rules the vault follows (flavor.go)
+
+	removedTemps []string // set once at open (no lock): temporary files a crashed writer left, removed
 }
 
 // now is the engine's clock: Config.Clock, else the wall clock.
@@ -81,9 +84,9 @@ func (e *Engine) now() time.Time {
 
 // writePID records this process as the writer of the index in dir, so a
 // second writer's "in use" error can name it. Best effort: the lock itself
-// is bbolt's.
+// is bbolt's. It never writes through a link planted at the name.
 func writePID(dir string) {
-	os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	safefile.Write(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 }
 
 // Layout of the index folder.
@@ -184,6 +187,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 func (e *Engine) open(ctx context.Context) error {
 	if !e.cfg.ReadOnly {
 		writePID(e.cfg.IndexDir)
+		// Only the writer makes temporary files, and this process is it
+		// now: any there are were left by one that died mid-write.
+		e.removedTemps = removeStaleTemps(e.root, e.cfg.IndexDir)
 	}
 	if err := checkSchema(e.cfg.IndexDir, e.st.meta("schema")); err != nil {
 		return err

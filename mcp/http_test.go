@@ -17,7 +17,7 @@ func TestStreamableHTTP(t *testing.T) {
 	urls := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- mcp.Serve(ctx, e.eng, mcp.Options{HTTPAddr: "127.0.0.1:0", Listening: func(u string) { urls <- u }})
+		done <- mcp.Serve(ctx, e.eng, mcp.Options{HTTPAddr: "127.0.0.1:0", HTTP: mcp.HTTPOptions{Token: testToken}, Listening: func(u string) { urls <- u }})
 	}()
 	var url string
 	select {
@@ -32,7 +32,7 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).
-		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: bearerClient(testToken)}, nil)
 	must(t, err)
 	h := &env{t: t, dir: e.dir, eng: e.eng, cs: cs}
 	tools, err := cs.ListTools(ctx, nil)
@@ -65,7 +65,7 @@ func TestHTTPRefusesNonLoopback(t *testing.T) {
 	e := newEnv(t, false, nil, mcp.Options{})
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.168.1.10:8765", "example.com:80", "127.0.0.1"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := mcp.Serve(ctx, e.eng, mcp.Options{HTTPAddr: addr})
+		err := mcp.Serve(ctx, e.eng, mcp.Options{HTTPAddr: addr, HTTP: mcp.HTTPOptions{Token: testToken}})
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), addr) {
 			t.Errorf("Serve on %q: %v", addr, err)

@@ -20,11 +20,9 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -48,8 +46,10 @@ type Options struct {
 
 	// HTTPAddr, if set, serves streamable HTTP at http://HTTPAddr/mcp
 	// instead of stdio. It must be a loopback address (127.0.0.1:8765,
-	// [::1]:8765, localhost:8765): the server has no authentication.
+	// [::1]:8765, localhost:8765). HTTP holds the HTTP server's settings
+	// (http.go); its Token is required.
 	HTTPAddr string
+	HTTP     HTTPOptions
 	// Listening, if set, is called with the URL once the HTTP server listens.
 	Listening func(url string)
 
@@ -156,54 +156,20 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 // Serve serves eng until ctx is done or, over stdio, the client hangs up:
 // over stdio by default, over streamable HTTP if opts.HTTPAddr is set.
 func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
+	return ServeServer(ctx, NewServer(eng, opts), opts)
+}
+
+// ServeServer serves s (NewServer's, or a Proxy's) as Serve does, with the
+// transport options of opts.
+func ServeServer(ctx context.Context, s *sdk.Server, opts Options) error {
 	if opts.HTTPAddr != "" {
-		return serveHTTP(ctx, eng, opts)
+		return serveHTTP(ctx, s, opts)
 	}
-	err := NewServer(eng, opts).Run(ctx, newStdioTransport(os.Stdin, os.Stdout))
+	err := s.Run(ctx, newStdioTransport(os.Stdin, os.Stdout))
 	if ctx.Err() != nil {
 		return nil // asked to stop
 	}
 	return err
-}
-
-// serveHTTP serves streamable HTTP at /mcp on a loopback address.
-func serveHTTP(ctx context.Context, eng *engine.Engine, opts Options) error {
-	addr := opts.HTTPAddr
-	if err := CheckHTTPAddr(addr); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--http %q: %w", addr, err)
-	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
-		ln.Close()
-		return fmt.Errorf("--http %q resolved to %s, which is not a loopback address", addr, ln.Addr())
-	}
-	s := NewServer(eng, opts)
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
-		&sdk.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: 16 << 20})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	if opts.Listening != nil {
-		opts.Listening("http://" + ln.Addr().String() + "/mcp")
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err := hs.Shutdown(sctx)
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = hs.Close() // streams still open: cut them
-		}
-		<-errc
-		return err
-	}
 }
 
 // CheckHTTPAddr refuses an HTTP address Serve would not listen on: not
@@ -215,7 +181,7 @@ func CheckHTTPAddr(addr string) error {
 		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
 	}
 	if !isLoopback(host) {
-		return fmt.Errorf("--http %q: refusing a non-loopback address; the MCP server has no authentication, so it listens on 127.0.0.1, ::1 or localhost only", addr)
+		return fmt.Errorf("--http %q: refusing a non-loopback address; the MCP server listens on 127.0.0.1, ::1 or localhost only", addr)
 	}
 	return nil
 }

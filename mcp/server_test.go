@@ -594,3 +594,42 @@ func TestSyncStatusConfig(t *testing.T) {
 		t.Errorf("config: %+v", c)
 	}
 }
+
+// TestGetConfigHidesSecrets: a variable whose name suggests a credential
+// shows only that it is set, and a URL's user and password never show.
+func TestGetConfigHidesSecrets(t *testing.T) {
+	env := map[string]string{
+		"MAENIFOLD_PASSWD":           "hunter2",
+		"MAENIFOLD_DB_PASS":          "hunter3",
+		"MAENIFOLD_GIT_CREDENTIALS":  "hunter4",
+		"MAENIFOLD_AUTH_HEADER":      "hunter5",
+		"MAENIFOLD_HTTP_TOKEN":       "hunter6",
+		"MAENIFOLD_EMBEDDER_URL":     "https://alice:hunter7@embed.example/v1",
+		"MAENIFOLD_PROXIES":          "http://bob:hunter8@proxy:3128, http://plain:8080",
+		"MAENIFOLD_DECAY_GRACE_DAYS": "7",
+	}
+	e := newEnv(t, false, nil, mcp.Options{
+		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Environ: func() []string {
+			var kv []string
+			for k, v := range env {
+				kv = append(kv, k+"="+v)
+			}
+			return kv
+		},
+	})
+	out := text(e.call("GetConfig", nil))
+	for i := 2; i <= 8; i++ {
+		if s := fmt.Sprintf("hunter%d", i); strings.Contains(out, s) {
+			t.Errorf("GetConfig shows %s:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "alice") || strings.Contains(out, "bob") {
+		t.Errorf("GetConfig shows a URL's user:\n%s", out)
+	}
+	for _, want := range []string{"https://(hidden)@embed.example/v1", "http://(hidden)@proxy:3128, http://plain:8080", "MAENIFOLD_PASSWD=(set, hidden)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("GetConfig lacks %q:\n%s", want, out)
+		}
+	}
+}

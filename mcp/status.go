@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -276,21 +277,45 @@ func (s *server) variables() []variable {
 	slices.SortFunc(extra, func(a, b variable) int { return strings.Compare(a.Name, b.Name) })
 	vs = append(vs, extra...)
 	for i := range vs {
-		if secret(vs[i].Name) && vs[i].Value != "" {
+		switch {
+		case secret(vs[i].Name) && vs[i].Value != "":
 			vs[i].Value = "(set, hidden)"
+		default:
+			vs[i].Value = hideUserInfo(vs[i].Value)
 		}
 	}
 	return vs
 }
 
+// secretWords are the parts of a variable's name that say its value is a
+// credential; such a value must not reach a model's context.
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASS", "PWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION_ID", "PRIVATE", "CERT"}
+
 // secret reports variables whose values must not reach a model's context.
 func secret(name string) bool {
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD"} {
-		if strings.Contains(strings.ToUpper(name), w) {
+	up := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(up, w) {
 			return true
 		}
 	}
 	return false
+}
+
+// hideUserInfo replaces the user and password of every URL in v
+// (https://user:password@host/…) with "(hidden)": an embedder's or a
+// proxy's URL often carries its credentials.
+func hideUserInfo(v string) string {
+	fields := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == ';' })
+	for _, f := range fields {
+		u, err := url.Parse(f)
+		if err != nil || u.User == nil || u.Host == "" {
+			continue
+		}
+		u.User = nil
+		v = strings.Replace(v, f, strings.Replace(u.String(), "://", "://(hidden)@", 1), 1)
+	}
+	return v
 }
 
 func skips(in []engine.Skip) []skipped {

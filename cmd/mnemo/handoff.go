@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,10 +111,11 @@ func (a *app) engineFlags() []string {
 
 // startHandoff lets other mnemo commands reach e while serve holds it: it
 // listens on the socket beside the index and answers there until stop is
-// called or ctx ends. stop returns once no request is running, so that e
-// can be closed. A socket that cannot be made is logged, not fatal: serve
-// still works, and other commands report the index in use.
-func startHandoff(ctx context.Context, e *engine.Engine, sess *engine.Sessions, indexDir string, logf func(string)) (stop func()) {
+// called or ctx ends; other serves' MCP calls are served by serveMCP. stop
+// returns once no request is running, so that e can be closed. A socket
+// that cannot be made is logged, not fatal: serve still works, and other
+// commands report the index in use.
+func startHandoff(ctx context.Context, e *engine.Engine, sess *engine.Sessions, indexDir string, serveMCP func(context.Context, io.ReadWriteCloser) error, logf func(string)) (stop func()) {
 	ln, err := remote.Listen(indexDir)
 	if err != nil {
 		logf("other commands cannot reach this server: " + err.Error())
@@ -128,7 +130,7 @@ func startHandoff(ctx context.Context, e *engine.Engine, sess *engine.Sessions, 
 		if sess != nil {
 			sb = sess
 		}
-		if err := remote.ServeWith(ctx, ln, e, sb); err != nil {
+		if err := remote.ServeOpts(ctx, ln, e, remote.Options{Sessions: sb, MCP: serveMCP}); err != nil {
 			logf("other commands can no longer reach this server: " + err.Error())
 		}
 	}()

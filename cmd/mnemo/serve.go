@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
@@ -39,6 +40,9 @@ type serveFlags struct {
 	maxSearches int           // 0: mcp's default (one per core)
 	searchQueue time.Duration // 0: mcp's default (5 s)
 	debugAddr   string        // --debug-addr: net/http/pprof on this loopback address
+
+	token          httpTokenSource // what --http and --debug-addr require of every request
+	sessionTimeout time.Duration   // 0: mcp's default
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -48,6 +52,7 @@ func (a *app) serveCmd() *cobra.Command {
 	var maxSearches, queueMs int
 	var noSessions bool
 	var sf0 sessionsFlags
+	var tokenFile, sessionIdle string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Keep the index fresh: watch the memory folder until stopped",
@@ -65,14 +70,25 @@ It also serves the MCP tools (SearchMemories, ReadMemory, WriteMemory, …) to
 the agent that started it, over stdin/stdout, unless stdin is a terminal or
 /dev/null; when that client hangs up, serve stops. With --http ADDR it serves
 them over streamable HTTP at http://ADDR/mcp instead; ADDR must be a loopback
-address such as 127.0.0.1:8765.
+address such as 127.0.0.1:8765. Every HTTP request needs the header
+"Authorization: Bearer TOKEN": $` + EnvHTTPToken + `, or the file --token-file
+names (mode 0600), or else INDEX/` + tokenName + `, made at first start; serve logs
+the line that adds it to Claude Code, never the token. Requests from a web page
+(an Origin header) are refused; idle MCP sessions close after --session-timeout
+($` + EnvSessionTimeout + `, default 30m).
+
+Several serves may run on one root (one per agent): the first holds the index,
+the others forward every tool call to it over the socket. When it stops or
+dies, one of them takes the index over and the rest attach to that one; a call
+cut by the handover answers "mnemo: retry: …".
 
 At most $` + EnvMaxSearches + ` searches (or --max-searches; default one per
 core) run at once; the others wait their turn in arrival order for at most
 $` + EnvSearchQueue + ` milliseconds (or --search-queue-ms; default 5000) and then
 get a "server busy, retry" tool error instead of an ever later answer.
 --debug-addr 127.0.0.1:PORT serves Go's profiler (net/http/pprof) at
-http://127.0.0.1:PORT/debug/pprof/ — loopback only, off by default.
+http://127.0.0.1:PORT/debug/pprof/ — loopback only, off by default, and only
+to requests with a loopback Host and the same bearer token as --http.
 
 It also keeps the agent-sessions index (see mnemo sessions --help) in step
 with the transcript roots, watched the same way, and serves SearchSessions,
@@ -81,8 +97,8 @@ that off, --source KIND=DIR (repeatable) replaces the default roots.
 
 While it runs, the other commands (search, read, status, eval, sync) from
 any terminal go through it, over the socket INDEX/serve.sock: they see its
-latest state, and their reads are recorded. A second writer on the same
-index is refused ("index is in use by PID N").`,
+latest state, and their reads are recorded; the socket and the process behind
+it must be this user's.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("serve takes no arguments (got %q)", args[0])
@@ -122,34 +138,25 @@ index is refused ("index is in use by PID N").`,
 			if err != nil {
 				return err
 			}
-			e, err := engine.Open(cmd.Context(), cfg)
-			if err != nil {
+			if sf.sessionTimeout, err = sessionTimeout(sessionIdle, os.LookupEnv); err != nil {
 				return err
 			}
-			log := newLogger(a.stderr)
-			var sess *engine.Sessions
-			if withSessions {
-				if sess, err = openServeSessions(cmd.Context(), &sf0, cfg); err != nil {
-					e.Close()
+			if sf.http != "" || sf.debugAddr != "" {
+				if sf.token, err = httpToken(cfg.IndexDir, tokenFile, os.LookupEnv); err != nil {
 					return err
 				}
-				defer sess.Close()
 			}
+			log := newLogger(a.stderr)
 			log.print(fmt.Sprintf("serve pid=%d memory=%s index=%s watch=%t debounce=%s",
 				os.Getpid(), cfg.MemoryDir, cfg.IndexDir, sf.watch, debounceText(sf.debounce)))
-			stopHandoff := startHandoff(cmd.Context(), e, sess, cfg.IndexDir, log.print)
-			err = serve(cmd.Context(), e, sess, sf, log.print)
-			stopHandoff()
-			if cerr := e.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("close index: %w", cerr)
-			}
-			if err != nil {
-				return err
-			}
-			log.print("stopped: index closed")
-			return nil
+			r := &roles{a: a, sf: sf, cfg: cfg, sessFlags: &sf0, withSessions: withSessions, logf: log.print,
+				mcpLog: slog.New(slog.NewTextHandler(logWriter(log.print), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+			r.proxy = mcp.NewProxy(mcp.ProxyOptions{Logger: r.mcpLog})
+			return serve(cmd.Context(), r, sf, log.print)
 		},
 	}
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "read the HTTP bearer token from this file (mode 0600); default $"+EnvHTTPToken+", else INDEX/"+tokenName+", made at first start")
+	cmd.Flags().StringVar(&sessionIdle, "session-timeout", "", "close an MCP HTTP session idle this long, e.g. 30m or 2h (overrides $"+EnvSessionTimeout+"; default 30m)")
 	cmd.Flags().IntVar(&debounceMs, "debounce-ms", 0, "milliseconds a file must be quiet before it is re-indexed (overrides $"+EnvDebounce+"; default 150)")
 	cmd.Flags().BoolVar(&noWatch, "no-watch", false, "sync once and do not watch (like $"+EnvAutoSync+"=false)")
 	cmd.Flags().IntVar(&maxSearches, "max-searches", 0, "searches that run at once (overrides $"+EnvMaxSearches+"; default one per core)")
@@ -279,11 +286,52 @@ func debounceText(d time.Duration) string {
 	return d.String()
 }
 
-// serve runs the watcher (or one sync), the servers and the profiler (if
-// asked for) until ctx is done or one of them fails; it returns once all
-// have stopped, so the caller can close the engine with nothing left
-// writing to it.
-func serve(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serveFlags, logf func(string)) error {
+// serve runs the MCP front door and the profiler (if asked for) for as
+// long as serve runs, and behind the door the roles (share.go), until ctx
+// is done, the stdio client hangs up, or one of them fails. It returns
+// once all have stopped, the index closed.
+func serve(ctx context.Context, r *roles, sf serveFlags, logf func(string)) error {
+	g, ctx := errgroup.WithContext(ctx)
+	// run starts one part; its failure stops the others, but an error it
+	// returns because serve is already stopping is not one.
+	run := func(name string, fn func(context.Context) error) {
+		g.Go(func() error {
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	if sf.debugAddr != "" {
+		run("debug server", func(ctx context.Context) error { return serveDebug(ctx, sf.debugAddr, sf.token.token, logf) })
+	}
+	g.Go(func() error {
+		err := r.run(ctx)
+		if err != nil && ctx.Err() == nil {
+			return err // an index that cannot be opened: serve stops with its own error
+		}
+		return nil
+	})
+	run("servers", func(ctx context.Context) error {
+		if err := runServers(ctx, r.proxy.Server(), sf, logf); err != nil {
+			return err
+		}
+		return errHungUp // the MCP client hung up: serving is over
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		logf("stopping")
+		return nil
+	})
+	if err := g.Wait(); !errors.Is(err, errHungUp) {
+		return err
+	}
+	return nil
+}
+
+// keepFresh keeps the index e fresh while this serve holds it: the
+// watchers (or one sync, without --no-watch), until ctx is done.
+func keepFresh(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serveFlags, logf func(string)) error {
 	if !sf.watch {
 		r, err := e.Sync(ctx, false)
 		if err != nil {
@@ -300,68 +348,43 @@ func serve(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serv
 			}
 			logf(sessionsSyncSummary(sr))
 		}
+		<-ctx.Done()
+		return nil
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	// run starts one part; its failure stops the others, but an error it
-	// returns because serve is already stopping is not one.
-	run := func(name string, fn func(context.Context) error) {
+	g.Go(func() error {
+		if err := e.Watch(ctx, engine.WatchOptions{Debounce: sf.debounce, Log: logf}); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("watcher: %w", err)
+		}
+		return nil
+	})
+	if sess != nil {
 		g.Go(func() error {
-			if err := fn(ctx); err != nil && ctx.Err() == nil {
-				return fmt.Errorf("%s: %w", name, err)
+			if err := sess.Watch(ctx, engine.SessionsWatchOptions{Debounce: sf.debounce, Log: logf}); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("sessions watcher: %w", err)
 			}
 			return nil
 		})
 	}
-	if sf.watch {
-		run("watcher", func(ctx context.Context) error {
-			return e.Watch(ctx, engine.WatchOptions{Debounce: sf.debounce, Log: logf})
-		})
-	}
-	if sf.watch && sess != nil {
-		run("sessions watcher", func(ctx context.Context) error {
-			return sess.Watch(ctx, engine.SessionsWatchOptions{Debounce: sf.debounce, Log: logf})
-		})
-	}
-	if sf.debugAddr != "" {
-		run("debug server", func(ctx context.Context) error { return serveDebug(ctx, sf.debugAddr, logf) })
-	}
-	run("servers", func(ctx context.Context) error {
-		if err := runServers(ctx, e, sess, sf, logf); err != nil {
-			return err
-		}
-		return errHungUp // the MCP client hung up: serving is over
-	})
-	g.Go(func() error {
-		<-ctx.Done()
-		logf("stopping")
-		return nil
-	})
-	if err := g.Wait(); !errors.Is(err, errHungUp) {
-		return err
-	}
-	return nil
+	return g.Wait()
 }
 
 // errHungUp stops serve's other parts when the MCP client hangs up.
 var errHungUp = errors.New("mcp client hung up")
 
-// runServers is where the front ends that share the engine attach: the MCP
-// server, over stdio or (--http) streamable HTTP. It returns when ctx is
-// done, or with nil when the stdio client hangs up; an error stops serve.
-// Stdin that is a terminal or /dev/null has no MCP client on it (a person
-// at a shell, a service manager): then it only waits.
-func runServers(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serveFlags, logf func(string)) error {
+// runServers is serve's MCP front door, srv (the roles' proxy), over
+// stdio or (--http) streamable HTTP. It returns when ctx is done, or with
+// nil when the stdio client hangs up; an error stops serve. Stdin that is
+// a terminal or /dev/null has no MCP client on it (a person at a shell, a
+// service manager): then it only waits.
+func runServers(ctx context.Context, srv *sdk.Server, sf serveFlags, logf func(string)) error {
 	opts := mcp.Options{
-		HTTPAddr:  sf.http,
-		Listening: func(url string) { logf("mcp listening on " + url) },
-		Settings:  serveSettings(sf, os.LookupEnv),
-
-		MaxSearches:        sf.maxSearches,
-		SearchQueueTimeout: sf.searchQueue,
-		Logger:             slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}
-	if sess != nil {
-		opts.Sessions = sess
+		HTTPAddr: sf.http,
+		HTTP:     mcp.HTTPOptions{Token: sf.token.token, SessionTimeout: sf.sessionTimeout},
+		Listening: func(url string) {
+			logf("mcp listening on " + url + "; every request needs the header Authorization: Bearer <token>, the token " + sf.token.where)
+			logf("add it to Claude Code with: claude mcp add --transport http mnemo " + url + ` --header "Authorization: Bearer ` + sf.token.shell + `"`)
+		},
 	}
 	if sf.http == "" {
 		if fi, err := os.Stdin.Stat(); err != nil || fi.Mode()&os.ModeCharDevice != 0 {
@@ -371,7 +394,7 @@ func runServers(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf
 		}
 		logf("mcp serving on stdio")
 	}
-	err := mcp.Serve(ctx, e, opts)
+	err := mcp.ServeServer(ctx, srv, opts)
 	if err == nil && ctx.Err() == nil {
 		logf("mcp client closed the connection")
 	}

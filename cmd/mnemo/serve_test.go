@@ -130,6 +130,26 @@ func (s *server) stop() {
 	}
 }
 
+// stopFrontEnd sends SIGTERM to a serve that fronts another and waits for
+// its clean exit; it never held the index, so there is nothing to close.
+func (s *server) stopFrontEnd() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		s.t.Fatal(err)
+	}
+	select {
+	case err := <-s.exit:
+		if err != nil {
+			s.t.Fatalf("serve exited with %v; log:\n%s", err, s.log())
+		}
+	case <-time.After(30 * time.Second):
+		s.t.Fatalf("serve did not stop on SIGTERM; log:\n%s", s.log())
+	}
+	if strings.Contains(s.log(), "holding the index") {
+		s.t.Errorf("a front end took the index:\n%s", s.log())
+	}
+}
+
 // TestServe runs `mnemo serve` on a temporary vault:
 // a file written while it runs is indexed, a second writer is refused, and
 // SIGTERM stops it cleanly with the state flushed.
@@ -186,11 +206,10 @@ func TestServe(t *testing.T) {
 		os.WriteFile(filepath.Join(memory, "second.md"), []byte("# Second\n\nwritten while serving\n"), 0o644)
 		s.waitLog(`^\S+Z sync added=1 updated=0 removed=0 skipped=0 in \d+ms$`)
 
-		code, _, errs := mnemo("serve")
-		want := fmt.Sprintf("mnemo: index is in use by PID %d", s.cmd.Process.Pid)
-		if code != 1 || !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
-			t.Errorf("second serve: exit %d, stderr %q; want exit 1 and one line starting %q", code, errs, want)
-		}
+		// A second serve on the root becomes the first one's front end.
+		second := startServer(t, bin, nil, "--root", root, "serve")
+		second.waitLog(fmt.Sprintf(`front end of the serve that holds the index \(PID %d\)`, s.cmd.Process.Pid))
+		second.stopFrontEnd()
 		// A read-only open cannot share bbolt's lock with the writer yet,
 		// so the index is checked once serve has stopped.
 		s.stop()
@@ -202,18 +221,78 @@ func TestServe(t *testing.T) {
 		}
 	})
 
+	t.Run("http", func(t *testing.T) {
+		s := startServer(t, bin, nil, "--root", root, "serve", "--no-watch", "--http", "127.0.0.1:0")
+		line := s.waitLog(`add it to Claude Code with: claude mcp add --transport http mnemo http://127\.0\.0\.1:\d+/mcp --header "Authorization: Bearer \$\(cat .*http\.token\)"$`)
+		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`).FindString(line)
+		token, err := os.ReadFile(filepath.Join(root, "index", tokenName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := strings.TrimSpace(string(token))
+		initialize := func(auth string) int {
+			req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if code := initialize(""); code != 401 {
+			t.Errorf("no token: %d, want 401", code)
+		}
+		if code := initialize("Bearer " + tok); code != 200 {
+			t.Errorf("the token: %d, want 200", code)
+		}
+		s.stop()
+		if strings.Contains(s.log(), tok) {
+			t.Errorf("the token is in the log:\n%s", s.log())
+		}
+	})
+
 	t.Run("debug-addr", func(t *testing.T) {
 		s := startServer(t, bin, nil, "--root", root, "serve", "--no-watch", "--debug-addr", "127.0.0.1:0")
 		line := s.waitLog(`profiler listening on http://127\.0\.0\.1:\d+/debug/pprof/$`)
 		url := line[strings.Index(line, "http://"):]
-		resp, err := http.Get(url + "cmdline")
+		token, err := os.ReadFile(filepath.Join(root, "index", tokenName))
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.Contains(string(body), "serve") {
-			t.Errorf("GET %scmdline: %d %q, want 200 and the command line", url, resp.StatusCode, body)
+		get := func(host, auth string) (int, string) {
+			t.Helper()
+			req, _ := http.NewRequest("GET", url+"cmdline", nil)
+			if host != "" {
+				req.Host = host
+			}
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, string(body)
+		}
+		bearer := "Bearer " + strings.TrimSpace(string(token))
+		if code, body := get("", bearer); code != 200 || !strings.Contains(body, "--debug-addr") {
+			t.Errorf("GET %scmdline: %d %q, want 200 and the command line", url, code, body)
+		}
+		// A page on a rebound DNS name, and a request without the token.
+		if code, body := get("attacker.example:80", bearer); code != 403 || strings.Contains(body, "--debug-addr") {
+			t.Errorf("Host attacker.example: %d %q, want 403", code, body)
+		}
+		for _, auth := range []string{"", "Bearer wrong", bearer + "x"} {
+			if code, body := get("", auth); code != 401 || strings.Contains(body, "--debug-addr") {
+				t.Errorf("Authorization %q: %d %q, want 401", auth, code, body)
+			}
 		}
 		s.stop()
 		code, _, errs := mnemo("serve", "--debug-addr", "0.0.0.0:6060")

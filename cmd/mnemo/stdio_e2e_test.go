@@ -52,6 +52,7 @@ func TestServeSurvivesMalformedLines(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"error"`
 		Result json.RawMessage `json:"result"`
+		Method string          `json:"method"` // set on a notification, which is no reply
 	}
 	replies := make(chan reply)
 	go func() {
@@ -63,6 +64,9 @@ func TestServeSurvivesMalformedLines(t *testing.T) {
 			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 				t.Errorf("serve wrote a line that is not JSON: %q", sc.Text())
 				continue
+			}
+			if r.Method != "" {
+				continue // a notification (the tool list arriving from the holder), not a reply
 			}
 			replies <- r
 		}

@@ -27,19 +27,76 @@ type Client struct {
 }
 
 // Dial connects to the server of the index in indexDir (see Listen for
-// where its socket is). It fails if no server answers there.
+// where its socket is). It fails if no server answers there, and refuses
+// a socket, or a server, of another user (ErrForeignPeer).
 func Dial(indexDir string) (*Client, error) {
+	conn, err := dial(indexDir)
+	if err != nil {
+		return nil, err
+	}
+	enc := json.NewEncoder(conn)
+	enc.SetEscapeHTML(false)
+	return &Client{conn: conn, enc: enc, dec: json.NewDecoder(conn)}, nil
+}
+
+// dial connects to the socket of the index in indexDir, if it is this
+// user's and so is the process serving it.
+func dial(indexDir string) (net.Conn, error) {
 	path, err := socketPath(indexDir)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkSocketFile(path); err != nil {
+		return nil, fmt.Errorf("connect to mnemo serve: %w", err)
 	}
 	conn, err := net.DialTimeout("unix", path, dialTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("connect to mnemo serve: %w", err)
 	}
-	enc := json.NewEncoder(conn)
-	enc.SetEscapeHTML(false)
-	return &Client{conn: conn, enc: enc, dec: json.NewDecoder(conn)}, nil
+	if err := checkPeer(conn); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("connect to mnemo serve on %s: %w", path, err)
+	}
+	return conn, nil
+}
+
+// DialMCP connects to the server of the index in indexDir and switches the
+// connection to MCP (Options.MCP): what is returned carries JSON-RPC lines
+// to and from the server's MCP tools.
+func DialMCP(ctx context.Context, indexDir string) (net.Conn, error) {
+	conn, err := dial(indexDir)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	conn.SetDeadline(time.Now().Add(dialTimeout))
+	if _, err := io.WriteString(conn, `{"op":"mcp"}`+"\n"); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("mnemo serve: ask for MCP: %w", err)
+	}
+	// Byte by byte: what follows the answer is the MCP stream's.
+	var line []byte
+	for b := make([]byte, 1); len(line) < 4096; {
+		if _, err := conn.Read(b); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("mnemo serve: ask for MCP: %w", err)
+		}
+		if b[0] == '\n' {
+			break
+		}
+		line = append(line, b[0])
+	}
+	var resp response
+	if err := json.Unmarshal(line, &resp); err != nil || resp.Result != opMCP {
+		conn.Close()
+		if resp.Error != "" {
+			return nil, &Error{Msg: resp.Error, Kind: resp.Kind}
+		}
+		return nil, fmt.Errorf("mnemo serve does not serve MCP on its socket (answered %q)", line)
+	}
+	conn.SetDeadline(time.Time{})
+	return conn, nil
 }
 
 // Close closes the connection.

@@ -62,6 +62,8 @@ const (
 	opGraphSimilar  = "graph-similar"
 	opGraphConcepts = "graph-concepts"
 	opGraphFile     = "graph-file"
+
+	opMCP = "mcp" // switches the connection to MCP (Options.MCP)
 )
 
 // request is one line from the client. Only the fields its op uses are set.
@@ -94,6 +96,7 @@ type response struct {
 const (
 	kindBadRequest = "bad-request" // the line was not a request this server understands
 	kindOther      = "other"
+	kindForeign    = "foreign-peer" // the connecting process is another user's
 )
 
 // sentinels are the errors that keep their identity across the socket, by
@@ -125,6 +128,7 @@ var sentinels = []struct {
 	{"in-use", engine.ErrInUse},
 	{"unknown-concept", engine.ErrUnknownConcept},
 	{"bad-graph-arg", engine.ErrBadGraphArg},
+	{kindForeign, ErrForeignPeer},
 	{"canceled", context.Canceled},
 	{"deadline", context.DeadlineExceeded},
 }

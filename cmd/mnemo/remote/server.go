@@ -26,6 +26,22 @@ func Serve(ctx context.Context, ln net.Listener, b Backend) error {
 
 // ServeWith is Serve with a sessions index beside the engine (nil: none).
 func ServeWith(ctx context.Context, ln net.Listener, b Backend, sess SessionsBackend) error {
+	return ServeOpts(ctx, ln, b, Options{Sessions: sess})
+}
+
+// Options are what a server offers beyond its Backend.
+type Options struct {
+	Sessions SessionsBackend // nil: no sessions index
+	// MCP, if set, serves the Model Context Protocol on a connection whose
+	// first request is {"op": "mcp"}: after the answer {"result": "mcp"},
+	// the connection carries MCP's JSON-RPC lines until either end closes
+	// it. Another mnemo serve that finds the index held forwards its own
+	// clients' tool calls this way.
+	MCP func(ctx context.Context, rw io.ReadWriteCloser) error
+}
+
+// ServeOpts is Serve with Options.
+func ServeOpts(ctx context.Context, ln net.Listener, b Backend, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -68,6 +84,13 @@ func ServeWith(ctx context.Context, ln net.Listener, b Backend, sess SessionsBac
 			return fmt.Errorf("accept: %w", err)
 		}
 		delay = 0
+		if err := checkPeer(c); err != nil {
+			// Another user's process: it gets one line saying why, no more.
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			json.NewEncoder(c).Encode(response{Error: "mnemo serve: " + err.Error(), Kind: kindForeign})
+			c.Close()
+			continue
+		}
 		mu.Lock()
 		if ctx.Err() != nil {
 			mu.Unlock()
@@ -79,7 +102,7 @@ func ServeWith(ctx context.Context, ln net.Listener, b Backend, sess SessionsBac
 		mu.Unlock()
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, c, b, sess)
+			serveConn(ctx, c, b, opts)
 			mu.Lock()
 			delete(conns, c)
 			mu.Unlock()
@@ -90,7 +113,7 @@ func ServeWith(ctx context.Context, ln net.Listener, b Backend, sess SessionsBac
 
 // serveConn answers the requests of one connection until the client hangs
 // up, a write fails, or a request is too long to read past.
-func serveConn(ctx context.Context, c net.Conn, b Backend, sess SessionsBackend) {
+func serveConn(ctx context.Context, c net.Conn, b Backend, opts Options) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
 	enc := json.NewEncoder(w)
@@ -109,7 +132,14 @@ func serveConn(ctx context.Context, c net.Conn, b Backend, sess SessionsBackend)
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		resp := handle(ctx, b, sess, line)
+		if opts.MCP != nil && isMCPRequest(line) {
+			enc.Encode(response{Result: opMCP})
+			if w.Flush() == nil {
+				opts.MCP(ctx, &bufferedConn{Reader: r, Conn: c})
+			}
+			return
+		}
+		resp := handle(ctx, b, opts.Sessions, line)
 		if err := enc.Encode(resp); err != nil {
 			// A result that cannot be encoded (a NaN, say) is the server's
 			// fault, but still an answer the client must get.
@@ -179,6 +209,23 @@ func handle(ctx context.Context, b Backend, sess SessionsBackend, line []byte) (
 	}
 	return response{Result: res}
 }
+
+// isMCPRequest reports whether line is {"op": "mcp"}.
+func isMCPRequest(line []byte) bool {
+	var req struct {
+		Op string `json:"op"`
+	}
+	return json.Unmarshal(line, &req) == nil && req.Op == opMCP
+}
+
+// bufferedConn reads through the reader that may already hold the first
+// bytes of what follows the request line.
+type bufferedConn struct {
+	*bufio.Reader
+	net.Conn
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.Reader.Read(p) }
 
 var errLineTooLong = errors.New("line too long")
 

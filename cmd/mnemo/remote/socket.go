@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"mnemo/safefile"
 )
 
 // Where the socket lives.
@@ -124,7 +126,7 @@ func socketPath(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, addrName)); err == nil {
+	if b, err := safefile.Read(filepath.Join(dir, addrName), 4096, true); err == nil {
 		if p := strings.TrimSpace(string(b)); p != "" {
 			return p, nil
 		}
@@ -170,13 +172,42 @@ func clearStale(dir string) error {
 }
 
 func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	return safefile.Write(path, data, 0o600)
+}
+
+// checkSocketFile refuses a socket path that is not a socket this user
+// owns: another user who can write to the index folder could plant one
+// there to receive this user's requests.
+func checkSocketFile(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("%s is not a socket", path)
+	}
+	if !safefile.OwnedByMe(fi) {
+		return fmt.Errorf("%s belongs to another user: %w", path, ErrForeignPeer)
+	}
+	return nil
+}
+
+// ErrForeignPeer is the error for a socket, or a process at its other end,
+// of another user than this one.
+var ErrForeignPeer = errors.New("refusing a peer of another user")
+
+// checkPeer refuses a connection whose other end is another user's process.
+func checkPeer(c net.Conn) error {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return fmt.Errorf("not a unix socket connection: %T", c)
+	}
+	uid, err := peerUID(uc)
+	if err != nil {
 		return err
+	}
+	if uid != os.Getuid() {
+		return fmt.Errorf("the process at the other end is user %d, not this user (%d): %w", uid, os.Getuid(), ErrForeignPeer)
 	}
 	return nil
 }

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mnemo/cmd/mnemo/remote"
+	"mnemo/engine"
+	"mnemo/mcp"
+	"mnemo/safefile"
+)
+
+// Serves that share a root. Every agent starts its own mnemo serve, and
+// several agents often work on one root at once; the index has one writer.
+// So each serve answers its own client through an mcp.Proxy, and behind the
+// proxy it either holds the index (it opened it: the writer lock let it)
+// and runs the tools itself, or is the front end of the serve that holds
+// it, forwarding every call over the socket. When the holder goes away,
+// the front ends race for the lock: the one that wins opens the index
+// (whose start-up sync catches up on what changed meanwhile) and starts
+// the watchers; the others attach to it. A call cut by the handover fails
+// with mcp.RetryMessage; a call made while no one holds the index waits
+// for the next holder.
+
+// retryEvery is how often a serve that neither holds the index nor reaches
+// its holder tries again (the holder may be starting, or a plain writer
+// such as mnemo sync may hold it for a while).
+const retryEvery = 100 * time.Millisecond
+
+// roles runs the part of serve behind its MCP front door.
+type roles struct {
+	a            *app
+	sf           serveFlags
+	cfg          engine.Config
+	sessFlags    *sessionsFlags
+	withSessions bool
+	proxy        *mcp.Proxy
+	logf         func(string)
+	mcpLog       *slog.Logger
+}
+
+// run holds the index, or fronts its holder, until ctx is done. It returns
+// an error only for what a retry cannot mend: an index that cannot be
+// opened, or a holder serving another memory folder.
+func (r *roles) run(ctx context.Context) error {
+	var said string // the last reason logged for waiting, said once
+	for ctx.Err() == nil {
+		attached, err := r.attach(ctx)
+		if attached || ctx.Err() != nil {
+			said = ""
+			continue
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
+			return err
+		}
+		e, oerr := engine.Open(ctx, r.cfg)
+		if oerr == nil {
+			return r.hold(ctx, e)
+		}
+		if !errors.Is(oerr, engine.ErrInUse) {
+			return oerr
+		}
+		if why := oerr.Error(); why != said {
+			r.logf(fmt.Sprintf("waiting for the index: %v; it takes no requests yet (%v)", oerr, err))
+			said = why
+		}
+		select {
+		case <-time.After(retryEvery):
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
+// attach fronts the serve that holds the index, if one answers on the
+// socket, until its connection ends; attached says whether it did.
+func (r *roles) attach(ctx context.Context) (attached bool, err error) {
+	c, err := remote.Dial(r.cfg.IndexDir)
+	if err != nil {
+		return false, err
+	}
+	err = sameMemory(ctx, c, r.cfg.MemoryDir)
+	c.Close()
+	if err != nil {
+		return false, err
+	}
+	conn, err := remote.DialMCP(ctx, r.cfg.IndexDir)
+	if err != nil {
+		return false, err
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "mnemo-front-end", Version: "dev"}, nil).
+		Connect(ctx, &sdk.IOTransport{Reader: conn, Writer: conn}, nil)
+	if err != nil {
+		conn.Close()
+		return false, fmt.Errorf("connect to the holder's MCP tools: %w", err)
+	}
+	defer cs.Close()
+	if err := r.proxy.Attach(ctx, cs); err != nil {
+		return false, err
+	}
+	r.logf(fmt.Sprintf("front end of the serve that holds the index (%s): forwarding every tool call to it", holderName(r.cfg.IndexDir)))
+	if flags := r.a.engineFlags(); len(flags) > 0 {
+		r.logf("note: the holder answers with its own settings; " + strings.Join(flags, ", ") + " apply only if this serve takes the index over")
+	}
+	stop := context.AfterFunc(ctx, func() { cs.Close() })
+	cs.Wait()
+	stop()
+	r.proxy.Detach(cs)
+	if ctx.Err() == nil {
+		r.logf("the serve that held the index went away: taking the index over, or attaching to the one that does")
+	}
+	return true, nil
+}
+
+// holderName names the process that holds the index, from writer.pid.
+func holderName(indexDir string) string {
+	b, err := safefile.Read(filepath.Join(indexDir, "writer.pid"), 64, false)
+	if err != nil {
+		return "pid unknown"
+	}
+	return "PID " + strings.TrimSpace(string(b))
+}
+
+// hold runs the tools on e, which this process has just opened as the
+// index's writer, until ctx is done: its own client and the front ends of
+// other serves reach the same MCP server, and the watchers keep the index
+// fresh. e is closed on return.
+func (r *roles) hold(ctx context.Context, e *engine.Engine) (err error) {
+	defer func() {
+		if ctx.Err() != nil {
+			err = nil // asked to stop, perhaps mid-start: not a failure
+		}
+		if cerr := e.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close index: %w", cerr)
+		}
+		if err == nil {
+			r.logf("stopped: index closed")
+		}
+	}()
+	for _, p := range e.RemovedTemps() {
+		r.logf("removed " + p + ": a temporary file a writer killed mid-write left")
+	}
+	var sess *engine.Sessions
+	if r.withSessions {
+		if sess, err = r.openSessions(ctx); err != nil {
+			return err
+		}
+		defer sess.Close()
+	}
+	r.logf(fmt.Sprintf("holding the index: pid=%d memory=%s index=%s", os.Getpid(), r.cfg.MemoryDir, r.cfg.IndexDir))
+	local := mcp.NewServer(e, r.toolOptions(sess))
+	ct, st := sdk.NewInMemoryTransports()
+	if _, err := local.Connect(ctx, st, nil); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "mnemo-front-door", Version: "dev"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	defer cs.Close()
+	if err := r.proxy.Attach(ctx, cs); err != nil {
+		return err
+	}
+	defer r.proxy.Detach(cs)
+	serveMCP := func(ctx context.Context, rw io.ReadWriteCloser) error {
+		ss, err := local.Connect(ctx, &sdk.IOTransport{Reader: rw, Writer: rw}, nil)
+		if err != nil {
+			return err
+		}
+		stop := context.AfterFunc(ctx, func() { ss.Close() })
+		defer stop()
+		return ss.Wait()
+	}
+	stopHandoff := startHandoff(ctx, e, sess, r.cfg.IndexDir, serveMCP, r.logf)
+	defer stopHandoff()
+	return keepFresh(ctx, e, sess, r.sf, r.logf)
+}
+
+// openSessions opens the sessions index. A holder that just died may not
+// have let go of it yet when the memory index's lock is already free: an
+// index in use is tried again for a few seconds.
+func (r *roles) openSessions(ctx context.Context) (*engine.Sessions, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, err := openServeSessions(ctx, r.sessFlags, r.cfg)
+		if err == nil || !errors.Is(err, engine.ErrInUse) || time.Now().After(deadline) {
+			return s, err
+		}
+		select {
+		case <-time.After(retryEvery):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// toolOptions configure the MCP server that runs the tools on the index.
+func (r *roles) toolOptions(sess *engine.Sessions) mcp.Options {
+	opts := mcp.Options{
+		Settings:           serveSettings(r.sf, os.LookupEnv),
+		MaxSearches:        r.sf.maxSearches,
+		SearchQueueTimeout: r.sf.searchQueue,
+		Logger:             r.mcpLog,
+	}
+	if sess != nil {
+		opts.Sessions = sess
+	}
+	return opts
+}
