@@ -31,8 +31,8 @@ import (
 
 // Limits of the graph queries: the defaults are maenifold's but for
 // Visualize's nodes, 15 rather than 30, which with graph.EdgesPerNode
-// draws at most 30 edges (30 nodes drew 185, every pair, on the bundled
-// sample vault); the maxima bound what one query can cost.
+// keeps a default drawing readable (docs/benchmarks.md, "Visualize");
+// the maxima bound what one query can cost.
 const (
 	DefaultContextDepth  = 2
 	MaxContextDepth      = 4
