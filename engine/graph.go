@@ -146,6 +146,10 @@ type GraphStatus struct {
 	// LinkRules names the tool whose link rules the vault is read by:
 	// obsidian (also Foam's), logseq or dendron (detectFlavor).
 	LinkRules string `json:"linkRules"`
+	// Stale says why the graph (with the rest of the index) must be
+	// rebuilt by the next sync, when it must: until then graph queries
+	// refuse with ErrIndexNotReady and these counts are the old index's.
+	Stale string `json:"stale,omitempty"`
 }
 
 // graphState is the engine's share of the graph: the graph itself is
@@ -641,7 +645,7 @@ func nonNilStrings(s []string) []string {
 
 // graphStatus counts the graph. The caller holds e.mu.
 func (e *Engine) graphStatus() GraphStatus {
-	s := GraphStatus{Concepts: e.gs.g.Len(), Mentions: e.gs.g.Links(), Communities: -1, LinkRules: e.flavor.String()}
+	s := GraphStatus{Concepts: e.gs.g.Len(), Mentions: e.gs.g.Links(), Communities: -1, LinkRules: e.flavor.String(), Stale: e.needFull}
 	if c := e.gs.comm.Load(); c != nil && c.Version == e.gs.g.Version() {
 		s.Communities = c.Len()
 	}
