@@ -56,6 +56,6 @@ func (t transcriptSource) Read(ctx context.Context, path string, cursor []byte, 
 	return TranscriptRead{
 		Session: SessionInfo{ID: s.ID, Agent: string(s.Agent), Project: s.Project, ProjectHash: s.ProjectHash,
 			Path: s.Path, Summary: s.Summary, Started: s.Started, Ended: s.Ended},
-		Cursor: c, Malformed: res.Malformed + res.TooLong, Ignored: res.Ignored,
+		Cursor: c, Malformed: res.Malformed + res.TooLong, Ignored: res.Ignored, Coverage: res.Coverage,
 	}, nil
 }
