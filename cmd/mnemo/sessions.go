@@ -73,6 +73,11 @@ replaces them all):
   openclaw       ~/.openclaw/agents ($OPENCLAW_STATE_DIR/agents)
   codearchitect  ~/.codearchitect/sessions
   jsonl          no default: any folder of {session_id, role, content, timestamp, project, agent} lines
+  and, each found where the agent keeps its files on this OS: copilot-chat,
+  cursor, cursor-cli, copilot-cli, cline, roo-code, kilo-code, opencode,
+  aider, continue, amp, goose, factory, qwen, kimi, crush, kiro, zed,
+  openhands, claude-export, chatgpt-export (antigravity and windsurf are
+  reported: their stores are encrypted). See docs/transcripts.md.
 
 Only user and assistant prose of the active branch is indexed: no tool
 calls or results, thinking, system or developer prompts, subagent
@@ -94,8 +99,10 @@ stored or shown.`,
 }
 
 // sessionSources turns the flags (or the defaults under home) into sources.
-func sessionSources(sf *sessionsFlags, home string, getenv func(string) string) ([]engine.SessionSource, error) {
-	opt := transcript.Options{IncludeTools: sf.includeTools, IncludeSubagents: sf.includeSubagents}
+// Sources that keep many sessions in one file (databases, exports) keep
+// their snapshots and listings in scratch, inside the index folder.
+func sessionSources(sf *sessionsFlags, home, scratch string, getenv func(string) string) ([]engine.SessionSource, error) {
+	opt := transcript.Options{IncludeTools: sf.includeTools, IncludeSubagents: sf.includeSubagents, Scratch: scratch}
 	var srcs []transcript.Source
 	if len(sf.sources) == 0 {
 		srcs = transcript.DefaultSources(home, getenv)
@@ -132,7 +139,7 @@ func (a *app) withSessions(ctx context.Context, sf *sessionsFlags, readOnly bool
 	if herr != nil && len(sf.sources) == 0 {
 		return usagef("no home folder to find transcripts in (%v); give --source KIND=DIR", herr)
 	}
-	srcs, err := sessionSources(sf, home, os.Getenv)
+	srcs, err := sessionSources(sf, home, engine.SessionsScratch(cfg.IndexDir), os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -526,7 +533,12 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 	if st.LastError != "" {
 		fmt.Fprintf(b, "last sync failed: %s\n", st.LastError)
 	}
+	var absent []engine.SourceStatus
 	for _, s := range st.Sources {
+		if !s.Exists && s.Sessions == 0 && len(s.Skipped) == 0 && s.Error == "" {
+			absent = append(absent, s) // listed together below
+			continue
+		}
 		exists := ""
 		if !s.Exists {
 			exists = " (folder absent)"
@@ -541,6 +553,12 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 		}
 		for _, k := range s.Skipped {
 			fmt.Fprintf(b, "  skipped %s: %s\n", k.Path, k.Reason)
+		}
+	}
+	if len(absent) > 0 {
+		fmt.Fprintf(b, "\nnot found (agent not installed here, or --source KIND=DIR names its folder):\n")
+		for _, s := range absent {
+			fmt.Fprintf(b, "  %-14s %s\n", s.Kind, s.Root)
 		}
 	}
 	for _, o := range st.Other {
