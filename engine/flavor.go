@@ -47,3 +47,15 @@ func (e *Engine) linkRules() string {
 func (e *Engine) parseOptions() markdown.Options {
 	return markdown.Options{MaxBytes: e.cfg.MaxFileBytes, Flavor: e.flavor}
 }
+
+// toolIgnore is what a tool keeps in a vault that is not memories, as
+// ignore rules that come before the vault's own (so .mnemoignore can bring
+// it back): Logseq's logseq/ folder holds its configuration and, in bak/
+// and version-files/, old copies of pages, which would show every page
+// two or three times.
+func toolIgnore(f markdown.Flavor) string {
+	if f == markdown.FlavorLogseq {
+		return "/logseq/\n"
+	}
+	return ""
+}

@@ -226,7 +226,7 @@ func TestGraphNotReady(t *testing.T) {
 // disk give when parsed from scratch — and so does the graph a reopened
 // engine loads from the state store.
 func TestGraphIncrementalEqualsRebuild(t *testing.T) {
-	concepts := []string{"Alpha", "beta", "Gamma Ray", "gamma_ray", "Δelta", "東京", "Alpha#Sec|alias", "beta|B"}
+	concepts := []string{"Alpha", "beta", "Gamma Ray", "gamma_ray", "Δelta", "東京", "Alpha#Sec|alias", "beta|B", "f1", "d0/f2"}
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
@@ -234,6 +234,16 @@ func TestGraphIncrementalEqualsRebuild(t *testing.T) {
 			v.sync()
 			body := func() string {
 				var b strings.Builder
+				if r.IntN(3) == 0 { // aliases: links to them move to this file's concept (f0…f5)
+					b.WriteString("---\naliases: [")
+					for i := range r.IntN(3) {
+						if i > 0 {
+							b.WriteString(", ")
+						}
+						fmt.Fprintf(&b, "%q", strings.Split(concepts[r.IntN(6)], "#")[0])
+					}
+					b.WriteString("]\n---\n")
+				}
 				for range 1 + r.IntN(3) {
 					fmt.Fprintf(&b, "## H%d\n\n", r.IntN(3))
 					for range r.IntN(4) {
@@ -305,6 +315,7 @@ func checkGraph(t *testing.T, v *vault, step int) {
 			ms = append(ms, graph.Mention{Concept: m.Concept, Count: m.Count, Sections: m.Sections})
 		}
 		want.Set(rel, ms)
+		want.SetNames(rel, doc.Concept, doc.Aliases)
 		files = append(files, rel)
 		return nil
 	})

@@ -110,7 +110,7 @@ func (e *Engine) loadIgnore(r *os.Root) (*ignoreRules, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("ignore rules: %w", err)
 	}
-	ir := parseIgnore(string(data), e.indexRel)
+	ir := parseIgnore(toolIgnore(e.flavor)+string(data), e.indexRel)
 	e.ignore.Store(ir)
 	return ir, nil
 }
@@ -120,5 +120,5 @@ func (e *Engine) rules() *ignoreRules {
 	if ir := e.ignore.Load(); ir != nil {
 		return ir
 	}
-	return parseIgnore("", e.indexRel)
+	return parseIgnore(toolIgnore(e.flavor), e.indexRel)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"mnemo/engine/embed"
+	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
 )
 
@@ -28,6 +29,15 @@ import (
 
 // sessionsDir is the sessions index, inside the index folder.
 const sessionsDir = "sessions"
+
+// sessionsFormat versions what the sessions index keeps beyond the shared
+// schema: "2" adds each transcript's line coverage, which only a read from
+// the start can fill, so an index of an older format is read again whole
+// (archived sessions are kept, and re-indexed from the store).
+const (
+	metaSessionsFormat = "sessionsFormat"
+	sessionsFormat     = "2"
+)
 
 // SessionSource is one root folder of one transcript format: what the index
 // needs of a parser. Implementations must deliver only redacted text.
@@ -67,6 +77,11 @@ type TranscriptRead struct {
 	Cursor    []byte
 	Malformed int // lines skipped as malformed
 	Ignored   int // records of unknown types
+	// Coverage accounts for every line this read consumed: indexed, or
+	// left out for a named reason. With Coverage.Whole the counts cover the
+	// whole transcript and replace what earlier reads counted; otherwise
+	// they add to it.
+	Coverage transcript.Coverage
 }
 
 // SessionInfo describes one session (one transcript).
@@ -126,8 +141,9 @@ type Sessions struct {
 	msgs      map[string]*message // by Bleve document id
 	nextSID   uint32
 	totals    [len(textFields)]int64
-	skips     map[string][]Skip // by source key
-	srcErrs   map[string]string // by source key: why Discover failed
+	skips     map[string][]Skip   // by source key
+	forgotten map[[32]byte]string // forgotten transcripts: path hash → source key
+	srcErrs   map[string]string   // by source key: why Discover failed
 	lastSync  time.Time
 	lastError string
 	needFull  string
@@ -228,6 +244,8 @@ func (s *Sessions) open(ctx context.Context) error {
 	}
 	if v, _ := strconv.Atoi(meta["schema"]); v != 0 && v < schemaVersion {
 		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, schemaVersion)
+	} else if v != 0 && meta[metaSessionsFormat] != sessionsFormat {
+		s.needFull = "the sessions index predates per-line coverage; reading the transcripts again"
 	}
 	s.dim = s.emb.Dim()
 	if stored, _ := strconv.Atoi(meta["dim"]); s.dim == 0 && meta["embedder"] == s.emb.Name() {
@@ -261,6 +279,9 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.lastSync = t
 	}
 	s.unfinished = meta[metaUnfinished]
+	if s.forgotten, err = s.st.loadForgotten(); err != nil {
+		return fmt.Errorf("read sessions state store: %w", err)
+	}
 	if !s.cfg.ReadOnly {
 		if err := s.repairPending(); err != nil {
 			return err
@@ -273,6 +294,12 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.needFull = "state store was unreadable: " + err.Error()
 		if err := s.resetMemory(); err != nil {
 			return err
+		}
+	}
+	if meta[metaPurge] != "" && !s.cfg.ReadOnly {
+		// A forget was cut short: finish rewriting what may hold its words.
+		if _, err := s.purge(ctx); err != nil {
+			return fmt.Errorf("finish an interrupted forget: %w", err)
 		}
 	}
 	if s.needFull == "" {
@@ -401,15 +428,17 @@ func (s *Sessions) Close() error {
 
 // SessionsStatus describes the sessions index, source by source.
 type SessionsStatus struct {
-	IndexDir  string    `json:"indexDir"`
-	Sessions  int       `json:"sessions"`
-	Archived  int       `json:"archived"` // of Sessions, those whose transcript is gone
-	Messages  int       `json:"messages"`
-	Vectors   int       `json:"vectors"`
-	Embedder  string    `json:"embedder"`
-	LastSync  time.Time `json:"lastSync,omitzero"`
-	LastError string    `json:"lastError,omitempty"`
-	Indexing  bool      `json:"indexing"` // a sync is running, or a first or full sync was cut short
+	IndexDir string `json:"indexDir"`
+	Sessions int    `json:"sessions"`
+	Archived int    `json:"archived"` // of Sessions, those whose transcript is gone
+	Messages int    `json:"messages"`
+	Vectors  int    `json:"vectors"`
+	// Coverage sums the sources' coverage.
+	Coverage  transcript.Coverage `json:"coverage"`
+	Embedder  string              `json:"embedder"`
+	LastSync  time.Time           `json:"lastSync,omitzero"`
+	LastError string              `json:"lastError,omitempty"`
+	Indexing  bool                `json:"indexing"` // a sync is running, or a first or full sync was cut short
 	// Unfinished says which first or full sync was cut short; a completed
 	// Sync clears it.
 	Unfinished string          `json:"unfinished,omitempty"`
@@ -433,8 +462,34 @@ type SourceStatus struct {
 	Archived  int    `json:"archived"` // of Sessions, those whose transcript is gone
 	Messages  int    `json:"messages"`
 	Malformed int    `json:"malformedLines"`
-	Error     string `json:"error,omitempty"`
-	Skipped   []Skip `json:"skipped"`
+	// Coverage accounts for every line read of this source's transcripts
+	// (archived ones included): lines indexed, lines left out by reason,
+	// broken parent links repaired. Indexed plus every reason equals lines.
+	Coverage transcript.Coverage `json:"coverage"`
+	Error    string              `json:"error,omitempty"`
+	Skipped  []Skip              `json:"skipped"`
+	// SkippedBy counts the files not read, by reason (unreadable, a
+	// symbolic link, subagent transcripts, …).
+	SkippedBy map[string]int `json:"skippedByReason"`
+	// Forgotten counts transcripts left out because their session was
+	// forgotten (Forget) while the transcript was still there.
+	Forgotten int `json:"forgotten"`
+}
+
+// skipKind is the reason of a skip without its details: the words before
+// the first colon or parenthesis, and a leading count as the number of files
+// it stands for ("3 subagent transcripts (not indexed by default)").
+func skipKind(reason string) (string, int) {
+	n := 1
+	if i := strings.IndexByte(reason, ' '); i > 0 {
+		if v, err := strconv.Atoi(reason[:i]); err == nil && v > 0 {
+			n, reason = v, reason[i+1:]
+		}
+	}
+	if i := strings.IndexAny(reason, ":("); i >= 0 {
+		reason = reason[:i]
+	}
+	return strings.TrimSpace(reason), n
 }
 
 // SourceSummary counts the indexed sessions of one source key.
@@ -461,7 +516,17 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 	for _, src := range s.cfg.Sources {
 		key := sourceKey(src.Kind(), src.Root())
 		known[key] = true
-		ss := SourceStatus{Kind: src.Kind(), Root: src.Root(), Error: s.srcErrs[key], Skipped: append([]Skip{}, s.skips[key]...)}
+		ss := SourceStatus{Kind: src.Kind(), Root: src.Root(), Error: s.srcErrs[key], Skipped: append([]Skip{}, s.skips[key]...),
+			SkippedBy: map[string]int{}}
+		for _, k := range ss.Skipped {
+			kind, n := skipKind(k.Reason)
+			ss.SkippedBy[kind] += n
+		}
+		for _, src := range s.forgotten {
+			if src == key {
+				ss.Forgotten++
+			}
+		}
 		if fi, err := os.Stat(src.Root()); err == nil && fi.IsDir() {
 			ss.Exists = true
 		}
@@ -470,11 +535,13 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 				ss.Sessions++
 				ss.Messages += len(x.seqs)
 				ss.Malformed += x.Malformed
+				ss.Coverage.Add(x.Coverage)
 				if x.archived() {
 					ss.Archived++
 				}
 			}
 		}
+		st.Coverage.Add(ss.Coverage)
 		st.Sources = append(st.Sources, ss)
 	}
 	other := map[string]*SourceSummary{}

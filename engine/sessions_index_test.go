@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
+
+	"mnemo/engine/transcript"
 )
 
 // hidingSource is a lineSource whose listing leaves out one file that
@@ -308,5 +313,190 @@ func TestSessionsArchivedFilter(t *testing.T) {
 				t.Errorf("%s, archived %v: sessions %v, want %s", mode, tt.archived, got, tt.want)
 			}
 		}
+	}
+}
+
+// TestSessionsCoverage: every line the source reads is accounted for, per
+// transcript and per source: counts add over incremental reads, a whole
+// read replaces them, and an archived session keeps its lines.
+func TestSessionsCoverage(t *testing.T) {
+	root := sessionFixture(t)
+	p1 := filepath.Join(root, "alpha", "s1.jsonl")
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	cov := func(want transcript.Coverage) {
+		t.Helper()
+		st, _ := s.Status(context.Background())
+		got := st.Sources[0].Coverage
+		if got.Lines != want.Lines || got.Indexed != want.Indexed || !maps.Equal(got.LeftOut, want.LeftOut) || !got.Balanced() {
+			t.Errorf("coverage %+v, want %+v", got, want)
+		}
+		if st.Coverage.Lines != got.Lines || st.Coverage.Indexed != got.Indexed {
+			t.Errorf("total coverage %+v, want the source's %+v", st.Coverage, got)
+		}
+	}
+	cov(transcript.Coverage{Lines: 5, Indexed: 5})
+	f, _ := os.OpenFile(p1, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{not json\n")
+	f.Close()
+	writeLines(t, p1, []lineMsg{{Role: "meta-summary", Text: "a summary"}, msgAt("a4", "user", "more", 4)}, true)
+	mustSync(t, s) // adds
+	cov(transcript.Coverage{Lines: 8, Indexed: 6, LeftOut: map[transcript.Reason]int{transcript.Malformed: 1, transcript.Meta: 1}})
+	writeLines(t, p1, []lineMsg{msgAt("r1", "user", "rewritten", 0)}, false)
+	mustSync(t, s) // replaces
+	cov(transcript.Coverage{Lines: 3, Indexed: 3})
+	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
+	mustSync(t, s) // archived: its lines stay counted
+	cov(transcript.Coverage{Lines: 3, Indexed: 3})
+}
+
+func TestSkipKind(t *testing.T) {
+	for _, tt := range []struct {
+		reason, kind string
+		n            int
+	}{
+		{"unreadable: open x: permission denied", "unreadable", 1},
+		{"symbolic link (not followed)", "symbolic link", 1},
+		{"3 subagent transcripts (not indexed by default)", "subagent transcripts", 3},
+		{"topic folder without full.md", "topic folder without full.md", 1},
+	} {
+		if kind, n := skipKind(tt.reason); kind != tt.kind || n != tt.n {
+			t.Errorf("skipKind(%q) = %q, %d; want %q, %d", tt.reason, kind, n, tt.kind, tt.n)
+		}
+	}
+}
+
+// TestSessionsCoverageRealReaders: through the transcript readers, every
+// line of every JSONL transcript a source lists is accounted for in status.
+func TestSessionsCoverageRealReaders(t *testing.T) {
+	var srcs []SessionSource
+	for _, src := range []transcript.Source{
+		{Kind: transcript.ClaudeCode, Root: filepath.Join("transcript", "testdata", "claude", "projects")},
+		{Kind: transcript.Codex, Root: filepath.Join("transcript", "testdata", "codex", "sessions")},
+		{Kind: transcript.OpenClaw, Root: filepath.Join("transcript", "testdata", "openclaw", "agents")},
+	} {
+		abs, err := filepath.Abs(src.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Root = abs
+		srcs = append(srcs, TranscriptSource(src, transcript.Options{}))
+	}
+	s := openTestSessions(t, t.TempDir(), srcs...)
+	mustSync(t, s)
+	st, _ := s.Status(context.Background())
+	for i, src := range srcs {
+		paths, _, err := src.Discover(context.Background())
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("%s: %d transcripts, %v", src.Kind(), len(paths), err)
+		}
+		lines := 0
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines += strings.Count(string(b), "\n")
+		}
+		c := st.Sources[i].Coverage
+		if c.Lines != lines || !c.Balanced() || c.Indexed == 0 || c.Indexed > lines {
+			t.Errorf("%s: coverage %+v, want %d lines read, balanced", src.Kind(), c, lines)
+		}
+		if st.Sources[i].Messages == 0 || st.Sources[i].Messages > c.Indexed {
+			t.Errorf("%s: %d messages from %d indexed lines", src.Kind(), st.Sources[i].Messages, c.Indexed)
+		}
+	}
+}
+
+// TestSessionsList: every session, newest first, paged, filtered, each
+// titled by its first user message.
+func TestSessionsList(t *testing.T) {
+	root := sessionFixture(t)
+	writeLines(t, filepath.Join(root, "gamma", "s3.jsonl"), []lineMsg{
+		msgAt("c1", "assistant", "Hello, how can I help?", 20),
+		msgAt("c2", "user", "  Plan the\n\tmigration   "+strings.Repeat("of the very large ledger tables ", 10), 21),
+	}, false)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	if _, err := s.List(context.Background(), SessionListQuery{}); !errors.Is(err, ErrIndexNotReady) {
+		t.Errorf("list before sync: %v, want ErrIndexNotReady", err)
+	}
+	mustSync(t, s)
+	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
+	mustSync(t, s)
+	list := func(q SessionListQuery) (ids []string, l SessionList) {
+		t.Helper()
+		l, err := s.List(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range l.Sessions {
+			ids = append(ids, x.SessionID)
+		}
+		return ids, l
+	}
+	ids, l := list(SessionListQuery{})
+	if strings.Join(ids, ",") != "s3,s2,s1" || l.TotalCount != 3 || l.Page != 1 || l.PageSize != 10 {
+		t.Fatalf("list = %v %+v", ids, l)
+	}
+	s1, s2, s3 := l.Sessions[2], l.Sessions[1], l.Sessions[0]
+	if s1.Title != "What retry budget should the uploader use?" || s1.MessageCount != 3 || !s1.Started.Equal(day) || s1.Archived {
+		t.Errorf("s1 %+v", s1)
+	}
+	if !s2.Archived || s2.ArchivedAt.IsZero() {
+		t.Errorf("s2 %+v, want archived", s2)
+	}
+	if utf8.RuneCountInString(s3.Title) > maxTitleRunes || !strings.HasPrefix(s3.Title, "Plan the migration of the very large") || !strings.HasSuffix(s3.Title, "…") || strings.ContainsAny(s3.Title, "\n\t") {
+		t.Errorf("s3 title %q", s3.Title)
+	}
+	yes, no := true, false
+	for _, tt := range []struct {
+		q    SessionListQuery
+		want string
+	}{
+		{SessionListQuery{PageSize: 2}, "s3,s2"},
+		{SessionListQuery{PageSize: 2, Page: 2}, "s1"},
+		{SessionListQuery{PageSize: 2, Page: 3}, ""},
+		{SessionListQuery{Project: "alpha"}, "s1"},
+		{SessionListQuery{Agent: "codex"}, ""},
+		{SessionListQuery{Archived: &yes}, "s2"},
+		{SessionListQuery{Archived: &no}, "s3,s1"},
+		{SessionListQuery{From: day.Add(10 * time.Minute)}, "s3,s2"},
+		{SessionListQuery{To: day.Add(10 * time.Minute)}, "s2,s1"},
+		{SessionListQuery{From: day.Add(2 * time.Minute), To: day.Add(2 * time.Minute)}, "s1"},
+	} {
+		if ids, _ := list(tt.q); strings.Join(ids, ",") != tt.want {
+			t.Errorf("list %+v = %v, want %s", tt.q, ids, tt.want)
+		}
+	}
+	for _, q := range []SessionListQuery{{Page: -1}, {PageSize: 201}, {From: day, To: day.Add(-time.Hour)}} {
+		if _, err := s.List(context.Background(), q); err == nil {
+			t.Errorf("list %+v: no error", q)
+		}
+	}
+}
+
+// TestSessionsOlderFormat: an index built before per-line coverage is read
+// again whole, once, keeping its archived sessions.
+func TestSessionsOlderFormat(t *testing.T) {
+	root := sessionFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
+	mustSync(t, s)
+	if err := s.st.setMeta(map[string]string{metaSessionsFormat: ""}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTestSessions(t, idx, lineSource{root})
+	rep := mustSync(t, s)
+	if !rep.Full || !strings.Contains(rep.Rebuilt, "coverage") || rep.Added != 1 {
+		t.Errorf("older format: %+v, want a full re-read of the one transcript", rep)
+	}
+	if v := view(t, s, "s2"); !v.Archived || v.MessageCount != 2 {
+		t.Errorf("the archived session after the re-read: %+v", v)
+	}
+	if rep := mustSync(t, s); rep.Full {
+		t.Errorf("second sync: %+v, want incremental", rep)
 	}
 }

@@ -3,9 +3,16 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 
 	"mnemo/engine/transcript"
 )
+
+// SessionsScratch is the folder, inside the index folder indexDir, where
+// transcript sources that keep many sessions in one file (a database, an
+// export) hold their private snapshots and per-session extracts
+// (transcript.Options.Scratch).
+func SessionsScratch(indexDir string) string { return filepath.Join(indexDir, sessionsDir, "sources") }
 
 // TranscriptSource makes one transcript root a SessionSource: the parsers
 // of package transcript (which redact every text) behind the seam the
@@ -56,6 +63,6 @@ func (t transcriptSource) Read(ctx context.Context, path string, cursor []byte, 
 	return TranscriptRead{
 		Session: SessionInfo{ID: s.ID, Agent: string(s.Agent), Project: s.Project, ProjectHash: s.ProjectHash,
 			Path: s.Path, Summary: s.Summary, Started: s.Started, Ended: s.Ended},
-		Cursor: c, Malformed: res.Malformed + res.TooLong, Ignored: res.Ignored,
+		Cursor: c, Malformed: res.Malformed + res.TooLong, Ignored: res.Ignored, Coverage: res.Coverage,
 	}, nil
 }

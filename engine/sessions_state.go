@@ -9,7 +9,9 @@ import (
 
 	"github.com/blevesearch/bleve/v2/document"
 	bolt "go.etcd.io/bbolt"
+
 	bolterr "go.etcd.io/bbolt/errors"
+	"mnemo/engine/transcript"
 )
 
 // The sessions state store: one bbolt file in INDEX/sessions, the same
@@ -25,9 +27,15 @@ var (
 	sbVectors  = []byte("vectors")  // sid|seq → vector
 	sbPending  = []byte("pending")  // sid → highest seq a batch in flight may have written
 	sbSkips    = []byte("skips")    // source key → []Skip
+	// sbForgotten: SHA-256 of a forgotten transcript's path → its source
+	// key. A full rebuild keeps it: a forgotten transcript stays out.
+	sbForgotten = []byte("forgotten")
 )
 
-var sessionBuckets = [][]byte{sbMeta, sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips}
+var sessionBuckets = [][]byte{sbMeta, sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips, sbForgotten}
+
+// rebuiltBuckets are the buckets a full rebuild empties.
+var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips}
 
 // sessionRec is what the store keeps of one transcript and its session.
 type sessionRec struct {
@@ -49,6 +57,9 @@ type sessionRec struct {
 	// Archived is when a sync found the transcript gone (zero: it is
 	// there). An archived session is served from what the store holds.
 	Archived time.Time `json:"ar,omitzero"`
+	// Coverage is what the reads of this transcript accounted for, line by
+	// line, summed since its last whole read.
+	Coverage transcript.Coverage `json:"cov,omitzero"`
 }
 
 func (r sessionRec) archived() bool { return !r.Archived.IsZero() }
@@ -471,7 +482,7 @@ func (s *sessionStore) resetLive(keepArchived bool) error {
 // resetAll forgets every session, message and vector.
 func (s *sessionStore) resetAll() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range sessionBuckets[1:] {
+		for _, name := range rebuiltBuckets {
 			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
 				return err
 			}

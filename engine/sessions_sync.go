@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
 )
 
@@ -130,13 +131,19 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 		}
 	}
 	s.mu.Unlock()
-	if err := s.run(ctx, jobs, gone, skips, &rep); err != nil {
+	err = s.run(ctx, jobs, gone, skips, &rep)
+	s.mu.Lock()
+	for k, v := range skips { // with the transcripts found unreadable
+		s.skips[k] = v
+	}
+	s.mu.Unlock()
+	if err != nil {
 		return rep, err
 	}
 	now := time.Now().UTC()
 	if err := s.st.setMeta(map[string]string{
 		"schema": itoa(schemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
-		metaUnfinished: "",
+		metaUnfinished: "", metaSessionsFormat: sessionsFormat,
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)
 	}
@@ -347,6 +354,12 @@ const (
 // is their only copy. A file at an archived session's path that holds
 // another session is a new session; the archived one stays as it was.
 func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a *analyser, rep *SessionsReport) error {
+	s.mu.RLock()
+	_, forgotten := s.forgotten[pathHash(j.path)]
+	s.mu.RUnlock()
+	if forgotten {
+		return nil // forgotten: left out for good (status counts it)
+	}
 	fi, statErr := os.Stat(j.path)
 	old, isNew := s.claim(b, j)
 	if statErr == nil && !fi.IsDir() && !isNew && fi.Size() == old.Size && fi.ModTime().UnixNano() == old.MtimeNs {
@@ -502,6 +515,7 @@ func (t *transcriptRead) record(old sessionRec, isNew bool, j sessionJob, fi os.
 	if !isNew && !t.w.reset {
 		rec.Malformed += old.Malformed
 	}
+	rec.Coverage = addCoverage(old.Coverage, res.Coverage, isNew || t.w.reset)
 	if statErr == nil {
 		rec.Size, rec.MtimeNs = fi.Size(), fi.ModTime().UnixNano()
 	}
@@ -516,6 +530,18 @@ func (t *transcriptRead) record(old sessionRec, isNew bool, j sessionJob, fi os.
 	}
 	rec.NextSeq = t.next
 	return rec
+}
+
+// addCoverage is a transcript's coverage after a read that counted c: c
+// replaces what earlier reads counted when it covers the whole transcript
+// (or the session starts afresh), else it adds.
+func addCoverage(old, c transcript.Coverage, fresh bool) transcript.Coverage {
+	var out transcript.Coverage
+	if !fresh && !c.Whole {
+		out.Add(old)
+	}
+	out.Add(c)
+	return out
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -680,34 +706,10 @@ func (s *Sessions) repairPending() error {
 	if err := s.ft.idx.Batch(fb); err != nil {
 		return fmt.Errorf("repair interrupted sessions batch: %w", err)
 	}
-	if err := s.reindexStored(sids); err != nil {
+	if err := s.reindexInto(context.Background(), s.ft, sids, nil); err != nil {
 		return fmt.Errorf("repair interrupted sessions batch: %w", err)
 	}
 	return s.st.clearPending(sids)
-}
-
-// reindexStored puts into the full-text index every message the state
-// store holds for sids (nil: for every session), analysed afresh.
-func (s *Sessions) reindexStored(sids []uint32) error {
-	a := s.ft.newAnalyser()
-	fb := s.ft.idx.NewBatch()
-	n := 0
-	err := s.st.forEachText(sids, func(sid, seq uint32, text string) error {
-		if err := fb.IndexAdvanced(analysedDoc(docID(sid, seq), a.message(text))); err != nil {
-			return err
-		}
-		if n++; n%s.batchMsgs == 0 {
-			if err := s.ft.idx.Batch(fb); err != nil {
-				return err
-			}
-			fb, a = s.ft.idx.NewBatch(), s.ft.newAnalyser()
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return s.ft.idx.Batch(fb)
 }
 
 // reset empties the sessions index for a full rebuild, except archived

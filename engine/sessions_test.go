@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"mnemo/engine/transcript"
 )
 
 // lineSource is a test-only transcript format: one JSON message per line,
@@ -74,6 +76,7 @@ func (l lineSource) Read(ctx context.Context, path string, cursor []byte, h Tran
 		return TranscriptRead{}, err
 	}
 	res := TranscriptRead{Session: SessionInfo{ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Agent: "test", Project: filepath.Dir(path)}}
+	res.Coverage.Whole = off == 0
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -82,7 +85,13 @@ func (l lineSource) Read(ctx context.Context, path string, cursor []byte, h Tran
 			var m lineMsg
 			if json.Unmarshal(line, &m) != nil {
 				res.Malformed++
+				res.Coverage.Count(transcript.Malformed)
 				continue
+			}
+			if strings.HasPrefix(m.Role, "meta-") {
+				res.Coverage.Count(transcript.Meta)
+			} else {
+				res.Coverage.CountIndexed()
 			}
 			switch m.Role {
 			case "meta-id": // the session names itself

@@ -132,10 +132,16 @@ func (w *sessionsWatcher) addRoots() {
 	}
 }
 
+// addTree watches dir and the folders below it that some source owns (a
+// source whose root is the home folder, Aider's, owns only a few levels of
+// it, not all).
 func (w *sessionsWatcher) addTree(dir string) {
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
+		}
+		if !w.owned(p) {
+			return filepath.SkipDir
 		}
 		if w.watched[p] {
 			return nil
@@ -147,6 +153,16 @@ func (w *sessionsWatcher) addTree(dir string) {
 		w.watched[p] = true
 		return nil
 	})
+}
+
+// owned reports whether some source's root is dir or owns it.
+func (w *sessionsWatcher) owned(dir string) bool {
+	for _, src := range w.s.cfg.Sources {
+		if dir == src.Root() || inAnyFolder(dir, []string{src.Root()}) && src.Owns(dir) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *sessionsWatcher) event(ev fsnotify.Event) {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -345,5 +346,75 @@ func TestToolVaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLogseqFolderLeftOut: Logseq keeps old copies of pages under
+// logseq/bak/ and logseq/version-files/; in a Logseq graph they are not
+// memories (each page would show two or three times), elsewhere a folder
+// named logseq is as good as any.
+func TestLogseqFolderLeftOut(t *testing.T) {
+	page := "- see [[Other]]\n"
+	v := newVault(t, map[string]string{
+		"logseq/config.edn": "{:meta/version 1}\n",
+		"pages/Note.md":     page,
+		"logseq/bak/pages/Note/2024_01_01.Desktop.md": page,
+		"logseq/version-files/base/pages/Note.md":     page,
+	})
+	if got := sorted(v.find(engine.FullText, "see")); !slices.Equal(got, []string{"pages/Note.md"}) {
+		t.Errorf("Logseq graph: found %q, want only the page", got)
+	}
+	w := newVault(t, map[string]string{"logseq/notes.md": page})
+	if got := w.find(engine.FullText, "see"); !slices.Equal(got, []string{"logseq/notes.md"}) {
+		t.Errorf("not a Logseq graph: found %q", got)
+	}
+}
+
+// TestSampleVaultGraph holds the README's graph examples to the bundled
+// vault: a concept that is there answers, one that is not suggests the
+// memories' concepts nearest in meaning, and the default drawing stays
+// readable.
+func TestSampleVaultGraph(t *testing.T) {
+	e := openVault(t, filepath.Join("..", "testdata", "vault"))
+	ctx := context.Background()
+	if c, err := e.BuildContext(ctx, engine.ContextQuery{Concept: "recency decay"}); err != nil || len(c.DirectRelations) == 0 {
+		t.Errorf("recency decay: %+v, %v", c, err)
+	}
+	_, err := e.BuildContext(ctx, engine.ContextQuery{Concept: "connection pooling"})
+	if !errors.Is(err, engine.ErrUnknownConcept) {
+		t.Fatalf("connection pooling: %v, want an unknown concept", err)
+	}
+	msg := err.Error()
+	_, meaning, _ := strings.Cut(msg, "near in meaning: ")
+	first := strings.Split(strings.Split(meaning, ":")[0], ", ")
+	if len(first) < 2 || !slices.Contains(first[:2], "postgres-pool-exhaustion") || !slices.Contains(first[:2], "postgres-connection-pool-tuning") {
+		t.Errorf("connection pooling should suggest the pool notes first: %s", msg)
+	}
+	if _, err := e.BuildContext(ctx, engine.ContextQuery{Concept: "holiday"}); err == nil || !strings.Contains(err.Error(), "no known concept is near it") {
+		t.Errorf("holiday: %v", err)
+	}
+	d, err := e.Visualize(ctx, "bbolt", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Nodes != engine.DefaultVisualNodes || d.Edges > 2*d.Nodes || d.HiddenEdges == 0 || !strings.Contains(d.Mermaid, "%% ") {
+		t.Errorf("default drawing: %d nodes, %d edges, %d hidden", d.Nodes, d.Edges, d.HiddenEdges)
+	}
+}
+
+// TestAliasNamesTheMemory: an alias is also a way to name the memory
+// that declares it, for reads.
+func TestAliasNamesTheMemory(t *testing.T) {
+	e := openVault(t, filepath.Join("..", "testdata", "vaults", "obsidian"))
+	for id, want := range map[string]string{
+		"BOTW": "References/The Legend of Zelda Breath of the Wild.md",
+		"botw": "References/The Legend of Zelda Breath of the Wild.md",
+	} {
+		if got, err := e.Resolve(id); err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", id, got, err, want)
+		}
+	}
+	if _, err := e.Resolve("not an alias"); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "alias") {
+		t.Errorf("unknown: %v", err)
 	}
 }

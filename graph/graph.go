@@ -86,6 +86,9 @@ func (g *Graph) Set(path string, ms []Mention) {
 		delete(g.raw, path)
 		return
 	}
+	// By name, so that mentions an alias merges come together in the same
+	// order however they were given (a file's text, or the store's keys).
+	slices.SortStableFunc(raw, func(a, b Mention) int { return strings.Compare(a.Concept, b.Concept) })
 	g.raw[path] = raw
 	g.place(path, raw)
 }

@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,9 +13,12 @@ import (
 // fails here), and must return valid UTF-8 everywhere and a title.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("---\ntitle: T\ntags: [a]\n---\n# H\n\ntext [[Link|alias]] #tag `code`\n"))
+	f.Add([]byte("---\naliases: [x, \"[[y]]\"]\ncat: \"[[P]]\"\n---\n![[a.png|30]] [[b#^c]] [[1]](u) [x]([[z]])\n\n[b]: b.md\n"))
+	f.Add([]byte("alias:: A, B\ntags:: t, [[u]], #v\n\n- ## H\n\t- #[[m w]] [[n/s]]\n\t\t- ```\n\t\t  [[code]]\n\t\t  ```\n"))
+	f.Add([]byte("[[l|a.b.c]] [[dendron://v/x.y#h]] ![[p.q#h1:#*]] #tag [[src/x.js]]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Small chunks exercise windowing and overlap on short inputs.
-		for _, opt := range []Options{{}, {ChunkWords: 7, OverlapWords: 3}} {
+		for _, opt := range []Options{{}, {ChunkWords: 7, OverlapWords: 3}, {Flavor: FlavorLogseq}, {Flavor: FlavorDendron}} {
 			d, err := Parse("fuzz/note.md", data, opt)
 			if err != nil {
 				if errors.Is(err, ErrBinary) || errors.Is(err, ErrTooLarge) {
@@ -39,10 +43,13 @@ func FuzzParse(f *testing.F) {
 			if words < len(toWords(d.Text)) {
 				t.Fatalf("chunks hold %d words, text has %d", words, len(toWords(d.Text)))
 			}
-			for _, l := range d.Links {
-				if l == "" || l != NormalizeConcept(l) {
-					t.Fatalf("link %q is not normalised", l)
+			for _, l := range append(append(slices.Clone(d.Links), d.Aliases...), d.Concept) {
+				if l != NormalizeConcept(l) || l == "" && d.Concept != "" {
+					t.Fatalf("link or name %q is not normalised", l)
 				}
+			}
+			if len(d.Mentions) != len(d.Links) {
+				t.Fatalf("%d mentions for %d links", len(d.Mentions), len(d.Links))
 			}
 			for _, tag := range d.Tags {
 				if tag == "" || tag != strings.ToLower(tag) || strings.HasPrefix(tag, "#") {

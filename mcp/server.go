@@ -149,6 +149,9 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 		add(s, srv, srv.searchSessionsTool())
 		add(s, srv, srv.getSessionTool())
 		add(s, srv, srv.getMessageTool())
+		add(s, srv, srv.sessionsStatusTool())
+		add(s, srv, srv.listSessionsTool())
+		add(s, srv, srv.forgetSessionsTool())
 	}
 	return s
 }

@@ -22,6 +22,8 @@ type Sessions interface {
 	GetMessage(ctx context.Context, id, messageID string, n int) (engine.SessionView, error)
 	Sync(ctx context.Context, full bool) (engine.SessionsReport, error)
 	Status(ctx context.Context) (engine.SessionsStatus, error)
+	List(ctx context.Context, q engine.SessionListQuery) (engine.SessionList, error)
+	Forget(ctx context.Context, q engine.ForgetQuery) (engine.ForgetReport, error)
 }
 
 // Bounds of the session tools.
@@ -42,6 +44,7 @@ type searchSessionsIn struct {
 	SessionID   string `json:"sessionId,omitempty" jsonschema:"only this session"`
 	SourceAgent string `json:"sourceAgent,omitempty" jsonschema:"only sessions of this agent: claude-code, codex, gemini, openclaw, codearchitect or jsonl"`
 	Role        string `json:"role,omitempty" jsonschema:"only messages of this role: user or assistant"`
+	Archived    *bool  `json:"archived,omitempty" jsonschema:"true: only archived sessions (transcript gone, kept by the index); false: only sessions whose transcript is there"`
 	From        string `json:"from,omitempty" jsonschema:"only messages on or after this date: YYYY-MM-DD or RFC 3339"`
 	To          string `json:"to,omitempty" jsonschema:"only messages on or before this date (a whole day if YYYY-MM-DD)"`
 	Sort        string `json:"sort,omitempty" jsonschema:"relevance (the default) or recency (sessions by their latest matching message)"`
@@ -145,7 +148,7 @@ func (in *searchSessionsIn) query() (engine.SessionQuery, error) {
 		"to": in.To, "to_date": in.ToDate, "dateTo": in.DateTo,
 		"sort": in.Sort, "sort_by": in.SortBy,
 	}
-	q := engine.SessionQuery{Text: in.Query, Mode: mode, Project: in.Project, Role: in.Role, Limit: in.Limit, MaxHits: in.MaxHits}
+	q := engine.SessionQuery{Text: in.Query, Mode: mode, Project: in.Project, Role: in.Role, Archived: in.Archived, Limit: in.Limit, MaxHits: in.MaxHits}
 	var err error
 	if q.SessionID, err = pick(v, "sessionId", "session_id"); err != nil {
 		return q, err
@@ -224,6 +227,9 @@ func (s *server) searchSessionsTool() tool[searchSessionsIn, searchSessionsOut] 
 			}
 			p, err := s.sess.Search(ctx, q)
 			leave()
+			if errors.Is(err, engine.ErrNoTerms) {
+				return nil, fmt.Errorf("%w; to list sessions without a query, use ListSessions", err)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -243,7 +249,11 @@ func (s *server) searchSessionsTool() tool[searchSessionsIn, searchSessionsOut] 
 			} else {
 				fmt.Fprintf(&b, "%s %q (%s, by %s):\n", plural(o.TotalSessions, "session matches", "sessions match"), o.Query, o.Mode, o.Sort)
 				for i, r := range o.Sessions {
-					fmt.Fprintf(&b, "%d. %s %s — %s (score %.2f, %s)\n", i+1, r.SourceAgent, r.SessionID, r.Project, r.Score, day(r.Ended))
+					arch := ""
+					if r.Archived {
+						arch = ", archived"
+					}
+					fmt.Fprintf(&b, "%d. %s %s — %s (score %.2f, %s%s)\n", i+1, r.SourceAgent, r.SessionID, r.Project, r.Score, day(r.Ended), arch)
 					for _, h := range r.Hits {
 						fmt.Fprintf(&b, "   [%s %s] %s\n", h.Role, h.MessageID, clip(h.Excerpt, 200))
 					}

@@ -254,6 +254,11 @@ func argSpecFor[In any](s *jsonschema.Schema) *argSpec {
 			af.want = "a string"
 		case reflect.Bool:
 			af.want = "true or false"
+		case reflect.Pointer: // an optional switch: absent means "either"
+			if f.Type.Elem().Kind() != reflect.Bool {
+				panic(fmt.Sprintf("argument %s: unsupported type %s", name, f.Type))
+			}
+			af.want = "true or false"
 		case reflect.Int, reflect.Int64, reflect.Int32:
 			af.want, af.isInt = "an integer", true
 		case reflect.Float64:

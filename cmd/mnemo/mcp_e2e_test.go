@@ -71,8 +71,8 @@ func TestMCPStdio(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	want := []string{"BuildContext", "DeleteMemory", "EditMemory", "ExtractConceptsFromFile", "FindSimilarConcepts", "GetConfig", "GetMessage", "GetSession",
-		"ListMemories", "MemoryStatus", "MoveMemory", "ReadMemory", "RecentActivity", "SearchMemories", "SearchSessions", "Sync", "Visualize", "WriteMemory"}
+	want := []string{"BuildContext", "DeleteMemory", "EditMemory", "ExtractConceptsFromFile", "FindSimilarConcepts", "ForgetSessions", "GetConfig", "GetMessage", "GetSession",
+		"ListMemories", "ListSessions", "MemoryStatus", "MoveMemory", "ReadMemory", "RecentActivity", "SearchMemories", "SearchSessions", "SessionsStatus", "Sync", "Visualize", "WriteMemory"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v", names)
 	}

@@ -254,7 +254,7 @@ func openServeSessions(ctx context.Context, sf *sessionsFlags, cfg engine.Config
 	if err != nil && len(sf.sources) == 0 {
 		return nil, usagef("no home folder to find transcripts in (%v); give --source KIND=DIR or --no-sessions", err)
 	}
-	srcs, err := sessionSources(sf, home, os.Getenv)
+	srcs, err := sessionSources(sf, home, engine.SessionsScratch(cfg.IndexDir), os.Getenv)
 	if err != nil {
 		return nil, err
 	}

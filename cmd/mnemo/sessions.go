@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +74,11 @@ replaces them all):
   openclaw       ~/.openclaw/agents ($OPENCLAW_STATE_DIR/agents)
   codearchitect  ~/.codearchitect/sessions
   jsonl          no default: any folder of {session_id, role, content, timestamp, project, agent} lines
+  and, each found where the agent keeps its files on this OS: copilot-chat,
+  cursor, cursor-cli, copilot-cli, cline, roo-code, kilo-code, opencode,
+  aider, continue, amp, goose, factory, qwen, kimi, crush, kiro, zed,
+  openhands, claude-export, chatgpt-export (antigravity and windsurf are
+  reported: their stores are encrypted). See docs/transcripts.md.
 
 Only user and assistant prose of the active branch is indexed: no tool
 calls or results, thinking, system or developer prompts, subagent
@@ -81,20 +87,23 @@ transcripts, abandoned branches or duplicate copies (--include-tools and
 stored or shown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("missing sessions command (sync, search, show or status); see mnemo sessions --help")
+			return usagef("missing sessions command (sync, search, list, show, status or forget); see mnemo sessions --help")
 		},
 	}
 	f := cmd.PersistentFlags()
 	f.StringArrayVar(&sf.sources, "source", nil, "KIND=DIR: index this folder of this format (repeatable; replaces the defaults)")
 	f.BoolVar(&sf.includeTools, "include-tools", false, "also index tool calls and results (re-index with sessions sync --full after changing)")
 	f.BoolVar(&sf.includeSubagents, "include-subagents", false, "also index subagent transcripts")
-	cmd.AddCommand(a.sessionsSyncCmd(&sf), a.sessionsSearchCmd(&sf), a.sessionsShowCmd(&sf), a.sessionsStatusCmd(&sf))
+	cmd.AddCommand(a.sessionsSyncCmd(&sf), a.sessionsSearchCmd(&sf), a.sessionsShowCmd(&sf), a.sessionsStatusCmd(&sf),
+		a.sessionsListCmd(&sf), a.sessionsForgetCmd(&sf))
 	return cmd
 }
 
 // sessionSources turns the flags (or the defaults under home) into sources.
-func sessionSources(sf *sessionsFlags, home string, getenv func(string) string) ([]engine.SessionSource, error) {
-	opt := transcript.Options{IncludeTools: sf.includeTools, IncludeSubagents: sf.includeSubagents}
+// Sources that keep many sessions in one file (databases, exports) keep
+// their snapshots and listings in scratch, inside the index folder.
+func sessionSources(sf *sessionsFlags, home, scratch string, getenv func(string) string) ([]engine.SessionSource, error) {
+	opt := transcript.Options{IncludeTools: sf.includeTools, IncludeSubagents: sf.includeSubagents, Scratch: scratch}
 	var srcs []transcript.Source
 	if len(sf.sources) == 0 {
 		srcs = transcript.DefaultSources(home, getenv)
@@ -131,7 +140,7 @@ func (a *app) withSessions(ctx context.Context, sf *sessionsFlags, readOnly bool
 	if herr != nil && len(sf.sources) == 0 {
 		return usagef("no home folder to find transcripts in (%v); give --source KIND=DIR", herr)
 	}
-	srcs, err := sessionSources(sf, home, os.Getenv)
+	srcs, err := sessionSources(sf, home, engine.SessionsScratch(cfg.IndexDir), os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -269,6 +278,9 @@ line that fails prints {"query", "error"} and the batch goes on.`,
 					}
 				}
 				p, err := s.Search(cmd.Context(), q)
+				if errors.Is(err, engine.ErrNoTerms) {
+					return fmt.Errorf("%w; to list sessions without a query, run mnemo sessions list", err)
+				}
 				if err != nil {
 					return err
 				}
@@ -373,8 +385,8 @@ func writeSessionPage(w io.Writer, p engine.SessionPage) error {
 		fmt.Fprintf(b, "%s %q (%s, by %s):\n", plural(p.TotalSessions, "session matches", "sessions match"), p.Query, p.Mode, p.Sort)
 	}
 	for i, s := range p.Sessions {
-		fmt.Fprintf(b, "\n%d. %s  %s  %s  (%.3f)\n   %s … %s, %d messages\n", i+1, s.SourceAgent, s.SessionID, s.Project, s.Score,
-			formatTime(s.Started), formatTime(s.Ended), s.MessageCount)
+		fmt.Fprintf(b, "\n%d. %s  %s  %s  (%.3f)\n   %s … %s, %d messages%s\n", i+1, s.SourceAgent, s.SessionID, s.Project, s.Score,
+			formatTime(s.Started), formatTime(s.Ended), s.MessageCount, archivedNote(s.Archived))
 		for _, h := range s.Hits {
 			fmt.Fprintf(b, "   - [%s %s %s] (%.3f) %s\n", h.Role, h.MessageID, formatTime(h.Timestamp), h.Score, h.Excerpt)
 		}
@@ -461,6 +473,9 @@ func writeSessionView(w io.Writer, v engine.SessionView) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "%s session %s\nproject %s\nfile    %s\n%s … %s, %d messages\n", v.SourceAgent, v.SessionID, v.Project, v.Path,
 		formatTime(v.Started), formatTime(v.Ended), v.MessageCount)
+	if v.Archived {
+		fmt.Fprintf(b, "archived: the transcript was gone at %s; these messages are what the index kept\n", formatTime(v.ArchivedAt))
+	}
 	if v.Summary != "" {
 		fmt.Fprintf(b, "summary %s\n", v.Summary)
 	}
@@ -474,10 +489,46 @@ func writeSessionView(w io.Writer, v engine.SessionView) error {
 	return b.Flush()
 }
 
+// coverageLine says what became of every line read: indexed, or left out
+// and why.
+func coverageLine(c transcript.Coverage) string {
+	t := fmt.Sprintf("%d lines read: %d indexed", c.Lines, c.Indexed)
+	if len(c.LeftOut) > 0 {
+		m := map[string]int{}
+		for k, v := range c.LeftOut {
+			m[string(k)] = v
+		}
+		t += ", left out: " + countsText(m)
+	}
+	if c.Repaired > 0 {
+		t += fmt.Sprintf("; %d broken parent links repaired", c.Repaired)
+	}
+	return t
+}
+
+// countsText lists counts by name, largest first: "tool-call 12, thinking 3".
+func countsText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (a *app) sessionsStatusCmd(sf *sessionsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "List every source, what it holds and what was skipped and why",
+		Short: "List every source: what it holds, every line read (indexed or left out, and why) and every file skipped",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withSessions(cmd.Context(), sf, true, nil, func(s sessionsBackend) error {
@@ -507,17 +558,32 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 	if st.LastError != "" {
 		fmt.Fprintf(b, "last sync failed: %s\n", st.LastError)
 	}
+	var absent []engine.SourceStatus
 	for _, s := range st.Sources {
+		if !s.Exists && s.Sessions == 0 && len(s.Skipped) == 0 && s.Error == "" {
+			absent = append(absent, s) // listed together below
+			continue
+		}
 		exists := ""
 		if !s.Exists {
 			exists = " (folder absent)"
 		}
 		fmt.Fprintf(b, "\n%-14s %s%s\n  %d sessions (%d archived), %d messages, %d malformed lines, %d skipped\n", s.Kind, s.Root, exists, s.Sessions, s.Archived, s.Messages, s.Malformed, len(s.Skipped))
+		fmt.Fprintf(b, "  %s\n", coverageLine(s.Coverage))
+		if len(s.SkippedBy) > 0 {
+			fmt.Fprintf(b, "  files not read: %s\n", countsText(s.SkippedBy))
+		}
 		if s.Error != "" {
 			fmt.Fprintf(b, "  error: %s\n", s.Error)
 		}
 		for _, k := range s.Skipped {
 			fmt.Fprintf(b, "  skipped %s: %s\n", k.Path, k.Reason)
+		}
+	}
+	if len(absent) > 0 {
+		fmt.Fprintf(b, "\nnot found (agent not installed here, or --source KIND=DIR names its folder):\n")
+		for _, s := range absent {
+			fmt.Fprintf(b, "  %-14s %s\n", s.Kind, s.Root)
 		}
 	}
 	for _, o := range st.Other {

@@ -216,6 +216,34 @@ func TestSessionsCommands(t *testing.T) {
 	if st := mnemo("sessions", "status"); !strings.Contains(st, "2 sessions (1 archived: transcript gone, kept), 4 messages") {
 		t.Errorf("sessions status through serve: %s", st)
 	}
+	// Listing and forgetting reach the server too.
+	var l engine.SessionList
+	if err := json.Unmarshal([]byte(mnemo("sessions", "list", "--json")), &l); err != nil || l.TotalCount != 2 || !l.Sessions[1].Archived || l.Sessions[1].Title != "Plant the quince trees in March." {
+		t.Errorf("sessions list through serve: %+v, %v", l, err)
+	}
+	if out := mnemo("sessions", "list", "--archived=false"); !strings.Contains(out, "1 sessions") || strings.Contains(out, "quince") {
+		t.Errorf("sessions list --archived=false: %s", out)
+	}
+	if code, _, errs := runBinary(t, bin, "", "--root", root, "sessions", "search", "--no-sync", "*"); code != 2 || !strings.Contains(errs, "mnemo sessions list") {
+		t.Errorf(`sessions search "*": exit %d, %s`, code, errs)
+	}
+	if code, _, _ := runBinary(t, bin, "", "--root", root, "sessions", "forget"); code != 2 {
+		t.Errorf("sessions forget without a selection: exit %d, want 2", code)
+	}
+	if out := mnemo("sessions", "forget", "--archived"); !strings.Contains(out, "Forgot 1 sessions (1 messages)") {
+		t.Errorf("sessions forget --archived: %s", out)
+	}
+	if st := mnemo("sessions", "status"); !strings.Contains(st, "1 sessions (0 archived: transcript gone, kept), 3 messages") {
+		t.Errorf("sessions status after the forget: %s", st)
+	}
+	filepath.WalkDir(filepath.Join(root, "index"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), "quince") {
+				t.Errorf("after the forget, %s holds its words", p)
+			}
+		}
+		return nil
+	})
 	c.Close()
 	s.stop()
 }

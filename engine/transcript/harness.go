@@ -102,7 +102,7 @@ var harness = map[Kind][]harnessRow{
 // none) and whether the harness wrote some of it.
 func cleanText(kind Kind, role, s string) (string, bool) {
 	harnessed := false
-	for _, h := range harness[kind] {
+	for _, h := range harnessRows(kind) {
 		if h.role != role {
 			continue
 		}

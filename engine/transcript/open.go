@@ -158,7 +158,7 @@ func statRule(src Source, path string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	want := fi.Mode().IsRegular()
-	if src.Kind == CodeArchitect {
+	if src.Kind == CodeArchitect || formats[src.Kind].folders {
 		want = fi.IsDir()
 	}
 	if !want {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 )
 
@@ -27,20 +28,28 @@ type Skip struct {
 // honouring the agents' own variables (CLAUDE_CONFIG_DIR, CODEX_HOME,
 // OPENCLAW_STATE_DIR, PI_CODING_AGENT_DIR). The generic JSONL source has no default folder.
 func DefaultSources(home string, getenv func(string) string) []Source {
-	dir := func(env, fallback string) string {
-		if v := getenv(env); v != "" {
-			return v
+	return DefaultSourcesFor(runtime.GOOS, home, getenv)
+}
+
+// DefaultSourcesFor is DefaultSources on the operating system goos
+// ("linux", "darwin", "windows"), whatever mnemo runs on.
+func DefaultSourcesFor(goos, home string, getenv func(string) string) []Source {
+	o := osPaths{goos: goos, homeD: home, getenv: getenv}
+	dir := func(env, fallback string) string { return o.env(env, o.home(fallback)) }
+	srcs := []Source{
+		{ClaudeCode, o.join(dir("CLAUDE_CONFIG_DIR", ".claude"), "projects")},
+		{Codex, o.join(dir("CODEX_HOME", ".codex"), "sessions")},
+		{Gemini, o.home(".gemini", "tmp")},
+		{OpenClaw, o.join(dir("OPENCLAW_STATE_DIR", ".openclaw"), "agents")},
+		{Pi, o.join(dir("PI_CODING_AGENT_DIR", o.join(".pi", "agent")), "sessions")},
+		{CodeArchitect, o.home(".codearchitect", "sessions")},
+	}
+	for _, k := range moreKinds {
+		for _, r := range roots(k, o) {
+			srcs = append(srcs, Source{Kind: k, Root: r})
 		}
-		return filepath.Join(home, fallback)
 	}
-	return []Source{
-		{ClaudeCode, filepath.Join(dir("CLAUDE_CONFIG_DIR", ".claude"), "projects")},
-		{Codex, filepath.Join(dir("CODEX_HOME", ".codex"), "sessions")},
-		{Gemini, filepath.Join(home, ".gemini", "tmp")},
-		{OpenClaw, filepath.Join(dir("OPENCLAW_STATE_DIR", ".openclaw"), "agents")},
-		{Pi, filepath.Join(dir("PI_CODING_AGENT_DIR", filepath.Join(".pi", "agent")), "sessions")},
-		{CodeArchitect, filepath.Join(home, ".codearchitect", "sessions")},
-	}
+	return srcs
 }
 
 // ParseSourceFlag reads "KIND=DIR" (the --source flag). DIR may be the
@@ -146,6 +155,10 @@ func (s Source) classify(rel string) (transcript, subagent bool) {
 		if strings.HasSuffix(base, ".jsonl") {
 			return true, false
 		}
+	default:
+		if f, ok := formats[s.Kind]; ok {
+			return f.match(p), false
+		}
 	}
 	return false, false
 }
@@ -173,6 +186,12 @@ func (s Source) Owns(path string, opt Options) bool {
 		return false
 	}
 	d := depth[s.Kind]
+	if f, ok := formats[s.Kind]; ok {
+		if skipFolder(s.Kind, strings.Split(rel, "/")) {
+			return false
+		}
+		d = f.depth
+	}
 	return d == 0 || strings.Count(rel, "/")+1 < d
 }
 
@@ -190,6 +209,9 @@ func (s Source) rel(path string) (string, bool) {
 // not read. A missing root is no
 // error: the agent is simply not installed.
 func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, error) {
+	if f, ok := formats[s.Kind]; ok {
+		return s.discoverFormat(ctx, opt, f)
+	}
 	root := s.dir()
 	var paths []string
 	var skipped []Skip

@@ -39,7 +39,7 @@ const (
 )
 
 // Kinds lists every format, in the order sources are listed by default.
-var Kinds = []Kind{ClaudeCode, Codex, Gemini, OpenClaw, Pi, CodeArchitect, JSONL}
+var Kinds = append([]Kind{ClaudeCode, Codex, Gemini, OpenClaw, Pi, CodeArchitect, JSONL}, moreKinds...)
 
 // Session describes one transcript.
 type Session struct {
@@ -88,6 +88,10 @@ type Options struct {
 	// longer line (a huge pasted image, say) is skipped without being loaded,
 	// and counted in Result.TooLong.
 	MaxLineBytes int
+	// Scratch is a private folder where sources that keep many sessions in
+	// one file (a database, an export) hold their snapshots and listings;
+	// "" means a folder in the system's temp folder.
+	Scratch string
 }
 
 // Cursor is what the caller stores per transcript between reads. It is opaque
@@ -141,6 +145,9 @@ func Read(ctx context.Context, src Source, path string, prev Cursor, opt Options
 // readWith is Read with the redactor as a parameter, so that the parsers can be
 // fuzzed without the rule set in the loop.
 func readWith(ctx context.Context, src Source, path string, prev Cursor, opt Options, h Handler, redact func(string) string) (Result, error) {
+	if f, ok := formats[src.Kind]; ok && f.container != nil && isContained(path) {
+		return readContained(ctx, src, path, prev, opt, h, redact)
+	}
 	fi, err := statRule(src, path)
 	if err != nil {
 		return Result{}, fmt.Errorf("transcript %s: %w", path, err)
@@ -172,6 +179,10 @@ func readWith(ctx context.Context, src Source, path string, prev Cursor, opt Opt
 	case JSONL:
 		read = readJSONL
 	default:
+		if f, ok := formats[src.Kind]; ok && f.read != nil {
+			read = f.read
+			break
+		}
 		return Result{}, fmt.Errorf("transcript %s: unknown source kind %q", path, src.Kind)
 	}
 	if err := read(r); err != nil {

@@ -78,11 +78,13 @@ type request struct {
 	Depth   int                  `json:"depth,omitempty"`
 	Max     int                  `json:"max,omitempty"`
 	// The sessions ops' fields (sessions.go).
-	Sessions *engine.SessionQuery `json:"sessions,omitempty"`
-	Message  string               `json:"message,omitempty"`
-	Offset   int                  `json:"offset,omitempty"`
-	Limit    int                  `json:"limit,omitempty"`
-	Around   int                  `json:"around,omitempty"`
+	Sessions *engine.SessionQuery     `json:"sessions,omitempty"`
+	List     *engine.SessionListQuery `json:"list,omitempty"`
+	Forget   *engine.ForgetQuery      `json:"forget,omitempty"`
+	Message  string                   `json:"message,omitempty"`
+	Offset   int                      `json:"offset,omitempty"`
+	Limit    int                      `json:"limit,omitempty"`
+	Around   int                      `json:"around,omitempty"`
 }
 
 // response is one line from the server: a result or an error.
@@ -122,6 +124,7 @@ var sentinels = []struct {
 	{"bad-context", engine.ErrBadContext},
 	{"no-session", engine.ErrNoSession},
 	{"no-message", engine.ErrNoMessage},
+	{"nothing-to-forget", engine.ErrNothingToForget},
 	{"read-only", engine.ErrReadOnly},
 	{"not-ready", engine.ErrIndexNotReady},
 	{"incompatible", engine.ErrIndexIncompatible},

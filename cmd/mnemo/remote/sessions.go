@@ -21,6 +21,8 @@ const (
 	opSessionsMessage = "sessions.message"
 	opSessionsSync    = "sessions.sync"
 	opSessionsStatus  = "sessions.status"
+	opSessionsList    = "sessions.list"
+	opSessionsForget  = "sessions.forget"
 )
 
 // errNoSessions answers a sessions op on a server without a sessions index.
@@ -29,7 +31,7 @@ var errNoSessions = errors.New("this mnemo serve has no sessions index")
 // handleSessions answers a sessions op; ok is false for any other op.
 func handleSessions(ctx context.Context, s SessionsBackend, req request) (res any, ok bool, err error) {
 	switch req.Op {
-	case opSessionsSearch, opSessionsGet, opSessionsMessage, opSessionsSync, opSessionsStatus:
+	case opSessionsSearch, opSessionsGet, opSessionsMessage, opSessionsSync, opSessionsStatus, opSessionsList, opSessionsForget:
 	default:
 		return nil, false, nil
 	}
@@ -50,6 +52,16 @@ func handleSessions(ctx context.Context, s SessionsBackend, req request) (res an
 		res, err = s.Sync(ctx, req.Full)
 	case opSessionsStatus:
 		res, err = s.Status(ctx)
+	case opSessionsList:
+		if req.List == nil {
+			return nil, true, errors.New(`bad request: sessions.list needs "list"`)
+		}
+		res, err = s.List(ctx, *req.List)
+	case opSessionsForget:
+		if req.Forget == nil {
+			return nil, true, errors.New(`bad request: sessions.forget needs "forget"`)
+		}
+		res, err = s.Forget(ctx, *req.Forget)
 	}
 	return res, true, err
 }
@@ -109,4 +121,18 @@ func (s *SessionsClient) Status(ctx context.Context) (engine.SessionsStatus, err
 	var st engine.SessionsStatus
 	err := s.c.call(ctx, request{Op: opSessionsStatus}, &st)
 	return st, err
+}
+
+// List lists the server's sessions.
+func (s *SessionsClient) List(ctx context.Context, q engine.SessionListQuery) (engine.SessionList, error) {
+	var l engine.SessionList
+	err := s.c.call(ctx, request{Op: opSessionsList, List: &q}, &l)
+	return l, err
+}
+
+// Forget has the server forget sessions, with every trace of them.
+func (s *SessionsClient) Forget(ctx context.Context, q engine.ForgetQuery) (engine.ForgetReport, error) {
+	var r engine.ForgetReport
+	err := s.c.call(ctx, request{Op: opSessionsForget, Forget: &q}, &r)
+	return r, err
 }

@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/vellum"
+	zapv17 "github.com/blevesearch/zapx/v17"
+)
+
+// forgetFixture writes three sessions, each with words no other holds.
+func forgetFixture(t *testing.T) string {
+	root := filepath.Join(t.TempDir(), "transcripts")
+	writeLines(t, filepath.Join(root, "p1", "keep1.jsonl"), []lineMsg{
+		msgAt("k1", "user", "Where does the zanzibarquux pipeline run?", 0),
+		msgAt("k2", "assistant", "On the zanzibarquux cluster.", 1),
+	}, false)
+	writeLines(t, filepath.Join(root, "p2", "gone.jsonl"), []lineMsg{
+		msgAt("g1", "user", "Tell nobody about the quetzalxyzzy merger.", 5),
+		msgAt("g2", "assistant", "The quetzalxyzzy merger closes on Friday; ask plughwump.", 6),
+		{Role: "meta-summary", Text: "Planning the frobnitzkat acquisition"},
+	}, false)
+	writeLines(t, filepath.Join(root, "p3", "live.jsonl"), []lineMsg{
+		msgAt("l1", "user", "The grommetvlax password rotation is due.", 9),
+	}, false)
+	return root
+}
+
+// filesHolding lists the files under dir that hold any of words: in their
+// raw bytes, or — for full-text segments, whose term dictionaries are
+// finite-state transducers that do not spell a term out byte after byte —
+// among the terms of any field of the segment, decoded, as the word or as
+// the analyser's form of it (its stem).
+func filesHolding(t *testing.T, dir string, words ...string) []string {
+	t.Helper()
+	forms := map[string]string{}
+	en, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range words {
+		forms[strings.ToLower(w)] = w
+		for _, tok := range en.AnalyzerNamed(analyzerEN).Analyze([]byte(w)) {
+			forms[string(tok.Term)] = w
+		}
+	}
+	var out []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		low := bytes.ToLower(b)
+		for f, w := range forms {
+			if bytes.Contains(low, []byte(f)) {
+				out = append(out, strings.TrimPrefix(p, dir)+" ("+w+")")
+			}
+		}
+		if strings.HasSuffix(p, ".zap") {
+			for _, term := range segmentTerms(t, p) {
+				if w, ok := forms[term]; ok {
+					out = append(out, strings.TrimPrefix(p, dir)+" term "+term+" ("+w+")")
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// segmentTerms decodes every term of every field of one scorch segment.
+func segmentTerms(t *testing.T, path string) []string {
+	t.Helper()
+	seg, err := (&zapv17.ZapPlugin{}).Open(path)
+	if err != nil {
+		t.Fatalf("open segment %s: %v", path, err)
+	}
+	defer seg.Close()
+	var out []string
+	for _, f := range seg.Fields() {
+		d, err := seg.Dictionary(f)
+		if err != nil {
+			t.Fatalf("segment %s field %s: %v", path, f, err)
+		}
+		it := d.AutomatonIterator(&vellum.AlwaysMatch{}, nil, nil)
+		for {
+			e, err := it.Next()
+			if err != nil {
+				t.Fatalf("segment %s field %s: %v", path, f, err)
+			}
+			if e == nil {
+				break
+			}
+			out = append(out, e.Term)
+		}
+	}
+	return out
+}
+
+var goneWords = []string{"quetzalxyzzy", "plughwump", "frobnitzkat"}
+
+// TestSessionsForget: a forgotten session leaves no distinctive word in any
+// file under the index folder — Bleve's segments, the state store, anything
+// — while the other sessions stay whole, and a forgotten transcript that is
+// still there is not read again, not even by a full rebuild.
+func TestSessionsForget(t *testing.T) {
+	root := forgetFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	os.Remove(filepath.Join(root, "p2", "gone.jsonl"))
+	mustSync(t, s) // archived: the index holds the only copy
+	s.Close()
+	// The check can fail: before the forget, the words are in the
+	// full-text segments and in the state store.
+	before := strings.Join(filesHolding(t, idx, goneWords...), " ")
+	if !strings.Contains(before, fulltextDir) || !strings.Contains(before, stateFile) {
+		t.Fatalf("before the forget the words are only in %q; the check would prove nothing", before)
+	}
+	s = openTestSessions(t, idx, lineSource{root})
+	if _, err := s.Forget(context.Background(), ForgetQuery{}); !errors.Is(err, ErrNothingToForget) {
+		t.Errorf("forget of nothing: %v", err)
+	}
+	if _, err := s.Forget(context.Background(), ForgetQuery{IDs: []string{"gone", "nope"}}); !errors.Is(err, ErrNoSession) {
+		t.Errorf("forget of an unknown id: %v", err)
+	}
+	if v := view(t, s, "gone"); v.MessageCount != 3 {
+		t.Fatalf("a failed forget changed the session: %+v", v)
+	}
+	rep, err := s.Forget(context.Background(), ForgetQuery{IDs: []string{"gone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sessions) != 1 || rep.Sessions[0].SessionID != "gone" || rep.Messages != 3 || !rep.Sessions[0].Archived || rep.Sessions[0].TranscriptKept {
+		t.Errorf("report %+v", rep)
+	}
+	if left := filesHolding(t, idx, goneWords...); len(left) > 0 {
+		t.Errorf("after the forget, files still hold its words: %v", left)
+	}
+	checkOthers := func(when string, s *Sessions, want string) {
+		t.Helper()
+		p := search(t, s, SessionQuery{Text: "zanzibarquux grommetvlax quetzalxyzzy frobnitzkat", Mode: FullText})
+		ids := hitIDs(p)
+		slices.Sort(ids)
+		if got := strings.Join(ids, ","); got != want {
+			t.Errorf("%s: hits %s, want %s", when, got, want)
+		}
+		if _, err := s.GetSession(context.Background(), "gone", 0, 0); !errors.Is(err, ErrNoSession) {
+			t.Errorf("%s: GetSession(gone): %v", when, err)
+		}
+		if n, _ := s.ft.idx.DocCount(); int(n) != len(s.msgs) {
+			t.Errorf("%s: Bleve holds %d documents, the store %d", when, n, len(s.msgs))
+		}
+	}
+	checkOthers("after the forget", s, "keep1/k1,keep1/k2,live/l1")
+	s.Close()
+	s = openTestSessions(t, idx, lineSource{root})
+	checkOthers("reopened", s, "keep1/k1,keep1/k2,live/l1")
+
+	// A live session: forgotten, and its transcript not read again.
+	rep, err = s.Forget(context.Background(), ForgetQuery{IDs: []string{"live"}})
+	if err != nil || len(rep.Sessions) != 1 || !rep.Sessions[0].TranscriptKept {
+		t.Fatalf("forget live: %+v, %v", rep, err)
+	}
+	if left := filesHolding(t, idx, "grommetvlax"); len(left) > 0 {
+		t.Errorf("after forgetting the live session, files hold its words: %v", left)
+	}
+	for _, full := range []bool{false, true} {
+		if _, err := s.Sync(context.Background(), full); err != nil {
+			t.Fatal(err)
+		}
+		checkOthers("synced", s, "keep1/k1,keep1/k2")
+		if st, _ := s.Status(context.Background()); st.Sources[0].Forgotten != 1 || st.Sessions != 1 {
+			t.Errorf("status %+v, want 1 session and 1 forgotten transcript", st)
+		}
+	}
+	if left := filesHolding(t, idx, "grommetvlax"); len(left) > 0 {
+		t.Errorf("after syncs, files hold the forgotten words: %v", left)
+	}
+}
+
+// TestSessionsForgetFilters: without ids, every session matching all the
+// filters given goes.
+func TestSessionsForgetFilters(t *testing.T) {
+	root := forgetFixture(t)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	os.Remove(filepath.Join(root, "p2", "gone.jsonl"))
+	mustSync(t, s)
+	yes := true
+	for _, tt := range []struct {
+		q    ForgetQuery
+		want string
+	}{
+		{ForgetQuery{Project: "p3", Archived: &yes}, ""},         // live, not archived
+		{ForgetQuery{Before: day.Add(5 * time.Minute)}, "keep1"}, // ended before 10:05
+		{ForgetQuery{Archived: &yes, Agent: "test"}, "gone"},     // the archived one
+		{ForgetQuery{Project: "p3", Before: day.Add(time.Hour)}, "live"},
+	} {
+		rep, err := s.Forget(context.Background(), tt.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range rep.Sessions {
+			got = append(got, f.SessionID)
+		}
+		if strings.Join(got, ",") != tt.want {
+			t.Errorf("forget %+v: %v, want %s", tt.q, got, tt.want)
+		}
+	}
+	if st, _ := s.Status(context.Background()); st.Sessions != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// TestSessionsForgetCrash: a forget cut short after it committed (the purge
+// mark set, the sessions dropped from the store, segments and pages not yet
+// rewritten, a half-built index left behind) loses no other session; the
+// next open finishes the purge.
+func TestSessionsForgetCrash(t *testing.T) {
+	root := forgetFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	sel, err := s.selectForget(ForgetQuery{IDs: []string{"gone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.st.forget(sel, nil, "forget started (test)"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // the kill
+	junk := filepath.Join(idx, sessionsDir, fulltextDir+".purge")
+	os.MkdirAll(junk, 0o755)
+	os.WriteFile(filepath.Join(junk, "half-written"), []byte("quetzalxyzzy"), 0o644)
+	if left := filesHolding(t, idx, goneWords...); len(left) == 0 {
+		t.Fatal("the simulated crash left no trace to purge; the test proves nothing")
+	}
+	// A reader meanwhile never shows the dropped session.
+	ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(search(t, ro, SessionQuery{Text: "quetzalxyzzy", Mode: FullText})); len(got) != 0 {
+		t.Errorf("read-only after the crash: %v", got)
+	}
+	ro.Close()
+	s = openTestSessions(t, idx, lineSource{root})
+	if left := filesHolding(t, idx, goneWords...); len(left) > 0 {
+		t.Errorf("after the reopen, files hold its words: %v", left)
+	}
+	if meta := s.st.metaAll(); meta[metaPurge] != "" {
+		t.Errorf("purge mark still set: %q", meta[metaPurge])
+	}
+	ids := hitIDs(search(t, s, SessionQuery{Text: "zanzibarquux grommetvlax", Mode: FullText}))
+	slices.Sort(ids)
+	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
+		t.Errorf("the other sessions after the repair: %s", got)
+	}
+}

@@ -1,0 +1,205 @@
+package transcript
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// Some agents keep many sessions in one file: a SQLite database (Cursor,
+// OpenCode, Goose, Crush, Zed) or a data export (conversations.json). Such
+// a file is a container; each session in it is one transcript, named
+// "<container path>/<key>" (the key path-escaped), so that everything after
+// this package still sees one path per session.
+//
+// A container is read whole when it changes and never otherwise: its
+// stamp (the size and mtime of the file and of its -wal and -journal) is
+// kept in mnemo's scratch folder beside one small file per session holding
+// that session's records, already redacted. A no-op sync stats the
+// container and reads that listing; it never opens the container. Reading
+// one session of a changed container extracts all of them once.
+
+// extractor reads every session of a container, calling emit once per
+// session (keys unique within the container).
+type extractor func(ctx context.Context, path string, opt Options, emit func(key string, doc wholeDoc) error) error
+
+// containedPath names the session key inside container c.
+func containedPath(c, key string) string { return filepath.Join(c, url.PathEscape(key)) }
+
+// isContained reports whether path names a session inside a container file.
+func isContained(path string) bool {
+	fi, err := os.Stat(filepath.Dir(path))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// containerStamp says what a container looked like: its file and, for
+// SQLite, the write-ahead log and rollback journal beside it.
+func containerStamp(c string) string { return stamps(c, c+"-wal", c+"-journal") }
+
+// containerIndex is the scratch listing of one container.
+type containerIndex struct {
+	Container string            `json:"container"`
+	Stamp     string            `json:"stamp"`
+	Keys      []string          `json:"keys"`
+	Hash      map[string]string `json:"hash"` // key → hash of its session file
+	// Subagents counts the sub-agents' sessions left out (not in Keys).
+	Subagents int `json:"subagents,omitempty"`
+}
+
+// scratchDir is the private folder for one container's listing and session
+// files: under Options.Scratch (the index's), else the system temp folder.
+func scratchDir(opt Options, k Kind, c string) string {
+	base := opt.Scratch
+	if base == "" {
+		base = filepath.Join(os.TempDir(), "mnemo-sources-"+strconv.Itoa(os.Getuid()))
+	}
+	sum := sha256.Sum256([]byte(c))
+	return filepath.Join(base, string(k)+"-"+hex.EncodeToString(sum[:8]))
+}
+
+func keyFile(dir, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(dir, "s-"+hex.EncodeToString(sum[:12])+".json")
+}
+
+func loadIndex(dir string) containerIndex {
+	var idx containerIndex
+	if err := readJSONDoc(filepath.Join(dir, "index.json"), maxDoc, &idx); err != nil {
+		return containerIndex{}
+	}
+	return idx
+}
+
+// listContainer lists the session keys of container c, extracting them
+// again if c changed since the listing. If the extraction fails (a damaged
+// database, an export being written), the previous listing stands and the
+// failure is reported as a skip: sessions indexed before are kept.
+func listContainer(ctx context.Context, k Kind, c string, opt Options) ([]string, []Skip) {
+	dir := scratchDir(opt, k, c)
+	stamp := containerStamp(c)
+	idx := loadIndex(dir)
+	var skips []Skip
+	if idx.Stamp != stamp || idx.Container != c {
+		if err := refreshContainer(ctx, k, c, opt, dir, stamp, &idx); err != nil && ctx.Err() == nil {
+			skips = append(skips, Skip{Path: c, Reason: "unreadable: " + err.Error()})
+		}
+	}
+	if idx.Subagents > 0 {
+		skips = append(skips, Skip{Path: c, Reason: fmt.Sprintf("%d subagent sessions (not indexed by default)", idx.Subagents)})
+	}
+	return idx.Keys, skips
+}
+
+// refreshContainer extracts every session of c into dir and rewrites the
+// listing; session files whose content did not change are left as they are.
+func refreshContainer(ctx context.Context, k Kind, c string, opt Options, dir, stamp string, idx *containerIndex) error {
+	ex := formats[k].container
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("scratch folder: %w", err)
+	}
+	next := containerIndex{Container: c, Stamp: stamp, Hash: map[string]string{}}
+	err := ex(ctx, c, opt, func(key string, doc wholeDoc) error {
+		if _, dup := next.Hash[key]; dup {
+			return nil
+		}
+		if doc.Subagent && !opt.IncludeSubagents {
+			next.Subagents++
+			return nil
+		}
+		for i := range doc.Items {
+			doc.Items[i].Msg.Text = Redact(doc.Items[i].Msg.Text)
+		}
+		doc.Session.Summary = Redact(doc.Session.Summary)
+		b, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		h := hex.EncodeToString(sum[:])
+		next.Keys = append(next.Keys, key)
+		next.Hash[key] = h
+		if idx.Hash[key] == h {
+			if _, err := os.Stat(keyFile(dir, key)); err == nil {
+				return nil
+			}
+		}
+		return writeAtomic(keyFile(dir, key), b)
+	})
+	if err != nil {
+		return err
+	}
+	for key := range idx.Hash {
+		if _, ok := next.Hash[key]; !ok {
+			os.Remove(keyFile(dir, key))
+		}
+	}
+	sort.Strings(next.Keys)
+	b, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, "index.json"), b); err != nil {
+		return err
+	}
+	*idx = next
+	return nil
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// readContained reads one session of a container.
+func readContained(ctx context.Context, src Source, path string, prev Cursor, opt Options, h Handler, redact func(string) string) (Result, error) {
+	c := filepath.Dir(path)
+	key, err := url.PathUnescape(filepath.Base(path))
+	if err != nil {
+		return Result{}, fmt.Errorf("transcript %s: bad session key: %w", path, err)
+	}
+	fi, err := os.Stat(c)
+	if err != nil {
+		return Result{}, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	r := &run{ctx: ctx, src: src, path: path, opt: opt, h: h, fi: fi, redact: redact}
+	if len(prev.State) > 0 && json.Unmarshal(prev.State, &r.prev) != nil {
+		prev, r.prev = Cursor{}, state{}
+	}
+	r.cur = prev
+	stamp := containerStamp(c)
+	if r.wholeUnchanged(stamp) {
+		return r.finish()
+	}
+	dir := scratchDir(opt, src.Kind, c)
+	idx := loadIndex(dir)
+	if idx.Stamp != stamp || idx.Container != c {
+		// Extract again; on failure what was extracted before stands.
+		if err := refreshContainer(ctx, src.Kind, c, opt, dir, stamp, &idx); err != nil && ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+	}
+	if _, ok := idx.Hash[key]; !ok {
+		return Result{}, fmt.Errorf("transcript %s: %w", path, errGone)
+	}
+	var doc wholeDoc
+	if err := readJSONDoc(keyFile(dir, key), maxDoc, &doc); err != nil {
+		return Result{}, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	if err := r.deliverWhole(doc, stamp); err != nil {
+		return r.res, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	return r.finish()
+}
+
+var errGone = errors.New("no longer in its container")

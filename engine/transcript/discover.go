@@ -1,0 +1,194 @@
+package transcript
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// discoverFormat lists the transcripts of an added kind: files (or folders)
+// its match takes, and the sessions inside the containers it takes (as
+// "<container>/<key>" paths). Stores the agent keeps but mnemo cannot read
+// are reported as skipped, "found, not readable", never passed over in
+// silence.
+func (s Source) discoverFormat(ctx context.Context, opt Options, f format) ([]string, []Skip, error) {
+	root := s.dir()
+	var paths []string
+	var skipped []Skip
+	var containers []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			skipped = append(skipped, Skip{p, "unreadable: " + err.Error()})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		rel, ok := s.rel(p)
+		if !ok || rel == "." {
+			return nil
+		}
+		parts := strings.Split(rel, "/")
+		if d.IsDir() && skipFolder(s.Kind, parts) {
+			return fs.SkipDir
+		}
+		hit := f.match(parts)
+		if d.Type()&fs.ModeSymlink != 0 {
+			if hit {
+				skipped = append(skipped, Skip{p, "symbolic link (not followed)"})
+			}
+			return nil
+		}
+		if !hit && f.unreadable != nil {
+			if why := f.unreadable(parts); why != "" {
+				skipped = append(skipped, Skip{p, "found, not readable: " + why})
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+		}
+		switch {
+		case hit && d.IsDir() && f.folders:
+			if missing := missingFile(p, f.need); missing != "" {
+				skipped = append(skipped, Skip{p, "folder without " + missing})
+			} else {
+				paths = append(paths, p)
+			}
+			return fs.SkipDir
+		case hit && !d.IsDir() && f.container != nil && containerFile(s.Kind, parts):
+			containers = append(containers, p)
+		case hit && !d.IsDir() && !f.folders:
+			paths = append(paths, p)
+		case d.IsDir() && f.depth > 0 && len(parts) >= f.depth:
+			return fs.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("discover %s: %w", s, err)
+	}
+	more, sk, err := s.extraContainers(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	skipped = append(skipped, sk...)
+	containers = append(containers, more...)
+	for _, c := range containers {
+		keys, sk := listContainer(ctx, s.Kind, c, opt)
+		skipped = append(skipped, sk...)
+		for _, k := range keys {
+			paths = append(paths, containedPath(c, k))
+		}
+	}
+	if s.Kind == Aider {
+		ps, sk := aiderProjects(ctx, s, opt)
+		paths = append(paths, ps...)
+		skipped = append(skipped, sk...)
+	}
+	return dedupSorted(paths), skipped, nil
+}
+
+// skipFolder keeps a walk out of folders that hold no transcripts of the
+// kind but may be huge: Aider's root is the home folder, walked three
+// levels deep (~/code/project/.aider.chat.history.md) minus hidden and
+// package folders; projects deeper are found through the project folders
+// the other agents name.
+func skipFolder(k Kind, parts []string) bool {
+	b := parts[len(parts)-1]
+	switch k {
+	case Aider:
+		return strings.HasPrefix(b, ".") || aiderSkip[b]
+	case ClaudeExport, ChatGPTExport:
+		return strings.HasPrefix(b, ".")
+	}
+	if allow, ok := folders[k]; ok {
+		return !allow(parts)
+	}
+	return false
+}
+
+// folders says, for kinds whose root holds much besides transcripts (an
+// editor's User folder, an agent's whole data folder), which folders a walk
+// enters.
+var folders = map[Kind]func(p []string) bool{
+	CopilotChat: func(p []string) bool {
+		switch len(p) {
+		case 1:
+			return p[0] == "workspaceStorage" || p[0] == "globalStorage"
+		case 2:
+			return p[0] == "workspaceStorage" || p[1] == "emptyWindowChatSessions"
+		case 3:
+			return p[0] == "workspaceStorage" && p[2] == "chatSessions"
+		}
+		return false
+	},
+	CursorIDE: func(p []string) bool {
+		return len(p) == 1 && (p[0] == "workspaceStorage" || p[0] == "globalStorage") || len(p) == 2 && p[0] == "workspaceStorage"
+	},
+	OpenCode: func(p []string) bool {
+		return len(p) == 1 && p[0] == "storage" || len(p) >= 2 && p[0] == "storage" && p[1] == "session"
+	},
+	Qwen: func(p []string) bool {
+		return len(p) == 1 && (p[0] == "tmp" || p[0] == "projects") || len(p) == 2 || len(p) == 3 && p[2] == "chats"
+	},
+	Antigravity: func(p []string) bool { return len(p) == 1 && p[0] == "conversations" },
+	Windsurf:    func(p []string) bool { return len(p) == 1 && p[0] == "cascade" },
+}
+
+var aiderSkip = map[string]bool{"node_modules": true, "Library": true, "AppData": true, "vendor": true, "snap": true, "go": true, "target": true}
+
+func missingFile(dir string, need []string) string {
+	for _, n := range need {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			return n
+		}
+	}
+	return ""
+}
+
+// containerFile says, for kinds that have both per-session files and
+// containers (OpenCode, Goose), whether the matched file is a container.
+func containerFile(k Kind, parts []string) bool {
+	b := parts[len(parts)-1]
+	switch k {
+	case OpenCode:
+		return b == "opencode.db"
+	case Goose:
+		return b == "sessions.db"
+	}
+	return true
+}
+
+// extraContainers lists containers that lie outside the source's folder
+// but that it names: Crush keeps a crush.db in each project, listed in its
+// projects.json.
+func (s Source) extraContainers(ctx context.Context) ([]string, []Skip, error) {
+	if s.Kind != Crush {
+		return nil, nil, nil
+	}
+	return crushProjects(s.dir())
+}
+
+func dedupSorted(paths []string) []string {
+	seen := make(map[string]bool, len(paths))
+	out := paths[:0]
+	for _, p := range paths {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sortStrings(out)
+	return out
+}

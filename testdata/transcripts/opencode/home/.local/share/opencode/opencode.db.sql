@@ -1,0 +1,18 @@
+PRAGMA journal_mode=WAL;
+CREATE TABLE project (id TEXT PRIMARY KEY, worktree TEXT NOT NULL, vcs TEXT, time_created INTEGER, time_updated INTEGER);
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT, directory TEXT, title TEXT NOT NULL, version TEXT, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+INSERT INTO project VALUES ('prj1', '/home/dev/orchard', 'git', 1764590400000, 1764590400000);
+INSERT INTO session VALUES ('ses_db01', 'prj1', NULL, 'quiet-tapir', '/home/dev/orchard', 'opencodetapir title', '1.2.0', 1764590400000, 1764590460000);
+INSERT INTO session VALUES ('ses_db02', 'prj1', 'ses_db01', 'sub', '/home/dev/orchard', 'subagent run', '1.2.0', 1764590410000, 1764590420000);
+INSERT INTO message VALUES ('msg_a', 'ses_db01', 1764590401000, 1764590401000, '{"role": "user", "time": {"created": 1764590401000}}');
+INSERT INTO message VALUES ('msg_b', 'ses_db01', 1764590402000, 1764590409000, '{"role": "assistant", "modelID": "gpt-5", "time": {"created": 1764590402000}}');
+INSERT INTO message VALUES ('msg_c', 'ses_db02', 1764590411000, 1764590411000, '{"role": "user"}');
+INSERT INTO part VALUES ('prt_a1', 'msg_a', 'ses_db01', 1764590401000, 1764590401000, '{"type": "text", "text": "opencodetapir alpha: what does the scheduler do on shutdown?"}');
+INSERT INTO part VALUES ('prt_a2', 'msg_a', 'ses_db01', 1764590401001, 1764590401001, '{"type": "file", "mime": "text/plain", "filename": "sched.go", "url": "file:///x"}');
+INSERT INTO part VALUES ('prt_b1', 'msg_b', 'ses_db01', 1764590402000, 1764590402000, '{"type": "step-start"}');
+INSERT INTO part VALUES ('prt_b2', 'msg_b', 'ses_db01', 1764590403000, 1764590403000, '{"type": "reasoning", "text": "opencodetapirnoise"}');
+INSERT INTO part VALUES ('prt_b3', 'msg_b', 'ses_db01', 1764590404000, 1764590404000, '{"type": "tool", "tool": "read", "callID": "c1", "state": {"status": "completed", "output": "opencodetapirnoise"}}');
+INSERT INTO part VALUES ('prt_b4', 'msg_b', 'ses_db01', 1764590405000, 1764590405000, '{"type": "text", "text": "opencodetapir omega: it drains the queue, then cancels workers."}');
+INSERT INTO part VALUES ('prt_c1', 'msg_c', 'ses_db02', 1764590411000, 1764590411000, '{"type": "text", "text": "opencodetapirnoise subagent prompt"}');

@@ -1,0 +1,1 @@
+encrypted-bytes
