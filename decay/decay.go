@@ -90,7 +90,7 @@ func Default() Config {
 	}
 }
 
-// DefaultStrength was chosen on ../shared/bench's LoCoMo sets, the ones
+// DefaultStrength was chosen on the benchmark's LoCoMo sets, the ones
 // with real dates (docs/benchmarks.md).
 const DefaultStrength = 0.02
 

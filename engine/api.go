@@ -35,7 +35,8 @@ type Fusion string
 
 const (
 	// WeightedSum adds the normalised BM25 score and the cosine similarity,
-	// each times its weight. It measures best on ../shared/bench.
+	// each times its weight. It measures best on the benchmark sets of
+	// docs/benchmarks.md.
 	WeightedSum Fusion = "weighted"
 	// RRF is reciprocal rank fusion (k = 60), maenifold's method, rescaled to 0–1.
 	RRF Fusion = "rrf"

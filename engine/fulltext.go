@@ -293,7 +293,7 @@ type textHit struct {
 // rather than through Bleve's query scorer because Bleve's "BM25" multiplies
 // in a coordination factor and a TF-IDF query norm and takes avglen from the
 // number of distinct terms, which costs several points of nDCG on every set
-// in ../shared/bench. Bleve still does analysis, postings and storage.
+// of docs/benchmarks.md. Bleve still does analysis, postings and storage.
 // totals holds each field's total token count over all documents.
 func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) (hits []textHit, err error) {
 	err = withFaults(func() (err error) {

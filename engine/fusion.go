@@ -16,7 +16,8 @@ const rrfK = 60
 // Ranking holds every knob of relevance: BM25's parameters, the weights of
 // the fields it sums, the fusion weights and the semantic floor. It exists
 // so that `mnemo eval` and the benchmarks can try alternatives; the
-// defaults are what measured best on ../shared/bench (docs/benchmarks.md).
+// defaults are what measured best on the shared benchmark sets
+// (docs/benchmarks.md).
 type Ranking struct {
 	K1, B float64 // BM25 term-frequency saturation and length normalisation
 	// Field weights of the BM25 sum: title, body (title + headings + text),

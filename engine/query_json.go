@@ -38,7 +38,8 @@ func ParseDate(name, s string, endOfDay bool) (time.Time, error) {
 
 // queryAliases are the older snake_case spellings of Query's JSON fields
 // that published callers still send: search --batch lines and
-// ../shared/bench/tools/batch.py ("page_size"), and "min_score" beside it.
+// the shared benchmark data's tools/batch.py ("page_size"), and "min_score"
+// beside it.
 var queryAliases = map[string]string{"page_size": "pageSize", "min_score": "minScore"}
 
 // UnmarshalJSON reads a Query from its JSON form, the SearchMemories

@@ -44,7 +44,8 @@ func benchDoc(words int) []byte {
 
 // BenchmarkParse parses generated memories of two sizes and, with
 // MNEMO_BENCH_DIR set to a folder of .md files (e.g.
-// /tmp/mnemo-bench/corpora/tldr, see /work/shared/bench/README.md), every
+// /tmp/mnemo-bench/corpora/tldr, which the shared benchmark data's build.sh
+// makes; that data is not part of this repository), every
 // file of that corpus: one op of "corpus" is one pass over all of them.
 // cpu-ms/op is the process's CPU time (the collector's included) per op,
 // the figure to compare on a shared machine.

@@ -41,7 +41,8 @@ func (a *app) evalCmd() *cobra.Command {
 well the results match the judgments: recall@1/5/10, nDCG@10, MRR@10 and
 hit@3, overall and per category, and query latency (p50/p95/p99, ranking
 only, without snippets). The definitions are those of the benchmark scorer
-(../shared/bench/tools/score.py), so numbers can be compared with its tables.
+(tools/score.py in the shared benchmark data, which is not part of this
+repository), so numbers can be compared with its tables.
 An incremental sync runs first; --no-sync skips it. See docs/eval.md.
 
 Each line is a search --batch line (id, query, optional mode, folder, tags,

@@ -2,7 +2,9 @@
 // hit rate, nDCG and MRR per query, their means overall and per category,
 // latency percentiles, and a paired randomisation test between two runs.
 //
-// The definitions are those of ../shared/bench/tools/score.py, so a number
+// The definitions are those of the benchmark's reference scorer, tools/score.py
+// in the shared benchmark data ($MNEMO_BENCH_DATA, not part of this
+// repository), so a number
 // printed by `mnemo eval` can be put beside the benchmark's reference table:
 //
 //	recall@k = |relevant in top k| / |relevant|                 (k = 1, 5, 10, 20)

@@ -14,9 +14,9 @@ import (
 	"testing"
 )
 
-// scorePy is the benchmark's reference scorer, whose definitions eval
-// copies, relative to this package's folder.
-const scorePy = "../../../shared/bench/tools/score.py"
+// EnvBenchData names the shared benchmark data's folder (build.sh,
+// run.sh, tools/score.py, …), which is not part of this repository.
+const EnvBenchData = "MNEMO_BENCH_DATA"
 
 // TestAgreesWithScorePy scores one synthetic run with score.py and with
 // Evaluate, under each of score.py's options, and requires every metric of
@@ -27,11 +27,15 @@ const scorePy = "../../../shared/bench/tools/score.py"
 func TestAgreesWithScorePy(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("SKIPPED, NOT CHECKED: python3 not found; this test compares Evaluate with ../shared/bench/tools/score.py")
+		t.Skip("SKIPPED, NOT CHECKED: python3 not found; this test compares Evaluate with the benchmark's tools/score.py")
 	}
-	script, _ := filepath.Abs(scorePy) // from this package folder
+	data := os.Getenv(EnvBenchData)
+	if data == "" {
+		t.Skipf("SKIPPED, NOT CHECKED: $%s is not set (the shared benchmark data, not part of this repository); Evaluate is not compared with its tools/score.py", EnvBenchData)
+	}
+	script, _ := filepath.Abs(filepath.Join(data, "tools", "score.py"))
 	if _, err := os.Stat(script); err != nil {
-		t.Skipf("SKIPPED, NOT CHECKED: %s not found (the shared benchmark folder beside the repository); Evaluate is not compared with score.py", script)
+		t.Fatalf("$%s is set, but %s: %v", EnvBenchData, script, err)
 	}
 	dir := t.TempDir()
 	qPath, runPath, runB := filepath.Join(dir, "queries.jsonl"), filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "runB.jsonl")

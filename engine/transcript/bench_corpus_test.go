@@ -11,7 +11,8 @@ import (
 	"time"
 )
 
-// TestBenchCorpus reads the prebuilt sessions benchmark (../shared/bench/sessions,
+// TestBenchCorpus reads the prebuilt sessions benchmark (sessions/ in the shared
+// benchmark data, not part of this repository,
 // built into MNEMO_SESSIONS_BENCH, e.g. /tmp/mnemo-bench/sessions-locomo) with the
 // default sources of its fake $HOME and checks that exactly the messages of its
 // messages.jsonl come out — same session, timestamp, role and text — and that no
