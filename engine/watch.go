@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -450,8 +451,19 @@ func limitMessage(err error, watched int) string {
 			"rescanning every %s instead; raise it with: sudo sysctl -w fs.inotify.max_user_watches=524288 "+
 			"(add it to /etc/sysctl.d/ to keep it)", watched, cur, every)
 	}
-	return fmt.Sprintf("too many open files after watching %d folders (%v); rescanning every %s instead; "+
-		"raise the limit with ulimit -n", watched, err, every)
+	return fmt.Sprintf("too many open files after watching %d folders (%v); rescanning every %s instead; %s",
+		watched, err, every, fdLimitHint(runtime.GOOS))
+}
+
+// fdLimitHint says how to raise the open-file limit on goos. On macOS the
+// watcher (kqueue) holds a descriptor per watched file and folder, and
+// launchd's own limit caps what ulimit -n may ask for.
+func fdLimitHint(goos string) string {
+	if goos == "darwin" {
+		return "raise the limit with ulimit -n 65536 in the shell that starts mnemo, and if that is refused, " +
+			"the system's with sudo launchctl limit maxfiles 65536 200000 (see launchctl limit maxfiles)"
+	}
+	return "raise the limit with ulimit -n"
 }
 
 // adoptOrphans covers a move whose halves land in different batches with

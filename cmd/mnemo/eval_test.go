@@ -56,7 +56,7 @@ func TestReadEvalQueries(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{`{"query": "x", "relevant": ["a"]}`, `q.jsonl:2: missing "id"`},
 		{`{"id": "a", "query": "x", "from": "May 1"}` + "\n", `q.jsonl:2: id "a": from "May 1"`},
-		{`{"id": "a", "query": "x", "tags": "t"}`, "q.jsonl:2: "},
+		{`{"id": "a", "query": "x", "tags": 3}`, "q.jsonl:2: "},
 		{`{"id": "a", "query": "x"}` + "\n" + `{"id": "a", "query": "y"}`, `q.jsonl:3: id "a" repeats line 2`},
 		{`[1, 2]`, "q.jsonl:2: "},
 	} {
