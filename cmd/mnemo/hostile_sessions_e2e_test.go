@@ -172,3 +172,120 @@ func TestHostileTranscripts(t *testing.T) {
 		t.Fatalf("serve did not stop within 2 s of SIGTERM; log:\n%s", s.log())
 	}
 }
+
+// redactionSamples are fake secrets of every family the sessions issue
+// names (engine/transcript's redact tests hold the same families with their
+// look-alikes), and look-alikes that must stay searchable.
+var (
+	redactionSamples = map[string]string{
+		"aws secret in prose":  "my aws secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY ok",
+		"aws credentials csv":  "deploy,,AKIAZ3MEXAMPLEQ4RT7Y,Jf8kP2vLq9XrT4wN7bZc1MhG5sD3aE6yU0iO8pKl,https://console",
+		"redis url":            "redis://:Rd5PassW0rdFake@cache.internal:6379/0",
+		"url password with @":  "postgres://app:p@ssw0rdQz@db.internal:5432/app",
+		"letter-only password": "DB_PASSWORD=correcthorsebatterystaple",
+		"quoted passphrase":    `password = "Blue Horse Qz42"`,
+		"yaml password":        "db:\n  password: marigoldsunsetqz\n",
+		"django secret key":    "SECRET_KEY = 'django-insecure-7m#k2$vq9x!fake+key(zq3)w8e'",
+		"twilio token":         "Twilio auth token: 8f3a1c9e7b2d4f6a0e5c3b1d9f7a2e4c",
+		"mysql -p":             "mysql -u root -pHunter2fakeQz app",
+		"--password":           "pg_restore --password Tr0ub4dorFakeQz dump.sql",
+		"--db-pass=":           "./migrate --db-pass=sunflowerfieldqz up",
+		"redis-cli -a":         "redis-cli -a R3disAuthFakeQz ping",
+		"netrc":                "machine api.example.com login deploy password n3tRcFakePassQz",
+		"discord bot token":    "bot token MTE0NTY3ODkwMTIzNDU2Nzg5MA.GaBcDe.x1Y2z3A4b5C6d7E8f9G0h1I2j3K4l5M6n7O8",
+		"admin password prose": "the admin password is lavenderfieldqz7",
+	}
+	redactionSecrets = []string{
+		"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "Jf8kP2vLq9XrT4wN7bZc1MhG5sD3aE6yU0iO8pKl", "Rd5PassW0rdFake", "p@ssw0rdQz",
+		"correcthorsebatterystaple", "Blue Horse Qz42", "marigoldsunsetqz", "django-insecure-7m#k2$vq9x!fake+key(zq3)w8e",
+		"8f3a1c9e7b2d4f6a0e5c3b1d9f7a2e4c", "Hunter2fakeQz", "Tr0ub4dorFakeQz", "sunflowerfieldqz", "R3disAuthFakeQz",
+		"n3tRcFakePassQz", "MTE0NTY3ODkwMTIzNDU2Nzg5MA.GaBcDe.x1Y2z3A4b5C6d7E8f9G0h1I2j3K4l5M6n7O8", "lavenderfieldqz7",
+	}
+	redactionLookAlikes = []string{"3f786850e387550fdab836ed7e6dc881de23001b", "5d1c7a0e-3b52-4c1e-9a77-0f3e2b6d8c41", "password reset flow", "api_key=YOUR_API_KEY", "d41d8cd98f00b204e9800998ecf8427e"}
+)
+
+// TestRedactionEverywhere writes every family of secret into a Claude Code
+// transcript three times — in the user's prose, in a tool call's input and
+// in a tool's result — and syncs it with --include-tools: no secret may
+// appear in sessions show, in a search excerpt or in any file under the
+// index folder, and the look-alikes stay, searchable.
+func TestRedactionEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the mnemo binary; skipped with -short")
+	}
+	bin := mnemoBinary(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	os.MkdirAll(filepath.Join(root, "memory"), 0o755)
+	projects := filepath.Join(dir, "claude", "projects")
+	const sid = "2b3c4d5e-6f70-4182-93a4-b5c6d7e8f901"
+	path := filepath.Join(projects, "-home-dev-vault", sid+".jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	var all []string
+	for _, s := range redactionSamples {
+		all = append(all, s)
+	}
+	prose := "Here is what I found: " + strings.Join(all, "\n") + "\nAlso " + strings.Join(redactionLookAlikes, " ")
+	toolInput, _ := json.Marshal(map[string]string{"command": strings.Join(all, " ; ")})
+	lines := []map[string]any{
+		{"type": "user", "uuid": "r1", "parentUuid": nil, "sessionId": sid, "cwd": "/home/dev/vault", "timestamp": "2026-05-02T10:00:00Z",
+			"message": map[string]any{"role": "user", "content": prose}},
+		{"type": "assistant", "uuid": "r2", "parentUuid": "r1", "sessionId": sid, "timestamp": "2026-05-02T10:00:01Z",
+			"message": map[string]any{"id": "msg_r2", "role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "tu1", "name": "Bash", "input": json.RawMessage(toolInput)}}}},
+		{"type": "user", "uuid": "r3", "parentUuid": "r2", "sessionId": sid, "timestamp": "2026-05-02T10:00:02Z",
+			"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "tu1", "content": strings.Join(all, "\n")}}}},
+		{"type": "assistant", "uuid": "r4", "parentUuid": "r3", "sessionId": sid, "timestamp": "2026-05-02T10:00:03Z",
+			"message": map[string]any{"id": "msg_r4", "role": "assistant", "content": []any{map[string]any{"type": "text", "text": "Noted the tulipwood settings."}}}},
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		j, _ := json.Marshal(l)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := []string{"--source=claude-code=" + projects, "--include-tools"}
+	mnemo := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runBinary(t, bin, "", append(append([]string{"--root", root, "sessions"}, src...), args...)...)
+		if code != 0 {
+			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	mnemo("sync")
+	leaks := func(what, s string) {
+		t.Helper()
+		for _, sec := range redactionSecrets {
+			if strings.Contains(s, sec) {
+				t.Errorf("%s holds the secret %q", what, sec)
+			}
+		}
+	}
+	show := mnemo("show", sid, "--json")
+	leaks("sessions show", show)
+	if strings.Count(show, "[REDACTED:") < 3*len(redactionSecrets)-3 || !strings.Contains(show, "[tool Bash]") {
+		t.Errorf("show has %d redaction markers for %d secrets in 3 places: %.600s", strings.Count(show, "[REDACTED:"), len(redactionSecrets), show)
+	}
+	for _, la := range redactionLookAlikes {
+		if !strings.Contains(show, la) {
+			t.Errorf("look-alike %q lost", la)
+		}
+	}
+	for _, q := range []string{"found", "tulipwood", "Bash", "deploy", "pg_restore", "3f786850e387550fdab836ed7e6dc881de23001b"} {
+		out := mnemo("search", "--json", "--no-sync", "--mode", "fulltext", q)
+		leaks("search excerpt for "+q, out)
+		if !strings.Contains(out, sid) {
+			t.Errorf("search %q does not find the session", q)
+		}
+	}
+	filepath.WalkDir(filepath.Join(root, "index"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			data, _ := os.ReadFile(p)
+			leaks("index file "+p, string(data))
+		}
+		return nil
+	})
+}

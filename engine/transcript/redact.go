@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"encoding/base64"
 	"regexp"
 	"sort"
 	"strings"
@@ -43,13 +44,40 @@ var extraRules = []extraRule{
 	// Private-key blocks, whole (also a block cut off before its END line).
 	{id: "private-key", keywords: []string{"private key"},
 		re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[A-Za-z0-9+/=\s:\-,]*)`)},
-	// scheme://user:password@host — the password only.
+	// scheme://user:password@host — the password only. The user may be
+	// empty (redis://:pw@host); the password may hold @ ; & (it runs to the
+	// last @ before the host).
 	{id: "url-password", after: "://", group: 1,
-		re: regexp.MustCompile(`\A[^\s:/@"'<>]{1,128}:([^\s@/"'<>]{1,256})@`)},
+		re: regexp.MustCompile(`\A[^\s:/@"'<>]{0,128}:([^\s/"'<>]{1,256})@[^\s@/"'<>]+(?:[/?#\s"'<>]|\z)`)},
+	// .netrc: machine HOST login USER password SECRET.
+	{id: "netrc-password", keywords: []string{"machine"}, group: 1,
+		re: regexp.MustCompile(`\bmachine\s+(?:[\w-]+\.[\w.-]+|localhost)\s+(?:login\s+\S+\s+)?password\s+(\S+)`)},
+	// Passwords on a command line: --password X, --password=X, --db-pass=X,
+	// mysql -pX, redis-cli -a X, sshpass -p X.
+	{id: "cli-password", keywords: []string{"pass"}, group: 2,
+		re: regexp.MustCompile(`(?i)(?:^|\s)--[a-z0-9-]*pass(?:word|wd)?(?:=|\s+)(["']?)([^\s"'-][^\s"']*)`)},
+	{id: "cli-password", keywords: []string{"mysql", "mariadb"}, group: 1,
+		re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'-][^\s"']*)`)},
+	{id: "cli-password", keywords: []string{"redis-cli", "sshpass"}, group: 1,
+		re: regexp.MustCompile(`\b(?:redis-cli\b[^\n|;&]*?\s-a|sshpass\s+-p)\s*([^\s"'-][^\s"']*)`)},
 	// password=… / password: … (also DB_PASSWORD=, query strings): the value,
 	// when it looks like a secret (a digit or a symbol in it), not a word.
 	{id: "password", keywords: []string{"passw"}, group: 1, valid: secretLike,
 		re: regexp.MustCompile(`(?i)(?:password|passwd)["']?\s*[=:]\s*["']?([^\s"'&;,<>]{6,})`)},
+	// An assignment with no spaces (NAME_PASSWORD=value, as in .env files
+	// and shells) holds a password even when it is letters only.
+	{id: "password", keywords: []string{"pass", "pwd"}, group: 1, valid: notPlaceholder,
+		re: regexp.MustCompile(`(?i)\b[a-z0-9_.]*(?:password|passwd|passphrase|_pass|_pwd)=([^\s"'&;,<>]{4,})`)},
+	// A quoted value: password = "Blue Horse 42", "password": "…" (its
+	// quotes escaped too, as inside a tool call's JSON).
+	{id: "password", keywords: []string{"pass"}, group: 2, valid: notPlaceholder,
+		re: regexp.MustCompile(`(?i)(?:password|passwd|passphrase)\\?["']?\s*[=:]\s*\\?(["'])([^"'\n\\]{4,128})\\?["']`)},
+	// A YAML or INI line that is only a password key and its value.
+	{id: "password", keywords: []string{"pass"}, group: 1, valid: notPlaceholder,
+		re: regexp.MustCompile(`(?im)^[ \t-]*[a-z0-9_.]*(?:password|passwd|passphrase)[ \t]*[:=][ \t]*([^\s"'#]{4,})[ \t]*$`)},
+	// Said in prose: "the admin password is X", "password was X".
+	{id: "password", keywords: []string{"pass"}, group: 1, valid: proseSecret,
+		re: regexp.MustCompile(`(?i)\bpass(?:word|phrase)\s+(?:is|was|will be|should be|=)\s*[:"'“]?\s*([^\s"'”,;]{4,})`)},
 	// Authorization / Proxy-Authorization headers: the credential, scheme kept.
 	{id: "authorization-header", keywords: []string{"authorization"}, group: 1,
 		re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)\s+)?([^\s"',;]{8,})`)},
@@ -61,12 +89,24 @@ var extraRules = []extraRule{
 	// OpenAI / Anthropic style keys, vendor word or not.
 	{id: "api-key", keywords: []string{"sk-"},
 		re: regexp.MustCompile(`\bsk-(?:ant-(?:api|admin)\d{2}-|proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}`)},
+	// Django's SECRET_KEY setting, whatever it holds.
+	{id: "django-secret-key", keywords: []string{"SECRET_KEY"}, group: 2,
+		re: regexp.MustCompile(`\bSECRET_KEY["']?\s*[=:]\s*[a-z]?(["'])([^"'\n]{8,})["']`)},
+	// Twilio auth tokens: 32 hex digits after the word.
+	{id: "twilio-auth-token", keywords: []string{"twilio", "auth token", "auth_token", "authtoken"}, group: 1,
+		re: regexp.MustCompile(`(?i)(?:twilio(?:[ _-]?auth)?(?:[ _-]?token)?|auth[ _-]?token)["']?\s*(?:is\s+|[=:]\s*)?["']?\b([0-9a-f]{32})\b`)},
+	// Discord bot tokens: base64 user id, timestamp, HMAC.
+	{id: "discord-bot-token", keywords: []string{"discord", "token", "login", "bot"}, valid: discordLike,
+		re: regexp.MustCompile(`\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b`)},
 	// AWS access key ids, EXAMPLE-suffixed ones included.
 	{id: "aws-access-key", keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA"},
 		re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\b`)},
-	// AWS secret keys next to their name.
-	{id: "aws-secret-key", keywords: []string{"secret"}, group: 1,
-		re: regexp.MustCompile(`(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`)},
+	// AWS secret keys next to their name, in prose ("secret key: …") or as
+	// the column after the key id in the console's credentials CSV.
+	{id: "aws-secret-key", keywords: []string{"secret"}, group: 1, valid: mixedBase64,
+		re: regexp.MustCompile(`(?i)secret[ _-]?(?:access[ _-]?)?key(?:[ _-]?id)?["']?[^A-Za-z0-9/+\n]{1,20}(?:is\s+)?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|\z)`)},
+	{id: "aws-secret-key", keywords: []string{"[REDACTED:aws-access-key]"}, group: 1, valid: mixedBase64,
+		re: regexp.MustCompile(`\[REDACTED:aws-access-key\][\s,;:|"']{1,6}([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|\z)`)},
 }
 
 // redactor is gitleaks' default detector, built on first use.
@@ -96,9 +136,14 @@ func Redact(text string) string {
 	if text == "" {
 		return text
 	}
+	// The keywords are looked for in one lower-cased copy: a scan per
+	// keyword over it is cheaper than a case-folding scan per keyword.
+	lower := strings.ToLower(text)
 	for _, r := range extraRules {
-		if r.applies(text) {
-			text = r.replace(text)
+		if r.applies(text, lower) {
+			if out := r.replace(text); out != text {
+				text, lower = out, strings.ToLower(out)
+			}
 		}
 	}
 	det, err := detector()
@@ -124,48 +169,18 @@ func Redact(text string) string {
 	return text
 }
 
-// applies is the cheap test before the expression runs.
-func (r extraRule) applies(text string) bool {
+// applies is the cheap test before the expression runs; lower is text
+// lower-cased.
+func (r extraRule) applies(text, lower string) bool {
 	if r.after != "" {
 		return strings.Contains(text, r.after)
 	}
 	for _, k := range r.keywords {
-		if k == strings.ToLower(k) && containsFold(text, k) || strings.Contains(text, k) {
+		if k == strings.ToLower(k) && strings.Contains(lower, k) || strings.Contains(text, k) {
 			return true
 		}
 	}
 	return false
-}
-
-// containsFold reports whether s holds the lower-case ASCII keyword k in any
-// case, without lower-casing (copying) s.
-func containsFold(s, k string) bool {
-	lo, up := k[0], k[0]
-	if 'a' <= lo && lo <= 'z' {
-		up = lo - 'a' + 'A'
-	}
-	next := func(c byte, from int) int {
-		if j := strings.IndexByte(s[from:], c); j >= 0 {
-			return from + j
-		}
-		return len(s)
-	}
-	nl, nu := next(lo, 0), next(up, 0)
-	for {
-		i := min(nl, nu)
-		if i+len(k) > len(s) {
-			return false
-		}
-		if strings.EqualFold(s[i:i+len(k)], k) {
-			return true
-		}
-		if i == nl {
-			nl = next(lo, i+1)
-		}
-		if i == nu {
-			nu = next(up, i+1)
-		}
-	}
 }
 
 // spans lists the [start, end) of every part of text the rule replaces.
@@ -216,7 +231,65 @@ func (r extraRule) replace(text string) string {
 // secretLike reports whether a value looks like a password rather than a
 // word: it holds a digit or a symbol.
 func secretLike(v string) bool {
-	return strings.IndexFunc(v, func(c rune) bool {
+	return notPlaceholder(v) && strings.IndexFunc(v, func(c rune) bool {
 		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z')
 	}) >= 0
+}
+
+// placeholder matches the values documentation puts where a secret goes.
+var placeholder = regexp.MustCompile(`(?i)^(?:<[^>]*>?|\$\{?[a-z_][a-z0-9_]*\}?|%[a-z_]+%|\{\{.*|x{3,}|\*{3,}|\.{3,}|your[_-].*|my[_-].*|.*[_-]here|changeme|placeholder|example|redacted|\[redacted.*|null|none|nil|true|false|required|optional|string|secret|password)$`)
+
+// notPlaceholder reports whether a value is not a documentation stand-in.
+func notPlaceholder(v string) bool { return !placeholder.MatchString(v) }
+
+// proseWords are what follows "the password is" when no password does.
+var proseWords = map[string]bool{
+	"required": true, "missing": true, "wrong": true, "incorrect": true, "invalid": true, "correct": true,
+	"empty": true, "stored": true, "hashed": true, "encrypted": true, "optional": true, "needed": true,
+	"expired": true, "changed": true, "reset": true, "saved": true, "sent": true, "shown": true, "hidden": true,
+	"too": true, "not": true, "never": true, "still": true, "also": true, "only": true, "then": true, "now": true,
+	"set": true, "the": true, "your": true, "their": true, "that": true, "this": true, "same": true, "weak": true,
+	"strong": true, "long": true, "short": true, "case-sensitive": true, "valid": true, "accepted": true,
+	"rejected": true, "checked": true, "generated": true, "random": true, "unique": true, "used": true,
+	"updated": true, "unknown": true, "available": true, "different": true, "being": true, "in": true, "on": true,
+}
+
+// proseSecret accepts what follows "password is" unless it is a word of
+// prose or a placeholder.
+func proseSecret(v string) bool {
+	w := strings.ToLower(strings.TrimRight(v, ".!?)"))
+	return !proseWords[w] && notPlaceholder(w)
+}
+
+// mixedBase64 accepts a 40-character AWS secret key: upper and lower case
+// letters and a digit, as the keys are (a git SHA is hex, a word is not).
+func mixedBase64(v string) bool {
+	var up, lo, dig bool
+	for _, c := range v {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			up = true
+		case 'a' <= c && c <= 'z':
+			lo = true
+		case '0' <= c && c <= '9':
+			dig = true
+		}
+	}
+	return up && lo && dig
+}
+
+// discordLike accepts a Discord bot token: its first part is a user id in
+// base64 (digits only once decoded), which a random dotted string is not.
+func discordLike(v string) bool {
+	first, _, _ := strings.Cut(v, ".")
+	b, err := base64.RawStdEncoding.DecodeString(strings.NewReplacer("-", "+", "_", "/").Replace(first))
+	if err != nil || len(b) < 17 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
