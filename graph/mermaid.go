@@ -23,11 +23,11 @@ type Picture struct {
 }
 
 // EdgesPerNode bounds a Picture's edges: at most this many per node. A
-// neighbourhood is densely linked (on the bundled sample vault, the 30
-// concepts nearest "bbolt" share 185 pairs of memories: a drawing of
-// solid ink); two per node is the tree the walk followed, which joins
-// every node to the centre, plus about one cross link per node, the
-// strongest ones.
+// neighbourhood is densely linked, nearly every pair of its concepts
+// sharing a memory, and drawing every pair is a drawing of solid ink
+// (docs/benchmarks.md, "Visualize"); two per node is the tree the walk
+// followed, which joins every node to the centre, plus about one cross
+// link per node, the strongest ones.
 const EdgesPerNode = 2
 
 // Picture takes concept and walks out level by level to depth, adding

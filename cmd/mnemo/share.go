@@ -158,6 +158,8 @@ func (r *roles) hold(ctx context.Context, e *engine.Engine) (err error) {
 		defer sess.Close()
 	}
 	r.logf(fmt.Sprintf("holding the index: pid=%d memory=%s index=%s", os.Getpid(), r.cfg.MemoryDir, r.cfg.IndexDir))
+	synced := r.catchUp(ctx, e)
+	defer func() { <-synced }() // before e is closed
 	local := mcp.NewServer(e, r.toolOptions(sess))
 	ct, st := sdk.NewInMemoryTransports()
 	if _, err := local.Connect(ctx, st, nil); err != nil {
@@ -184,6 +186,40 @@ func (r *roles) hold(ctx context.Context, e *engine.Engine) (err error) {
 	stopHandoff := startHandoff(ctx, e, sess, r.cfg.IndexDir, serveMCP, r.logf)
 	defer stopHandoff()
 	return keepFresh(ctx, e, sess, r.sf, r.logf)
+}
+
+// catchUpWait bounds how long a new holder syncs before it takes calls.
+const catchUpWait = 5 * time.Second
+
+// catchUp syncs e before the holder takes calls, for at most catchUpWait
+// (then the sync goes on while it answers, and results say the index is
+// being built). A holder that took over from one that died holds an index
+// that may lack the last writes acknowledged to agents (their files are on
+// disk, their full-text batches may not be): a search answered before the
+// sync would miss them. The watcher's own start-up sync, which follows,
+// waits for this one and then finds nothing left to do.
+// The channel returned is closed when the sync has ended.
+func (r *roles) catchUp(ctx context.Context, e *engine.Engine) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rep, err := e.Sync(ctx, false)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.logf("catch-up sync failed (the watcher's start-up sync tries again): " + err.Error())
+		case err == nil:
+			r.logf(syncLine(rep))
+		}
+	}()
+	t := time.NewTimer(catchUpWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		r.logf(fmt.Sprintf("the catch-up sync takes longer than %s: answering while it runs", catchUpWait))
+	case <-ctx.Done():
+	}
+	return done
 }
 
 // openSessions opens the sessions index. A holder that just died may not
