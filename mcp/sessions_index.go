@@ -90,6 +90,9 @@ func (s *server) sessionsStatusTool() tool[sessionsStatusIn, sessionsStatusOut] 
 				if src.Coverage.Repaired > 0 {
 					fmt.Fprintf(&b, "; %d parent links repaired", src.Coverage.Repaired)
 				}
+				if src.Forgotten > 0 {
+					fmt.Fprintf(&b, "; %d forgotten transcripts left out", src.Forgotten)
+				}
 				for _, k := range sortedKeys(src.SkippedBy) {
 					fmt.Fprintf(&b, "; not read: %s %d", k, src.SkippedBy[k])
 				}
