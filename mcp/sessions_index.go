@@ -264,7 +264,6 @@ func (s *server) forgetSessionsTool() tool[forgetSessionsIn, engine.ForgetReport
 			"and leave their transcripts, where still there, out of later syncs. Give sessionIds, or filters (project, sourceAgent, before, archived) that all must match. " +
 			"The transcripts themselves are not touched.",
 		destructive: true,
-		idempotent:  true,
 		schema: func(in *jsonschema.Schema) {
 			property(in, "sessionIds").MaxItems = ptr(maxForgetIDs)
 			for _, name := range []string{"project", "sourceAgent"} {
