@@ -303,6 +303,7 @@ func serve(ctx context.Context, r *roles, sf serveFlags, logf func(string)) erro
 		})
 	}
 	if sf.debugAddr != "" {
+		logf("the profiler answers requests with the header Authorization: Bearer <token>, the token " + sf.token.where)
 		run("debug server", func(ctx context.Context) error { return serveDebug(ctx, sf.debugAddr, sf.token.token, logf) })
 	}
 	g.Go(func() error {
