@@ -31,8 +31,8 @@ import (
 
 // Limits of the graph queries: the defaults are maenifold's but for
 // Visualize's nodes, 15 rather than 30, which with graph.EdgesPerNode
-// draws at most 30 edges (30 nodes drew 185, every pair, on the bundled
-// sample vault); the maxima bound what one query can cost.
+// keeps a default drawing readable (docs/benchmarks.md, "Visualize");
+// the maxima bound what one query can cost.
 const (
 	DefaultContextDepth  = 2
 	MaxContextDepth      = 4
@@ -146,6 +146,10 @@ type GraphStatus struct {
 	// LinkRules names the tool whose link rules the vault is read by:
 	// obsidian (also Foam's), logseq or dendron (detectFlavor).
 	LinkRules string `json:"linkRules"`
+	// Stale says why the graph (with the rest of the index) must be
+	// rebuilt by the next sync, when it must: until then graph queries
+	// refuse with ErrIndexNotReady and these counts are the old index's.
+	Stale string `json:"stale,omitempty"`
 }
 
 // graphState is the engine's share of the graph: the graph itself is
@@ -641,7 +645,7 @@ func nonNilStrings(s []string) []string {
 
 // graphStatus counts the graph. The caller holds e.mu.
 func (e *Engine) graphStatus() GraphStatus {
-	s := GraphStatus{Concepts: e.gs.g.Len(), Mentions: e.gs.g.Links(), Communities: -1, LinkRules: e.flavor.String()}
+	s := GraphStatus{Concepts: e.gs.g.Len(), Mentions: e.gs.g.Links(), Communities: -1, LinkRules: e.flavor.String(), Stale: e.needFull}
 	if c := e.gs.comm.Load(); c != nil && c.Version == e.gs.g.Version() {
 		s.Communities = c.Len()
 	}

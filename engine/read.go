@@ -58,10 +58,14 @@ func (e *Engine) Resolve(id string) (string, error) {
 			}
 		}
 	}
+	if len(matches) == 0 && e.gs.g != nil {
+		// An alias (frontmatter aliases, Logseq's alias::) names its memory.
+		matches = e.gs.g.Declaring(markdown.NormalizeConcept(id))
+	}
 	e.mu.RUnlock()
 	switch len(matches) {
 	case 0:
-		return "", fmt.Errorf("%q: no memory has this path, title or file name: %w", id, ErrNotFound)
+		return "", fmt.Errorf("%q: no memory has this path, title, file name or alias: %w", id, ErrNotFound)
 	case 1:
 		return matches[0], nil
 	default:

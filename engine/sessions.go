@@ -30,6 +30,15 @@ import (
 // sessionsDir is the sessions index, inside the index folder.
 const sessionsDir = "sessions"
 
+// sessionsFormat versions what the sessions index keeps beyond the shared
+// schema: "2" adds each transcript's line coverage, which only a read from
+// the start can fill, so an index of an older format is read again whole
+// (archived sessions are kept, and re-indexed from the store).
+const (
+	metaSessionsFormat = "sessionsFormat"
+	sessionsFormat     = "2"
+)
+
 // SessionSource is one root folder of one transcript format: what the index
 // needs of a parser. Implementations must deliver only redacted text.
 type SessionSource interface {
@@ -235,6 +244,8 @@ func (s *Sessions) open(ctx context.Context) error {
 	}
 	if v, _ := strconv.Atoi(meta["schema"]); v != 0 && v < schemaVersion {
 		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, schemaVersion)
+	} else if v != 0 && meta[metaSessionsFormat] != sessionsFormat {
+		s.needFull = "the sessions index predates per-line coverage; reading the transcripts again"
 	}
 	s.dim = s.emb.Dim()
 	if stored, _ := strconv.Atoi(meta["dim"]); s.dim == 0 && meta["embedder"] == s.emb.Name() {

@@ -474,3 +474,29 @@ func TestSessionsList(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsOlderFormat: an index built before per-line coverage is read
+// again whole, once, keeping its archived sessions.
+func TestSessionsOlderFormat(t *testing.T) {
+	root := sessionFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
+	mustSync(t, s)
+	if err := s.st.setMeta(map[string]string{metaSessionsFormat: ""}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTestSessions(t, idx, lineSource{root})
+	rep := mustSync(t, s)
+	if !rep.Full || !strings.Contains(rep.Rebuilt, "coverage") || rep.Added != 1 {
+		t.Errorf("older format: %+v, want a full re-read of the one transcript", rep)
+	}
+	if v := view(t, s, "s2"); !v.Archived || v.MessageCount != 2 {
+		t.Errorf("the archived session after the re-read: %+v", v)
+	}
+	if rep := mustSync(t, s); rep.Full {
+		t.Errorf("second sync: %+v, want incremental", rep)
+	}
+}

@@ -143,7 +143,7 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	now := time.Now().UTC()
 	if err := s.st.setMeta(map[string]string{
 		"schema": itoa(schemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
-		metaUnfinished: "",
+		metaUnfinished: "", metaSessionsFormat: sessionsFormat,
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)
 	}

@@ -401,3 +401,20 @@ func TestSampleVaultGraph(t *testing.T) {
 		t.Errorf("default drawing: %d nodes, %d edges, %d hidden", d.Nodes, d.Edges, d.HiddenEdges)
 	}
 }
+
+// TestAliasNamesTheMemory: an alias is also a way to name the memory
+// that declares it, for reads.
+func TestAliasNamesTheMemory(t *testing.T) {
+	e := openVault(t, filepath.Join("..", "testdata", "vaults", "obsidian"))
+	for id, want := range map[string]string{
+		"BOTW": "References/The Legend of Zelda Breath of the Wild.md",
+		"botw": "References/The Legend of Zelda Breath of the Wild.md",
+	} {
+		if got, err := e.Resolve(id); err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", id, got, err, want)
+		}
+	}
+	if _, err := e.Resolve("not an alias"); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "alias") {
+		t.Errorf("unknown: %v", err)
+	}
+}

@@ -161,3 +161,9 @@ func (g *Graph) FileLinks(path string) []Mention {
 	}
 	return out
 }
+
+// Declaring lists the files that declare alias as one of their names,
+// sorted.
+func (g *Graph) Declaring(alias string) []string {
+	return slices.Sorted(maps.Keys(g.byAlias[alias]))
+}

@@ -23,11 +23,11 @@ type Picture struct {
 }
 
 // EdgesPerNode bounds a Picture's edges: at most this many per node. A
-// neighbourhood is densely linked (on the bundled sample vault, the 30
-// concepts nearest "bbolt" share 185 pairs of memories: a drawing of
-// solid ink); two per node is the tree the walk followed, which joins
-// every node to the centre, plus about one cross link per node, the
-// strongest ones.
+// neighbourhood is densely linked, nearly every pair of its concepts
+// sharing a memory, and drawing every pair is a drawing of solid ink
+// (docs/benchmarks.md, "Visualize"); two per node is the tree the walk
+// followed, which joins every node to the centre, plus about one cross
+// link per node, the strongest ones.
 const EdgesPerNode = 2
 
 // Picture takes concept and walks out level by level to depth, adding
@@ -40,22 +40,35 @@ func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Pictur
 	if !g.Has(concept) {
 		return Picture{}, false
 	}
-	depth, maxNodes = max(depth, 1), max(maxNodes, 1)
+	nodes, in, tree := g.pictureNodes(g.cids[concept], max(depth, 1), max(maxNodes, 1), w)
 	p = Picture{Concept: concept}
-	in := make([]bool, len(g.names))
-	cid := g.cids[concept]
-	in[cid] = true
-	nodes := []int32{cid}
-	frontier := []int32{cid}
-	fw := g.weights(w)
-	type pair struct{ a, b int32 }
-	tree := map[pair]bool{}
-	key := func(a, b int32) pair {
-		if g.names[a] > g.names[b] {
-			a, b = b, a
-		}
-		return pair{a, b}
+	for _, n := range nodes {
+		p.Nodes = append(p.Nodes, g.names[n])
 	}
+	p.Edges, p.Hidden = g.pictureEdges(nodes, in, tree)
+	return p, true
+}
+
+// edgeKey names an edge by its two concept ids, the lesser name first.
+type edgeKey struct{ a, b int32 }
+
+func (g *Graph) edgeKey(a, b int32) edgeKey {
+	if g.names[a] > g.names[b] {
+		a, b = b, a
+	}
+	return edgeKey{a, b}
+}
+
+// pictureNodes walks out from cid level by level, taking each level's
+// heaviest relations while there is room: the nodes in the order they
+// were reached, which concepts are in, and the link each was reached by.
+func (g *Graph) pictureNodes(cid int32, depth, maxNodes int, w Weight) (nodes []int32, in []bool, tree map[edgeKey]bool) {
+	in = make([]bool, len(g.names))
+	in[cid] = true
+	nodes = []int32{cid}
+	frontier := []int32{cid}
+	tree = map[edgeKey]bool{}
+	fw := g.weights(w)
 	for d := 1; d <= depth && len(frontier) > 0 && len(nodes) < maxNodes; d++ {
 		slot := make([]int32, len(g.names))
 		var level []acc
@@ -78,14 +91,16 @@ func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Pictur
 			in[a.cid] = true
 			nodes = append(nodes, a.cid)
 			frontier = append(frontier, a.cid)
-			tree[key(a.cid, a.via)] = true
+			tree[g.edgeKey(a.cid, a.via)] = true
 		}
 	}
-	for _, n := range nodes {
-		p.Nodes = append(p.Nodes, g.names[n])
-	}
-	// The walk's links first, then the other co-occurrences between drawn
-	// concepts, most shared files first, while the budget lasts.
+	return nodes, in, tree
+}
+
+// pictureEdges chooses the edges to draw between nodes: the walk's links
+// first, then the other co-occurrences, most shared files first, while the
+// budget of EdgesPerNode a node lasts; hidden counts the rest.
+func (g *Graph) pictureEdges(nodes []int32, in []bool, tree map[edgeKey]bool) (edges []Edge, hidden int) {
 	var all []Edge
 	ones := g.weights(nil)
 	for _, n := range nodes {
@@ -95,7 +110,7 @@ func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Pictur
 			}
 		}
 	}
-	isTree := func(e Edge) bool { return tree[key(g.cids[e.From], g.cids[e.To])] }
+	isTree := func(e Edge) bool { return tree[g.edgeKey(g.cids[e.From], g.cids[e.To])] }
 	slices.SortFunc(all, func(a, b Edge) int {
 		if ta, tb := isTree(a), isTree(b); ta != tb {
 			if ta {
@@ -108,11 +123,9 @@ func (g *Graph) Picture(concept string, depth, maxNodes int, w Weight) (p Pictur
 		}
 		return compareEdges(a, b)
 	})
-	budget := max(EdgesPerNode*len(nodes), len(tree))
-	p.Edges = all[:min(len(all), budget)]
-	p.Hidden = len(all) - len(p.Edges)
-	slices.SortFunc(p.Edges, compareEdges)
-	return p, true
+	edges = all[:min(len(all), max(EdgesPerNode*len(nodes), len(tree)))]
+	slices.SortFunc(edges, compareEdges)
+	return edges, len(all) - len(edges)
 }
 
 func compareEdges(a, b Edge) int {

@@ -367,21 +367,7 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 		b.decoded(label)
 		b.literal(label)
 	case *wikiNode:
-		b.segment(n.inner)
-		l, ok := parseWikiLink(string(n.inner.Value(b.src)), p.flavor)
-		if !ok {
-			return false
-		}
-		if n.tag && p.flavor == FlavorLogseq && len(b.inl) > 0 && b.inl[len(b.inl)-1] == '#' {
-			// Logseq's "#[[multi word]]": a tag, shown as the name.
-			b.inl = b.inl[:len(b.inl)-1]
-			name, _, _ := strings.Cut(string(n.inner.Value(b.src)), "|")
-			p.addTag(name)
-		}
-		// The display text is the link's, not prose: a '#' in a label is
-		// not a tag.
-		b.literal([]byte(l.display))
-		p.addLink(l.concept)
+		p.wikiLink(b, n)
 	case *ast.Link:
 		// Logseq's "[label]([[page]])" links to the page.
 		if d := n.Destination; len(d) > 4 && bytes.HasPrefix(d, openLink) && bytes.HasSuffix(d, closeLink) {
@@ -399,6 +385,25 @@ func (p *parser) inline(b *bodyState, n ast.Node) bool {
 		return true
 	}
 	return false
+}
+
+// wikiLink adds a WikiLink's display text, which is the link's and not
+// prose (a '#' in a label is not a tag), and records its concept.
+func (p *parser) wikiLink(b *bodyState, n *wikiNode) {
+	b.segment(n.inner)
+	inner := string(n.inner.Value(b.src))
+	l, ok := parseWikiLink(inner, p.flavor)
+	if !ok {
+		return
+	}
+	if n.tag && p.flavor == FlavorLogseq && len(b.inl) > 0 && b.inl[len(b.inl)-1] == '#' {
+		// Logseq's "#[[multi word]]": a tag, shown as the name.
+		b.inl = b.inl[:len(b.inl)-1]
+		name, _, _ := strings.Cut(inner, "|")
+		p.addTag(name)
+	}
+	b.literal([]byte(l.display))
+	p.addLink(l.concept)
 }
 
 // literal appends text that is not scanned for links and tags.

@@ -161,6 +161,9 @@ func writeStatus(w io.Writer, s engine.Status, now time.Time) error {
 		comm = fmt.Sprintf("%d communities", s.Graph.Communities)
 	}
 	row("concepts", "%d (%d links, %s; links read by %s's rules)", s.Graph.Concepts, s.Graph.Mentions, comm, s.Graph.LinkRules)
+	if s.Graph.Stale != "" {
+		row("rebuild", "the next sync rebuilds the index (%s); until then the graph answers not ready", s.Graph.Stale)
+	}
 	row("full-text", "%s", formatBytes(s.FullTextSize))
 	row("state", "%s", formatBytes(s.StateSize))
 	emb := s.Embedder

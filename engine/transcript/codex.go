@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -24,9 +25,11 @@ type codexLine struct {
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`
 	Payload   json.RawMessage `json:"payload"`
-	// The envelope-less form puts these on the line itself.
-	ID   string `json:"id"`
-	Role string `json:"role"`
+	// The envelope-less form puts these on the line itself, beside
+	// {"record_type":"state"} lines.
+	ID         string `json:"id"`
+	Role       string `json:"role"`
+	RecordType string `json:"record_type"`
 }
 
 type codexItem struct {
@@ -77,11 +80,26 @@ func readCodex(r *run) error {
 		}
 	}
 	r.startCount(from)
+	// Envelope-less rollouts (before mid-2025) stamp only their first line:
+	// a message without a time takes the latest time seen before it, else
+	// the session's, else the date in the file's name, else its mtime.
+	last := r.next.Session.Ended
+	if last.IsZero() {
+		last = codexFileTime(r)
+	}
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		kind, it, ts, ok := codexParse(line)
 		if !ok {
 			r.count(Malformed)
 			return nil
+		}
+		if kind == "session_meta" && ts.IsZero() {
+			ts = parseTime(it.Timestamp)
+		}
+		if ts.IsZero() {
+			ts = last
+		} else {
+			last = ts
 		}
 		s := &r.next.Session
 		switch kind {
@@ -103,8 +121,8 @@ func readCodex(r *run) error {
 		case "event_msg":
 			r.count(codexEventReason(it.Type))
 			return nil
-		case "compacted":
-			r.count(Meta) // the compaction's summary, not a message
+		case "compacted", "state":
+			r.count(Meta) // a compaction's summary; an old rollout's state marker
 			return nil
 		case "response_item":
 		default:
@@ -143,6 +161,8 @@ func codexParse(line []byte) (kind string, it codexItem, ts time.Time, ok bool) 
 		payload, kind = line, "response_item" // envelope-less form
 	case len(payload) == 0 && l.Type == "" && l.ID != "":
 		payload, kind = line, "session_meta"
+	case len(payload) == 0 && l.Type == "" && l.RecordType != "":
+		kind = "state"
 	}
 	if len(payload) > 0 && payload[0] == '{' {
 		if err := json.Unmarshal(payload, &it); err != nil {
@@ -271,6 +291,19 @@ func codexOutput(raw json.RawMessage) string {
 		return strings.TrimSpace(inner.Output)
 	}
 	return strings.TrimSpace(s)
+}
+
+// codexNameTime is the time in rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl.
+var codexNameTime = regexp.MustCompile(`rollout-(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})`)
+
+// codexFileTime is the time a rollout's name gives, else its mtime.
+func codexFileTime(r *run) time.Time {
+	if m := codexNameTime.FindStringSubmatch(filepath.Base(r.path)); m != nil {
+		if t, err := time.Parse("2006-01-02T15:04:05", m[1]+"T"+m[2]+":"+m[3]+":"+m[4]); err == nil {
+			return t.UTC()
+		}
+	}
+	return r.fi.ModTime().UTC()
 }
 
 // codexIDFromName takes the uuid at the end of rollout-<time>-<uuid>.jsonl.

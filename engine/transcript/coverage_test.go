@@ -49,6 +49,7 @@ func TestCoverage(t *testing.T) {
 		{Codex, codexFixture, Options{}, 4,
 			m{Duplicate: 2, Injected: 3, Malformed: 1, Meta: 3, Thinking: 2, ToolCall: 1, ToolResult: 1, Unknown: 1}, 0},
 		{Codex, codexRollback, Options{}, 4, m{Abandoned: 2, Duplicate: 6, Injected: 1, Meta: 3}, 0},
+		{Codex, codexOld, Options{}, 2, m{Meta: 3, Injected: 1, Thinking: 1, ToolCall: 1, ToolResult: 1}, 0},
 		{Gemini, geminiFixture, Options{}, 4, m{Injected: 1, ToolCall: 1}, 6},
 		{Gemini, geminiJSONL, Options{}, 4, m{Abandoned: 2, Duplicate: 1, Meta: 4}, 0},
 		{OpenClaw, openclawFixture, Options{}, 4,

@@ -41,7 +41,7 @@ type openclawEntry struct {
 }
 
 func readOpenClaw(r *run) error {
-	return readTree(r, treeFormat{node: openclawNode, entry: openclawMessage, idKey: `"id":"`, parentKey: `"parentId":"`})
+	return readTree(r, treeFormat{node: openclawNode, entry: openclawMessage, idKey: `"id":"`, parentKey: `"parentId":"`, retries: true})
 }
 
 var openclawKnown = map[string]bool{

@@ -69,11 +69,11 @@ func TestDiscover(t *testing.T) {
 		// Root given as the agent's home folder: the inner folder is found.
 		{Source{ClaudeCode, abs("claude")}, Options{}, []string{abs(claudeFixture), abs(claudeCompact)}, 1},
 		{Source{ClaudeCode, abs("claude/projects")}, Options{IncludeSubagents: true}, []string{abs(claudeFixture), abs(claudeCompact), sub}, 0},
-		{Source{Codex, abs("codex")}, Options{}, []string{abs(codexFixture), abs(codexRollback)}, 0},
+		{Source{Codex, abs("codex")}, Options{}, []string{abs(codexFixture), abs(codexRollback), abs(codexOld)}, 0},
 		{Source{Gemini, abs("gemini/tmp")}, Options{}, []string{abs(geminiFixture), abs(geminiJSONL),
 			abs("gemini/tmp/8e66b2c02b3d05a0fe0fd982b792b8a6eee6c191a654264a17ada4818eb3dcde/chats/session-2026-03-05T09-00-11112222.json")}, 0},
 		{Source{OpenClaw, abs("no-such-folder")}, Options{}, nil, 0},
-		{Source{OpenClaw, abs("openclaw")}, Options{}, []string{abs(openclawFixture)}, 0},
+		{Source{OpenClaw, abs("openclaw")}, Options{}, []string{abs(openclawFixture), abs("openclaw/agents/main/sessions/6facdbc6-233e-419f-9267-1548940995d8.jsonl")}, 0},
 		{Source{CodeArchitect, abs("codearchitect")}, Options{}, []string{abs(caFixture), abs("codearchitect/sessions/2026-03-09/garden-irrigation")}, 1},
 		{Source{JSONL, abs("jsonl")}, Options{}, []string{abs(jsonlFixture)}, 0},
 	} {

@@ -106,6 +106,7 @@ const (
 	geminiFixture   = "gemini/tmp/" + geminiHash + "/chats/session-2026-03-04T12-00-7e2f0c1a.json"
 	geminiJSONL     = "gemini/tmp/" + geminiHash + "/chats/session-2026-03-06T10-00-9a8b7c6d.jsonl"
 	codexRollback   = "codex/sessions/2026/03/11/rollout-2026-03-11T08-00-00-0199b2c3-d4e5-7f60-8a9b-1c2d3e4f5a6b.jsonl"
+	codexOld        = "codex/sessions/2025/05/07/rollout-2025-05-07T17-24-21-5e0a1b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b.jsonl"
 	openclawFixture = "openclaw/agents/main/sessions/3f9d2c1b-8e7a-4b6c-9d5e-1a2b3c4d5e6f.jsonl"
 	caFixture       = "codearchitect/sessions/2026-03-08/retry-budget-for-billing"
 	jsonlFixture    = "jsonl/exports/kiln-session.jsonl"
@@ -189,6 +190,15 @@ func TestReadFixtures(t *testing.T) {
 			},
 			session:   Session{ID: "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", Agent: Codex, Project: "/home/dev/ledger"},
 			malformed: 1, ignored: 1,
+		},
+		{
+			name: "codex: an envelope-less rollout of before mid-2025; its messages take the first line's time",
+			kind: Codex, path: codexOld,
+			want: []string{
+				"user: Why does the kiln log stop at midnight?",
+				"assistant: The logger rotates at midnight and drops the last line.",
+			},
+			session: Session{ID: "5e0a1b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b", Agent: Codex},
 		},
 		{
 			name: "codex: a rolled-back turn is left out",
@@ -362,6 +372,7 @@ func TestAppendEverySplit(t *testing.T) {
 		{ClaudeCode, "claude-sidebranch.jsonl", nil},
 		{Codex, codexFixture, nil},
 		{Codex, codexRollback, []int{8, 9, 10, 11}},
+		{Codex, codexOld, nil},
 		// Any $rewindTo among appended records replays the file.
 		{Gemini, geminiJSONL, []int{2, 3, 4, 5, 6, 7}},
 		{OpenClaw, openclawFixture, []int{12}},

@@ -3,6 +3,8 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -46,6 +48,9 @@ type treeFormat struct {
 	// rewinds: the conversation is every record but those a rewind abandoned
 	// (Claude Code), not the path from the last record (pi, OpenClaw).
 	rewinds bool
+	// retries: a user message repeating the previous one, with no reply
+	// between, is a retried prompt (OpenClaw writes it again), a duplicate.
+	retries bool
 }
 
 // treeNode is the little of a record the first pass keeps.
@@ -106,7 +111,10 @@ type treeExtra struct {
 	// Leaf is the last record read: a line attaching there continues it.
 	Leaf string `json:"leaf,omitempty"`
 	// Recent holds the last ids read, oldest first (at most treeRecent).
-	Recent []string  `json:"recent,omitempty"`
+	Recent []string `json:"recent,omitempty"`
+	// Prompt is the hash of the last user text delivered with no reply
+	// after it (treeFormat.retries).
+	Prompt string    `json:"prompt,omitempty"`
 	Reply  treeReply `json:"reply"`
 }
 
@@ -448,6 +456,16 @@ func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep map[stri
 				r.count(e.why(true))
 				return nil
 			}
+			if f.retries {
+				if h := textHash(e.Text); e.Role == RoleUser && h == ex.Prompt {
+					r.count(Duplicate) // the same prompt sent again
+					return nil
+				} else if e.Role == RoleUser {
+					ex.Prompt = h
+				} else {
+					ex.Prompt = ""
+				}
+			}
 			text = append(text, e.Text)
 			g.Offsets = append(g.Offsets, at)
 			g.Last = e.ID
@@ -467,6 +485,12 @@ func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep map[stri
 	}
 	ex.Reply = g
 	return lastDelivered, nil
+}
+
+// textHash is a short hash of a message's text, for the cursor.
+func textHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
 }
 
 // treeRemember keeps, for the next read, the last delivered record and what
