@@ -114,3 +114,84 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 		t.Errorf("six-word searches find %.2f %% in the top 3, want at least 95 %%", 100*searchShare)
 	}
 }
+
+// TestRealClaudeReplay writes real Claude Code transcripts line by line, as
+// Claude Code does, syncing the path after every line as serve's watcher
+// does: the index must end exactly as one sync of the whole file leaves it,
+// and no message, once shown, may disappear while the file grows.
+func TestRealClaudeReplay(t *testing.T) {
+	ctx := context.Background()
+	dir := "../testdata/transcripts/claude-code/-home-marco-projects-spotter"
+	for _, name := range []string{"short.jsonl", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(data), "\n")
+			show := func(s *Sessions, root, path string) []SessionMessage {
+				t.Helper()
+				res, err := transcript.Read(ctx, transcript.Source{Kind: transcript.ClaudeCode, Root: root}, path, transcript.Cursor{}, transcript.Options{}, transcript.Handler{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				v, err := s.GetSession(ctx, res.Session.ID, 0, 1000)
+				if err != nil {
+					return nil // no message yet
+				}
+				return v.Messages
+			}
+			// One sync of the whole file.
+			root := filepath.Join(t.TempDir(), "projects")
+			path := filepath.Join(root, "-home-marco-projects-spotter", name)
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			os.WriteFile(path, data, 0o644)
+			once := openTestSessions(t, t.TempDir(), TranscriptSource(transcript.Source{Kind: transcript.ClaudeCode, Root: root}, transcript.Options{}))
+			mustSync(t, once)
+			want := show(once, root, path)
+
+			// Line by line.
+			root2 := filepath.Join(t.TempDir(), "projects")
+			path2 := filepath.Join(root2, "-home-marco-projects-spotter", name)
+			os.MkdirAll(filepath.Dir(path2), 0o755)
+			os.WriteFile(path2, nil, 0o644)
+			live := openTestSessions(t, t.TempDir(), TranscriptSource(transcript.Source{Kind: transcript.ClaudeCode, Root: root2}, transcript.Options{}))
+			seen := map[string]bool{}
+			for i, l := range lines {
+				if l == "" {
+					continue
+				}
+				f, err := os.OpenFile(path2, os.O_APPEND|os.O_WRONLY, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString(l)
+				f.Close()
+				if _, err := live.SyncPaths(ctx, []string{path2}); err != nil {
+					t.Fatalf("line %d: %v", i+1, err)
+				}
+				got := map[string]bool{}
+				for _, m := range show(live, root2, path2) {
+					got[m.MessageID] = true
+				}
+				for id := range seen {
+					if !got[id] {
+						t.Fatalf("line %d: message %s, shown before, is gone", i+1, id)
+					}
+				}
+				for id := range got {
+					seen[id] = true
+				}
+			}
+			got := show(live, root2, path2)
+			if len(got) != len(want) {
+				t.Fatalf("line by line: %d messages, one sync: %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i].MessageID != want[i].MessageID || got[i].Text != want[i].Text || !got[i].Timestamp.Equal(want[i].Timestamp) {
+					t.Errorf("message %d: line by line %s %.60q, one sync %s %.60q", i, got[i].MessageID, got[i].Text, want[i].MessageID, want[i].Text)
+				}
+			}
+		})
+	}
+}

@@ -90,6 +90,9 @@ func (s *server) sessionsStatusTool() tool[sessionsStatusIn, sessionsStatusOut] 
 				if src.Coverage.Repaired > 0 {
 					fmt.Fprintf(&b, "; %d parent links repaired", src.Coverage.Repaired)
 				}
+				if src.Forgotten > 0 {
+					fmt.Fprintf(&b, "; %d forgotten transcripts left out", src.Forgotten)
+				}
 				for _, k := range sortedKeys(src.SkippedBy) {
 					fmt.Fprintf(&b, "; not read: %s %d", k, src.SkippedBy[k])
 				}
@@ -261,7 +264,6 @@ func (s *server) forgetSessionsTool() tool[forgetSessionsIn, engine.ForgetReport
 			"and leave their transcripts, where still there, out of later syncs. Give sessionIds, or filters (project, sourceAgent, before, archived) that all must match. " +
 			"The transcripts themselves are not touched.",
 		destructive: true,
-		idempotent:  true,
 		schema: func(in *jsonschema.Schema) {
 			property(in, "sessionIds").MaxItems = ptr(maxForgetIDs)
 			for _, name := range []string{"project", "sourceAgent"} {

@@ -548,6 +548,9 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 		if len(s.SkippedBy) > 0 {
 			fmt.Fprintf(b, "  files not read: %s\n", countsText(s.SkippedBy))
 		}
+		if s.Forgotten > 0 {
+			fmt.Fprintf(b, "  %d transcripts left out: their sessions were forgotten (mnemo sessions forget)\n", s.Forgotten)
+		}
 		if s.Error != "" {
 			fmt.Fprintf(b, "  error: %s\n", s.Error)
 		}

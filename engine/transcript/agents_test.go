@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -226,5 +228,56 @@ func TestDefaultSourcesPerOS(t *testing.T) {
 		if !slices.Contains(got, w) {
 			t.Errorf("environment: %v missing", w)
 		}
+	}
+}
+
+// With IncludeTools, the tool calls the fixtures plant are indexed too.
+func TestAgentFixturesIncludeTools(t *testing.T) {
+	for _, c := range agentCases {
+		switch c.kind {
+		case Factory, CopilotCLI, CursorIDE, Amp, Goose, OpenHands:
+		default:
+			continue
+		}
+		t.Run(c.fixture, func(t *testing.T) {
+			home := fakeHome(t, c.fixture)
+			plain, _, _, _ := readKind(t, home, c.kind, Options{Scratch: t.TempDir()}, nil)
+			tools, _, _, _ := readKind(t, home, c.kind, Options{Scratch: t.TempDir(), IncludeTools: true}, nil)
+			if len(tools) <= len(plain) || !strings.Contains(strings.Join(tools, "\n"), "[tool") {
+				t.Errorf("IncludeTools: %d messages (without: %d), want the tool calls too:\n%s", len(tools), len(plain), strings.Join(tools, "\n"))
+			}
+		})
+	}
+}
+
+// The watcher and Discover enter only the folders a source owns: Aider's
+// root is the home folder, of which hidden and package folders and
+// anything deeper than a project are not its.
+func TestOwnsFolders(t *testing.T) {
+	home := fakeHome(t, "aider", "copilot-chat")
+	for _, dir := range []string{".cache", "node_modules", "code/orchard/deep", ".config"} {
+		if err := os.MkdirAll(filepath.Join(home, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aider := Source{Kind: Aider, Root: home}
+	for dir, want := range map[string]bool{"code": true, "code/orchard": true, "code/orchard/deep": false, ".cache": false, "node_modules": false} {
+		if got := aider.Owns(filepath.Join(home, dir), Options{}); got != want {
+			t.Errorf("aider owns %s: %v, want %v", dir, got, want)
+		}
+	}
+	user := filepath.Join(home, ".config/Code/User")
+	chat := Source{Kind: CopilotChat, Root: user}
+	ws := "workspaceStorage/5f1c2d3e4b5a69788796a5b4c3d2e1f0"
+	for dir, want := range map[string]bool{"workspaceStorage": true, ws: true, ws + "/chatSessions": true, "globalStorage": true, "globalStorage/emptyWindowChatSessions": true} {
+		if got := chat.Owns(filepath.Join(user, dir), Options{}); got != want {
+			t.Errorf("copilot-chat owns %s: %v, want %v", dir, got, want)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(user, "globalStorage/ms-python.python"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if chat.Owns(filepath.Join(user, "globalStorage/ms-python.python"), Options{}) {
+		t.Error("copilot-chat owns another extension's storage")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 )
 
 // Some agents keep many sessions in one file: a SQLite database (Cursor,
@@ -25,7 +26,9 @@ import (
 // kept in mnemo's scratch folder beside one small file per session holding
 // that session's records, already redacted. A no-op sync stats the
 // container and reads that listing; it never opens the container. Reading
-// one session of a changed container extracts all of them once.
+// one session of a changed container extracts all of them once, and a
+// container that keeps changing is extracted at most once per ten times
+// its last extraction took (containerIndex.due).
 
 // extractor reads every session of a container, calling emit once per
 // session (keys unique within the container).
@@ -52,6 +55,17 @@ type containerIndex struct {
 	Hash      map[string]string `json:"hash"` // key → hash of its session file
 	// Subagents counts the sub-agents' sessions left out (not in Keys).
 	Subagents int `json:"subagents,omitempty"`
+	// At and Took are when the last extraction ended and how long it took:
+	// a container that keeps changing (an editor's database while it runs)
+	// is extracted again only after ten times that long, so that reading
+	// it costs mnemo at most a tenth of its time.
+	At   time.Time     `json:"at"`
+	Took time.Duration `json:"took"`
+}
+
+// due reports whether a container whose stamp changed may be extracted again.
+func (idx containerIndex) due(now time.Time) bool {
+	return idx.At.IsZero() || now.Sub(idx.At) >= 10*idx.Took
 }
 
 // scratchDir is the private folder for one container's listing and session
@@ -87,7 +101,7 @@ func listContainer(ctx context.Context, k Kind, c string, opt Options) ([]string
 	stamp := containerStamp(c)
 	idx := loadIndex(dir)
 	var skips []Skip
-	if idx.Stamp != stamp || idx.Container != c {
+	if idx.Stamp != stamp && idx.due(time.Now()) || idx.Container != c {
 		if err := refreshContainer(ctx, k, c, opt, dir, stamp, &idx); err != nil && ctx.Err() == nil {
 			skips = append(skips, Skip{Path: c, Reason: "unreadable: " + err.Error()})
 		}
@@ -105,6 +119,7 @@ func refreshContainer(ctx context.Context, k Kind, c string, opt Options, dir, s
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("scratch folder: %w", err)
 	}
+	start := time.Now()
 	next := containerIndex{Container: c, Stamp: stamp, Hash: map[string]string{}}
 	err := ex(ctx, c, opt, func(key string, doc wholeDoc) error {
 		if _, dup := next.Hash[key]; dup {
@@ -142,6 +157,8 @@ func refreshContainer(ctx context.Context, k Kind, c string, opt Options, dir, s
 		}
 	}
 	sort.Strings(next.Keys)
+	next.At = time.Now()
+	next.Took = next.At.Sub(start)
 	b, err := json.Marshal(next)
 	if err != nil {
 		return err
@@ -183,7 +200,7 @@ func readContained(ctx context.Context, src Source, path string, prev Cursor, op
 	}
 	dir := scratchDir(opt, src.Kind, c)
 	idx := loadIndex(dir)
-	if idx.Stamp != stamp || idx.Container != c {
+	if idx.Stamp != stamp && idx.due(time.Now()) || idx.Container != c {
 		// Extract again; on failure what was extracted before stands.
 		if err := refreshContainer(ctx, src.Kind, c, opt, dir, stamp, &idx); err != nil && ctx.Err() != nil {
 			return Result{}, ctx.Err()
@@ -196,7 +213,9 @@ func readContained(ctx context.Context, src Source, path string, prev Cursor, op
 	if err := readJSONDoc(keyFile(dir, key), maxDoc, &doc); err != nil {
 		return Result{}, fmt.Errorf("transcript %s: %w", path, err)
 	}
-	if err := r.deliverWhole(doc, stamp); err != nil {
+	// The stamp of the extraction read, which may be older than the
+	// container's: then the next read extracts again.
+	if err := r.deliverWhole(doc, idx.Stamp); err != nil {
 		return r.res, fmt.Errorf("transcript %s: %w", path, err)
 	}
 	return r.finish()

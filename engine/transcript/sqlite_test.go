@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -159,6 +160,7 @@ func TestSQLiteDamaged(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Repeat([]byte("not a database "), 500), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ageExtraction(t, opt, Goose, path)
 	var src Source
 	for _, s := range DefaultSourcesFor("linux", home, func(string) string { return "" }) {
 		if s.Kind == Goose {
@@ -174,6 +176,52 @@ func TestSQLiteDamaged(t *testing.T) {
 	}
 	if !slices.Contains(paths, containedPath(path, "20251201_1")) {
 		t.Errorf("the session read before is no longer listed: %v", paths)
+	}
+}
+
+// ageExtraction makes a container's last extraction old enough to be due again.
+func ageExtraction(t *testing.T, opt Options, k Kind, c string) {
+	t.Helper()
+	dir := scratchDir(opt, k, c)
+	idx := loadIndex(dir)
+	idx.At = time.Time{}
+	b, _ := json.Marshal(idx)
+	if err := writeAtomic(filepath.Join(dir, "index.json"), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A container that changed again soon after an extraction is read as
+// extracted until ten times the extraction's duration has passed; then the
+// change is read.
+func TestContainerRateLimit(t *testing.T) {
+	home := fakeHome(t, "goose")
+	opt := Options{Scratch: t.TempDir()}
+	_, cursors, _, _ := readKind(t, home, Goose, opt, nil)
+	path := filepath.Join(home, ".local/share/goose/sessions/sessions.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp) VALUES ('late', '20251201_1', 'user', '[{"type":"text","text":"gooseplover late words"}]', 1764591000)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	dir := scratchDir(opt, Goose, path)
+	idx := loadIndex(dir)
+	idx.At, idx.Took = time.Now(), time.Hour // the next extraction is far off
+	b, _ := json.Marshal(idx)
+	if err := writeAtomic(filepath.Join(dir, "index.json"), b); err != nil {
+		t.Fatal(err)
+	}
+	got, cursors, _, _ := readKind(t, home, Goose, opt, cursors)
+	if len(got) != 0 {
+		t.Errorf("read before the extraction was due: %v", got)
+	}
+	ageExtraction(t, opt, Goose, path)
+	got, _, _, _ = readKind(t, home, Goose, opt, cursors)
+	if len(got) != 1 || got[0] != "user: gooseplover late words" {
+		t.Errorf("read once due: %v, want the new message", got)
 	}
 }
 
