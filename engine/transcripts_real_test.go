@@ -18,7 +18,8 @@ import (
 // prints) lists at least 99.5 % of the prose messages the careful reader
 // (enginetest.CarefulClaude) keeps, no session below 90 %; and a full-text
 // search for six words of a message, scoped to its session, has that
-// message among its first three hits for at least 95 % of the messages.
+// message among its first three hits for at least 95 % of the messages; no
+// injected text is shown.
 func TestRealClaudeShowAndSearch(t *testing.T) {
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "projects")
@@ -46,7 +47,7 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 	mustSync(t, s)
 	kept, shown, asked, top3 := 0, 0, 0, 0
 	for _, p := range files {
-		want, _, err := enginetest.CarefulClaude(p)
+		want, injected, err := enginetest.CarefulClaude(p)
 		if err != nil || len(want) == 0 {
 			continue
 		}
@@ -57,6 +58,14 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 		view, err := s.GetSession(ctx, res.Session.ID, 0, 1000)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
+		}
+		for _, inj := range injected {
+			n := enginetest.NormSpace(inj)
+			for _, m := range view.Messages {
+				if len(n) >= 20 && strings.Contains(enginetest.NormSpace(m.Text), n) {
+					t.Errorf("%s: injected content shown: %.80q", filepath.Base(p), inj)
+				}
+			}
 		}
 		found := 0
 		for _, m := range want {
