@@ -14,9 +14,9 @@ import (
 // .project_root files and the folders of VS Code-family workspaces
 // (workspace.json). Only folders that exist and hold the history are
 // returned; they may lie anywhere, not only below the source's root.
-func aiderProjects(ctx context.Context, s Source, opt Options) ([]string, []Skip) {
+func aiderProjects(ctx context.Context, s Source) []string {
 	if s.Root == "" {
-		return nil, nil
+		return nil
 	}
 	home := s.Root
 	var dirs []string
@@ -42,7 +42,7 @@ func aiderProjects(ctx context.Context, s Source, opt Options) ([]string, []Skip
 		}
 		for _, e := range ents {
 			if ctx.Err() != nil {
-				return nil, nil
+				return nil
 			}
 			if d := workspaceFolder(filepath.Join(ws, e.Name())); d != "" {
 				dirs = append(dirs, d)
@@ -59,7 +59,7 @@ func aiderProjects(ctx context.Context, s Source, opt Options) ([]string, []Skip
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

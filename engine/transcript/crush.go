@@ -28,7 +28,7 @@ import (
 func crushMatch(p []string) bool { return p[len(p)-1] == "crush.db" }
 
 // crushProjects lists the crush.db of every project projects.json names.
-func crushProjects(global string) ([]string, []Skip, error) {
+func crushProjects(global string) ([]string, []Skip) {
 	var list struct {
 		Projects []struct {
 			Path    string `json:"path"`
@@ -38,9 +38,9 @@ func crushProjects(global string) ([]string, []Skip, error) {
 	pj := filepath.Join(global, "projects.json")
 	if err := readJSONDoc(pj, 16<<20, &list); err != nil {
 		if os.IsNotExist(err) {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return nil, []Skip{{Path: pj, Reason: "unreadable: " + err.Error()}}, nil
+		return nil, []Skip{{Path: pj, Reason: "unreadable: " + err.Error()}}
 	}
 	var out []string
 	var skips []Skip
@@ -60,7 +60,7 @@ func crushProjects(global string) ([]string, []Skip, error) {
 			out = append(out, db)
 		}
 	}
-	return out, skips, nil
+	return out, skips
 }
 
 type crushPart struct {

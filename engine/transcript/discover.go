@@ -78,13 +78,17 @@ func (s Source) discoverFormat(ctx context.Context, opt Options, f format) ([]st
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover %s: %w", s, err)
 	}
-	more, sk, err := s.extraContainers(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	skipped = append(skipped, sk...)
-	containers = append(containers, more...)
-	for _, c := range containers {
+	more, sk := s.beyondWalk(ctx, opt, containers)
+	return dedupSorted(append(paths, more...)), append(skipped, sk...), nil
+}
+
+// beyondWalk lists the transcripts a walk of the folder does not name
+// itself: the sessions inside the containers it found and those the
+// source names elsewhere (Crush's projects, Aider's project folders).
+func (s Source) beyondWalk(ctx context.Context, opt Options, containers []string) ([]string, []Skip) {
+	var paths []string
+	more, skipped := s.extraContainers()
+	for _, c := range append(containers, more...) {
 		keys, sk := listContainer(ctx, s.Kind, c, opt)
 		skipped = append(skipped, sk...)
 		for _, k := range keys {
@@ -92,11 +96,9 @@ func (s Source) discoverFormat(ctx context.Context, opt Options, f format) ([]st
 		}
 	}
 	if s.Kind == Aider {
-		ps, sk := aiderProjects(ctx, s, opt)
-		paths = append(paths, ps...)
-		skipped = append(skipped, sk...)
+		paths = append(paths, aiderProjects(ctx, s)...)
 	}
-	return dedupSorted(paths), skipped, nil
+	return paths, skipped
 }
 
 // skipFolder keeps a walk out of folders that hold no transcripts of the
@@ -173,9 +175,9 @@ func containerFile(k Kind, parts []string) bool {
 // extraContainers lists containers that lie outside the source's folder
 // but that it names: Crush keeps a crush.db in each project, listed in its
 // projects.json.
-func (s Source) extraContainers(ctx context.Context) ([]string, []Skip, error) {
+func (s Source) extraContainers() ([]string, []Skip) {
 	if s.Kind != Crush {
-		return nil, nil, nil
+		return nil, nil
 	}
 	return crushProjects(s.dir())
 }
