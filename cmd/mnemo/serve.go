@@ -324,10 +324,14 @@ func serve(ctx context.Context, r *roles, sf serveFlags, logf func(string)) erro
 		logf("stopping")
 		return nil
 	})
-	if err := g.Wait(); !errors.Is(err, errHungUp) {
-		return err
+	err := g.Wait()
+	if errors.Is(err, errHungUp) {
+		err = nil
 	}
-	return nil
+	if err == nil && r.closed {
+		logf("stopped: index closed") // the last line: nothing runs any more
+	}
+	return err
 }
 
 // keepFresh keeps the index e fresh while this serve holds it: the
