@@ -62,78 +62,16 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	defer s.indexing.Store(false)
 	start := time.Now()
 	rep = SessionsReport{Skipped: []Skip{}}
-	s.mu.RLock()
-	why := s.needFull
-	s.mu.RUnlock()
-	if err := s.damaged(); why == "" && err != nil {
-		why = damageDetail(err)
+	if err := s.prepare(ctx, start, full, &rep); err != nil {
+		return rep, err
 	}
-	s.mu.RLock()
-	first := s.lastSync.IsZero() || s.unfinished != ""
-	s.mu.RUnlock()
-	if full || why != "" || first {
-		if err := s.markUnfinished(start); err != nil {
-			return rep, err
-		}
+	l, err := s.discover(ctx, &rep)
+	if err != nil {
+		return rep, err
 	}
-	if full || why != "" {
-		rep.Full, rep.Rebuilt = true, why
-		if err := s.reset(); err != nil {
-			return rep, err
-		}
-		if err := s.restoreArchived(ctx); err != nil {
-			return rep, err
-		}
-	}
-	var jobs []sessionJob
-	found := map[string]bool{}
-	discovered := map[string]bool{} // sources whose listing is complete
-	skips := map[string][]Skip{}
-	srcErrs := map[string]string{}
-	for _, src := range s.cfg.Sources {
-		key := sourceKey(src.Kind(), src.Root())
-		paths, sk, err := src.Discover(ctx)
-		if ctx.Err() != nil {
-			return rep, ctx.Err()
-		}
-		if err != nil {
-			srcErrs[key] = err.Error()
-			rep.Skipped = append(rep.Skipped, Skip{Path: src.Root(), Reason: "source " + src.Kind() + ": " + err.Error()})
-			continue
-		}
-		discovered[key] = true
-		skips[key] = append([]Skip{}, sk...)
-		rep.Skipped = append(rep.Skipped, sk...)
-		for _, p := range paths {
-			if !found[p] {
-				found[p] = true
-				jobs = append(jobs, sessionJob{src: src, key: key, path: p})
-			}
-		}
-	}
-	configured := map[string]bool{}
-	for _, src := range s.cfg.Sources {
-		configured[sourceKey(src.Kind(), src.Root())] = true
-	}
-	var gone []uint32
+	err = s.run(ctx, l.jobs, s.goneFrom(l), l.skips, &rep)
 	s.mu.Lock()
-	s.srcErrs = srcErrs
-	for k, v := range skips {
-		s.skips[k] = v
-	}
-	for _, ss := range s.sessions {
-		missing := !configured[ss.Source] || (discovered[ss.Source] && !found[ss.Path])
-		// Mirroring, an archive kept from before goes too, unless its
-		// transcript is back (then it is read, and restored).
-		detached := s.cfg.MirrorDeleted && ss.archived() && s.byPath[ss.Path] != ss
-		if missing || detached {
-			gone = append(gone, ss.SID)
-		}
-	}
-	s.mu.Unlock()
-	err = s.run(ctx, jobs, gone, skips, &rep)
-	s.mu.Lock()
-	for k, v := range skips { // with the transcripts found unreadable
+	for k, v := range l.skips { // with the transcripts found unreadable
 		s.skips[k] = v
 	}
 	s.mu.Unlock()
@@ -152,6 +90,97 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	s.mu.Unlock()
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// prepare is a sync's first stage: the unfinished mark for a first or full
+// sync, and for a full one (asked for, or needed) the reset, with the
+// archived sessions indexed again from the store.
+func (s *Sessions) prepare(ctx context.Context, start time.Time, full bool, rep *SessionsReport) error {
+	s.mu.RLock()
+	why := s.needFull
+	first := s.lastSync.IsZero() || s.unfinished != ""
+	s.mu.RUnlock()
+	if err := s.damaged(); why == "" && err != nil {
+		why = damageDetail(err)
+	}
+	if full || why != "" || first {
+		if err := s.markUnfinished(start); err != nil {
+			return err
+		}
+	}
+	if !full && why == "" {
+		return nil
+	}
+	rep.Full, rep.Rebuilt = true, why
+	if err := s.reset(); err != nil {
+		return err
+	}
+	return s.restoreArchived(ctx)
+}
+
+// listing is what a sync's listing of every source found.
+type listing struct {
+	jobs       []sessionJob
+	found      map[string]bool // transcript paths listed
+	discovered map[string]bool // sources whose listing is complete
+	skips      map[string][]Skip
+}
+
+// discover lists every source's transcripts, and records in memory what
+// each skipped and which failed.
+func (s *Sessions) discover(ctx context.Context, rep *SessionsReport) (listing, error) {
+	l := listing{found: map[string]bool{}, discovered: map[string]bool{}, skips: map[string][]Skip{}}
+	srcErrs := map[string]string{}
+	for _, src := range s.cfg.Sources {
+		key := sourceKey(src.Kind(), src.Root())
+		paths, sk, err := src.Discover(ctx)
+		if ctx.Err() != nil {
+			return l, ctx.Err()
+		}
+		if err != nil {
+			srcErrs[key] = err.Error()
+			rep.Skipped = append(rep.Skipped, Skip{Path: src.Root(), Reason: "source " + src.Kind() + ": " + err.Error()})
+			continue
+		}
+		l.discovered[key] = true
+		l.skips[key] = append([]Skip{}, sk...)
+		rep.Skipped = append(rep.Skipped, sk...)
+		for _, p := range paths {
+			if !l.found[p] {
+				l.found[p] = true
+				l.jobs = append(l.jobs, sessionJob{src: src, key: key, path: p})
+			}
+		}
+	}
+	s.mu.Lock()
+	s.srcErrs = srcErrs
+	for k, v := range l.skips {
+		s.skips[k] = v
+	}
+	s.mu.Unlock()
+	return l, nil
+}
+
+// goneFrom lists the sessions whose transcript the listing no longer has
+// (or whose source is no longer configured): dispose archives or removes them.
+func (s *Sessions) goneFrom(l listing) []uint32 {
+	configured := map[string]bool{}
+	for _, src := range s.cfg.Sources {
+		configured[sourceKey(src.Kind(), src.Root())] = true
+	}
+	var gone []uint32
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, ss := range s.sessions {
+		missing := !configured[ss.Source] || (l.discovered[ss.Source] && !l.found[ss.Path])
+		// Mirroring, an archive kept from before goes too, unless its
+		// transcript is back (then it is read, and restored).
+		detached := s.cfg.MirrorDeleted && ss.archived() && s.byPath[ss.Path] != ss
+		if missing || detached {
+			gone = append(gone, ss.SID)
+		}
+	}
+	return gone
 }
 
 // markUnfinished records, before a first or full sync writes anything, that
@@ -563,33 +592,8 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 	if len(b.writes) == 0 && len(b.skips) == 0 {
 		return nil
 	}
-	for i := range b.writes {
-		w := &b.writes[i]
-		w.vectors = make([][]float32, len(w.msgs))
-		for lo := 0; lo < len(w.msgs); lo += embedBatch {
-			hi := min(lo+embedBatch, len(w.msgs))
-			texts := make([]string, 0, hi-lo)
-			for _, m := range w.msgs[lo:hi] {
-				texts = append(texts, m.text)
-			}
-			vs, err := s.emb.Embed(ctx, texts)
-			if err != nil {
-				return fmt.Errorf("embed messages of %s: %w", w.rec.Path, err)
-			}
-			for k, v := range vs {
-				if s.dim == 0 && len(v) > 0 {
-					s.mu.Lock()
-					s.dim = len(v) // a remote embedder that was offline at open has answered
-					s.mu.Unlock()
-				}
-				if len(v) != s.dim {
-					return fmt.Errorf("embed messages of %s: embedder %s returned %d dimensions, the index has %d (rebuild with sessions sync --full)", w.rec.Path, s.emb.Name(), len(v), s.dim)
-				}
-				if vectors.Normalize(v) != nil {
-					w.vectors[lo+k] = v
-				}
-			}
-		}
+	if err := s.embedWrites(ctx, b); err != nil {
+		return err
 	}
 	// Pending marks: everything a batch may write to Bleve, so a crash
 	// before the commit can be undone document by document.
@@ -633,6 +637,12 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 	if err := s.st.commit(b.writes, b.sids, b.skips); err != nil {
 		return fmt.Errorf("sessions state store: %w", err)
 	}
+	return s.applyMemory(ctx, b)
+}
+
+// applyMemory is a batch's last stage, once the store has committed it:
+// the in-memory sessions, messages and vectors.
+func (s *Sessions) applyMemory(ctx context.Context, b *sessionBatch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var items []vectors.Item
@@ -669,6 +679,39 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 	if err := s.vec.Put(ctx, items...); err != nil {
 		// The state store holds the vectors: the next open loads them.
 		return fmt.Errorf("sessions vector store: %w", err)
+	}
+	return nil
+}
+
+// embedWrites embeds every message of b, in calls of embedBatch texts.
+func (s *Sessions) embedWrites(ctx context.Context, b *sessionBatch) error {
+	for i := range b.writes {
+		w := &b.writes[i]
+		w.vectors = make([][]float32, len(w.msgs))
+		for lo := 0; lo < len(w.msgs); lo += embedBatch {
+			hi := min(lo+embedBatch, len(w.msgs))
+			texts := make([]string, 0, hi-lo)
+			for _, m := range w.msgs[lo:hi] {
+				texts = append(texts, m.text)
+			}
+			vs, err := s.emb.Embed(ctx, texts)
+			if err != nil {
+				return fmt.Errorf("embed messages of %s: %w", w.rec.Path, err)
+			}
+			for k, v := range vs {
+				if s.dim == 0 && len(v) > 0 {
+					s.mu.Lock()
+					s.dim = len(v) // a remote embedder that was offline at open has answered
+					s.mu.Unlock()
+				}
+				if len(v) != s.dim {
+					return fmt.Errorf("embed messages of %s: embedder %s returned %d dimensions, the index has %d (rebuild with sessions sync --full)", w.rec.Path, s.emb.Name(), len(v), s.dim)
+				}
+				if vectors.Normalize(v) != nil {
+					w.vectors[lo+k] = v
+				}
+			}
+		}
 	}
 	return nil
 }
