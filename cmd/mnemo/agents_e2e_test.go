@@ -26,7 +26,7 @@ var agentWords = []agentWord{
 	{"kilo-code", "kiloibis", 1, 5}, {"opencode", "opencodetapir", 1, 2}, {"opencode", "opencodelemur", 1, 2},
 	{"aider", "aiderbadger", 1, 3}, {"continue", "continuegecko", 1, 2}, {"amp", "ampnewt", 1, 2},
 	{"goose", "gooseloon", 1, 2}, {"goose", "gooseplover", 1, 2}, {"factory", "droidfalcon", 1, 2},
-	{"qwen", "qwenpanda", 1, 2}, {"kimi", "kimikoala", 1, 2}, {"crush", "crushorca", 1, 2},
+	{"qwen", "qwenpanda", 1, 4}, {"kimi", "kimikoala", 1, 2}, {"crush", "crushorca", 1, 2},
 	{"kiro", "kiromoose", 1, 2}, {"zed", "zedyak", 2, 4}, {"openhands", "handsbison", 1, 3},
 	{"claude-export", "claudeokapi", 1, 2}, {"chatgpt-export", "chatgptdingo", 1, 2},
 }

@@ -303,6 +303,7 @@ func serve(ctx context.Context, r *roles, sf serveFlags, logf func(string)) erro
 		})
 	}
 	if sf.debugAddr != "" {
+		logf("the profiler answers requests with the header Authorization: Bearer <token>, the token " + sf.token.where)
 		run("debug server", func(ctx context.Context) error { return serveDebug(ctx, sf.debugAddr, sf.token.token, logf) })
 	}
 	g.Go(func() error {
@@ -323,10 +324,14 @@ func serve(ctx context.Context, r *roles, sf serveFlags, logf func(string)) erro
 		logf("stopping")
 		return nil
 	})
-	if err := g.Wait(); !errors.Is(err, errHungUp) {
-		return err
+	err := g.Wait()
+	if errors.Is(err, errHungUp) {
+		err = nil
 	}
-	return nil
+	if err == nil && r.closed {
+		logf("stopped: index closed") // the last line: nothing runs any more
+	}
+	return err
 }
 
 // keepFresh keeps the index e fresh while this serve holds it: the

@@ -46,6 +46,7 @@ type roles struct {
 	proxy        *mcp.Proxy
 	logf         func(string)
 	mcpLog       *slog.Logger
+	closed       bool // it held the index and closed it cleanly (set before run returns)
 }
 
 // run holds the index, or fronts its holder, until ctx is done. It returns
@@ -143,9 +144,7 @@ func (r *roles) hold(ctx context.Context, e *engine.Engine) (err error) {
 		if cerr := e.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close index: %w", cerr)
 		}
-		if err == nil {
-			r.logf("stopped: index closed")
-		}
+		r.closed = err == nil // serve says so once every part has stopped
 	}()
 	for _, p := range e.RemovedTemps() {
 		r.logf("removed " + p + ": a temporary file a writer killed mid-write left")

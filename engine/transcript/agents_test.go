@@ -55,7 +55,7 @@ var agentCases = []agentCase{
 	{"amp", Amp, []string{"user: ampnewt alpha", "assistant: ampnewt omega"}, "ampnewtnoise", false},
 	{"goose", Goose, []string{"user: gooseloon alpha", "assistant: gooseloon omega", "user: gooseplover alpha", "assistant: gooseplover omega"}, "noise", false},
 	{"factory", Factory, []string{"user: droidfalcon alpha", "assistant: droidfalcon omega"}, "droidfalconnoise", false},
-	{"qwen", Qwen, []string{"user: qwenpanda alpha", "assistant: qwenpanda omega"}, "qwenpandanoise", false},
+	{"qwen", Qwen, []string{"user: qwenpanda alpha", "assistant: qwenpanda omega", "user: qwenpanda beta: also bump", "assistant: qwenpanda gamma"}, "qwenpandanoise", false},
 	{"kimi", Kimi, []string{"user: kimikoala alpha", "assistant: kimikoala omega"}, "kimikoalanoise", false},
 	{"crush", Crush, []string{"user: crushorca alpha", "assistant: crushorca omega"}, "crushorcanoise", false},
 	{"kiro", Kiro, []string{"user: kiromoose alpha", "assistant: kiromoose omega"}, "kiromoosenoise", false},

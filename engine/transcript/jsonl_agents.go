@@ -79,7 +79,7 @@ func chatItem(opt Options, k Kind, id, role string, content json.RawMessage, ts 
 // context.jsonl: the model's context as OpenAI-style messages {role,
 // content, tool_calls} (content a string or a list of {type:"text"} and
 // {type:"think"} parts), plus bookkeeping lines whose role starts with "_"
-// (_checkpoint, _usage). ~/.kimi/kimi.json lists the work folders, which
+// (_system_prompt, _checkpoint, _usage). ~/.kimi/kimi.json lists the work folders, which
 // name the project. (As MoonshotAI/kimi-cli's src/kimi_cli/soul/context.py
 // and metadata.py write them.)
 func kimiMatch(p []string) bool { return len(p) == 3 && p[2] == "context.jsonl" }

@@ -15,8 +15,16 @@ import (
 // parts are Gemini's ({text}, {text, thought:true}, {functionCall},
 // {functionResponse}, {inlineData}). The active branch is the chain of
 // parentUuid links back from the last record: records left behind by a
-// retry or an edit are on abandoned branches. (As QwenLM/qwen-code's
-// packages/core/src/services/chatRecordingService.ts writes it.)
+// retry or an edit are on abandoned branches. Not every user record is the
+// user's: notifications, finished background tasks and cron prompts are
+// user-role records with provenance "system" (or a subtype naming them),
+// and goal records carry provenance goal_control or goal_runtime; a
+// message typed while tools ran is subtype mid_turn_user_message, its
+// words in systemPayload.displayText (the parts hold them behind a
+// "[User message received during tool execution]: " label). Records with
+// isSidechain are a subagent's, written into the same file. (As
+// QwenLM/qwen-code's packages/core/src/services/chatRecordingService.ts
+// writes it.)
 
 func qwenMatch(p []string) bool {
 	if len(p) != 4 || p[2] != "chats" {
@@ -46,7 +54,13 @@ type qwenRecord struct {
 	Timestamp  string `json:"timestamp"`
 	Type       string `json:"type"`
 	Cwd        string `json:"cwd"`
-	Message    struct {
+	Subtype    string `json:"subtype"`
+	Provenance string `json:"provenance"`
+	Sidechain  bool   `json:"isSidechain"`
+	Payload    struct {
+		DisplayText string `json:"displayText"`
+	} `json:"systemPayload"`
+	Message struct {
 		Role  string          `json:"role"`
 		Parts json.RawMessage `json:"parts"`
 	} `json:"message"`
@@ -83,8 +97,14 @@ func qwenTree(r *run) (wholeDoc, error) {
 	for i, rec := range recs {
 		byID[rec.UUID] = i
 	}
-	if n := len(recs); n > 0 {
-		for i, hops := n-1, 0; i >= 0 && hops <= n; hops++ {
+	// A subagent's records share the file; the session's branch ends at
+	// its own last record.
+	last := len(recs) - 1
+	for last >= 0 && recs[last].Sidechain {
+		last--
+	}
+	if n := len(recs); last >= 0 {
+		for i, hops := last, 0; i >= 0 && hops <= n; hops++ {
 			on[recs[i].UUID] = true
 			j, ok := byID[recs[i].ParentUUID]
 			if !ok || recs[i].ParentUUID == "" {
@@ -116,10 +136,19 @@ func qwenItem(r *run, rec qwenRecord, active bool) item {
 	default:
 		return drop(Unknown)
 	}
+	if rec.Sidechain {
+		return drop(Sidechain)
+	}
 	if !active {
 		return drop(Abandoned)
 	}
+	if rec.Type == "user" && qwenInjected(rec) {
+		return drop(Injected)
+	}
 	text := partsText(rec.Message.Parts)
+	if rec.Subtype == "mid_turn_user_message" {
+		text = qwenMidTurn(rec, text)
+	}
 	m := Message{ID: rec.UUID, Role: roleOf(rec.Type), Timestamp: parseTime(rec.Timestamp), Text: text}
 	if strings.TrimSpace(text) == "" {
 		if strings.Contains(string(rec.Message.Parts), `"functionCall"`) {
@@ -134,4 +163,32 @@ func qwenItem(r *run, rec qwenRecord, active bool) item {
 		return userItem(Qwen, m)
 	}
 	return keep(m)
+}
+
+// qwenInjected tells the user-role records Qwen Code writes for itself
+// (notifications, cron prompts, goal bookkeeping) from the user's own.
+func qwenInjected(rec qwenRecord) bool {
+	switch rec.Provenance {
+	case "system", "goal_control", "goal_runtime", "tool_result":
+		return true
+	}
+	switch rec.Subtype {
+	case "notification", "background_task_completed", "cron":
+		return true
+	}
+	return false
+}
+
+// qwenMidTurnLabel is what Qwen Code puts before a message typed while
+// tools ran, in the text the model sees.
+const qwenMidTurnLabel = "[User message received during tool execution]:"
+
+// qwenMidTurn gives the user's words of a mid-turn message: the display
+// text when recorded, else the parts without the label.
+func qwenMidTurn(rec qwenRecord, text string) string {
+	if d := strings.TrimSpace(rec.Payload.DisplayText); d != "" {
+		return d
+	}
+	t := strings.TrimSpace(text)
+	return strings.TrimSpace(strings.TrimPrefix(t, qwenMidTurnLabel))
 }

@@ -251,3 +251,40 @@ func TestZedZstd(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// TestZedThreadColumns: the columns Zed added to threads name a thread's
+// project (folder_paths) and mark a subagent's thread (parent_id), which is
+// read only when subagents are asked for.
+func TestZedThreadColumns(t *testing.T) {
+	ctx := context.Background()
+	home := fakeHome(t, "zed")
+	for _, sub := range []bool{false, true} {
+		opt := Options{Scratch: t.TempDir(), IncludeSubagents: sub}
+		projects := map[string]string{}
+		for _, src := range DefaultSourcesFor("linux", home, func(string) string { return "" }) {
+			if src.Kind != Zed {
+				continue
+			}
+			paths, _, err := src.Discover(ctx, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range paths {
+				res, err := Read(ctx, src, p, Cursor{}, opt, Handler{})
+				if err != nil {
+					t.Fatalf("read %s: %v", p, err)
+				}
+				projects[res.Session.ID] = res.Session.Project
+			}
+		}
+		if projects["th-new"] != "/home/dev/orchard" {
+			t.Errorf("subagents %v: th-new project = %q, want /home/dev/orchard (from folder_paths)", sub, projects["th-new"])
+		}
+		if _, ok := projects["th-old"]; !ok {
+			t.Errorf("subagents %v: th-old (no folder_paths) not read: %v", sub, projects)
+		}
+		if _, ok := projects["th-sub"]; ok != sub {
+			t.Errorf("subagents %v: th-sub read = %v", sub, ok)
+		}
+	}
+}

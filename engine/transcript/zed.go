@@ -17,7 +17,9 @@ import (
 // (~/.local/share/zed on Linux, ~/Library/Application Support/Zed on macOS,
 // %LOCALAPPDATA%\Zed on Windows): threads(id, summary, updated_at,
 // data_type, data), data being the thread as JSON, zstd-compressed when
-// data_type is "zstd". The current form (version 0.3.0) is {title,
+// data_type is "zstd"; later columns parent_id (set on a subagent's
+// thread) and folder_paths (the work folders, sorted, one a line) name
+// the sub-agent's parent and the project. The current form (version 0.3.0) is {title,
 // messages:[{"User":{id, content:[{"Text":…}|{"Mention":…}|{"Image":…}]}} |
 // {"Agent":{content:[{"Text":…}|{"Thinking":…}|{"RedactedThinking":…}|
 // {"ToolUse":…}], tool_results}} | "Resume"]}; the older form has
@@ -34,7 +36,7 @@ func zedMatch(p []string) bool { return len(p) == 1 && p[0] == "threads.db" }
 const zedMaxThread = 256 << 20
 
 var extractZed = sqliteExtractor(func(ctx context.Context, db *sql.DB, path string, opt Options, emit func(string, wholeDoc) error) error {
-	rows, err := db.QueryContext(ctx, `SELECT id, COALESCE(summary,''), COALESCE(updated_at,''), COALESCE(data_type,'json'), data FROM threads`)
+	rows, err := zedRows(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -45,12 +47,15 @@ var extractZed = sqliteExtractor(func(ctx context.Context, db *sql.DB, path stri
 	}
 	defer dec.Close()
 	for rows.Next() {
-		var id, summary, updated, typ string
+		var id, summary, updated, typ, parent, folders string
 		var data []byte
-		if err := rows.Scan(&id, &summary, &updated, &typ, &data); err != nil {
+		if err := rows.Scan(&id, &summary, &updated, &typ, &data, &parent, &folders); err != nil {
 			return err
 		}
-		doc := wholeDoc{Session: Session{ID: id, Summary: summary, Ended: parseTime(updated)}}
+		doc := wholeDoc{Session: Session{ID: id, Summary: summary, Ended: parseTime(updated)}, Subagent: parent != ""}
+		if f, _, _ := strings.Cut(folders, "\n"); f != "" {
+			doc.Session.Project = f
+		}
 		raw, err := zedJSON(dec, typ, data)
 		if err == nil {
 			err = zedThread(raw, opt, &doc)
@@ -64,6 +69,37 @@ var extractZed = sqliteExtractor(func(ctx context.Context, db *sql.DB, path stri
 	}
 	return rows.Err()
 })
+
+// zedRows selects every thread with its parent (a subagent's thread) and
+// work folders, which databases written before Zed added those columns
+// lack: they read as empty.
+func zedRows(ctx context.Context, db *sql.DB) (*sql.Rows, error) {
+	cols := map[string]bool{}
+	info, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info('threads')`)
+	if err != nil {
+		return nil, err
+	}
+	for info.Next() {
+		var name string
+		if err := info.Scan(&name); err != nil {
+			info.Close()
+			return nil, err
+		}
+		cols[name] = true
+	}
+	info.Close()
+	if err := info.Err(); err != nil {
+		return nil, err
+	}
+	opt := func(col string) string {
+		if cols[col] {
+			return "COALESCE(" + col + ",'')"
+		}
+		return "''"
+	}
+	return db.QueryContext(ctx, `SELECT id, COALESCE(summary,''), COALESCE(updated_at,''), COALESCE(data_type,'json'), data, `+
+		opt("parent_id")+`, `+opt("folder_paths")+` FROM threads`)
+}
 
 func zedJSON(dec *zstd.Decoder, typ string, data []byte) ([]byte, error) {
 	switch typ {

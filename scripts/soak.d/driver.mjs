@@ -11,7 +11,7 @@
 // usage (scripts/soak runs it): node driver.mjs --bin MNEMO --root ROOT
 //   --sessions DIR --duration S [--interval S] [--restart-every S] [--clients N] --out FILE
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -99,7 +99,9 @@ class Agent {
       const uri = this.mine[this.n % Math.max(1, this.mine.length)];
       return uri && this.check(await this.call("ReadMemory", { identifier: uri }));
     }
-    if (k < 17) { // a write, then read-your-write through a search
+    // As many deletes as writes, so the vault stays the size it reaches in
+    // the first minutes and resource use can be compared across the hour.
+    if (k < 16) { // a write, then read-your-write through a search
       const word = `w${tag}`;
       const { r, retried } = await this.call("WriteMemory", { title: `Soak ${tag}`, content: `A soak note holding ${word}.`, folder: `soak/a${this.id}` });
       let uri = r.structuredContent?.uri;
@@ -110,7 +112,7 @@ class Agent {
       if (!(s.r.structuredContent?.results ?? []).some(x => x.uri === uri)) this.fail(`read-your-write missed ${uri}`);
       return;
     }
-    if (k < 19 && this.mine.length) { // an edit of one of its own notes
+    if (k < 18 && this.mine.length) { // an edit of one of its own notes
       const uri = this.mine[this.n % this.mine.length], word = `e${tag}`;
       const { r } = await this.call("EditMemory", { identifier: uri, operation: "append", content: `\nEdited with ${word}.` });
       if (r.isError) return this.check({ r });
@@ -177,7 +179,8 @@ while (Date.now() < until) {
     for (const k in counts) counts[k] = 0;
     const q = p => l.length ? +l[Math.min(l.length - 1, Math.floor(p * l.length))].toFixed(1) : null;
     const st = await Promise.all(serves.map(async s => ({ name: s.name, holder: s === holder(), ...(await s.stats()) })));
-    log({ interval: ++intervalNo, atSeconds: Math.round((Date.now() - t0) / 1000), ...c, p50: q(0.5), p99: q(0.99), serves: st, errorSamples: [...samples].slice(0, 3) });
+    const notes = readdirSync(join(root, "memory"), { recursive: true }).filter(f => String(f).endsWith(".md")).length;
+    log({ interval: ++intervalNo, atSeconds: Math.round((Date.now() - t0) / 1000), ...c, p50: q(0.5), p99: q(0.99), notes, serves: st, errorSamples: [...samples].slice(0, 3) });
     samples.clear();
     reportAt += interval * 1000;
   }
