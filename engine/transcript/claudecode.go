@@ -66,7 +66,7 @@ func claudeNodeOf(r *run, line []byte, _ int64) treeNode {
 	if rec.IsSidechain && !isSubagentPath(r.path) {
 		return treeNode{} // a subagent's lines inside the main transcript
 	}
-	n := treeNode{ID: rec.UUID, Parent: rec.parent(), OK: true}
+	n := treeNode{ID: rec.UUID, Parent: rec.parent(), OK: true, Assistant: rec.Type == "assistant"}
 	if rec.Type == "user" {
 		t, _ := claudeText(rec, Options{})
 		n.Prose = t != ""

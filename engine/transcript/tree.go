@@ -58,7 +58,9 @@ type treeNode struct {
 	ID, Parent string
 	// Prose: a user message with text of the user's own.
 	Prose bool
-	OK    bool
+	// Assistant: an assistant record (any content).
+	Assistant bool
+	OK        bool
 }
 
 // treeEntry is one record on the branch.
@@ -166,6 +168,8 @@ type treeRegion struct {
 	order   []string          // the records in file order
 	parents map[string]string // as repaired
 	prose   map[string]bool
+	// assistant marks the assistant records.
+	assistant map[string]bool
 	// explicit holds the parents the records name that were written.
 	explicit map[string]string
 	leaf     string
@@ -215,7 +219,7 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 // treeScan is the first pass: the region's records, their parents as
 // written and as repaired.
 func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, error) {
-	rg := &treeRegion{parents: map[string]string{}, prose: map[string]bool{}, explicit: map[string]string{}}
+	rg := &treeRegion{parents: map[string]string{}, prose: map[string]bool{}, assistant: map[string]bool{}, explicit: map[string]string{}}
 	named := map[string]string{} // as written
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		n := f.node(r, line, at)
@@ -228,6 +232,9 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 		}
 		if n.Prose {
 			rg.prose[n.ID] = true
+		}
+		if n.Assistant {
+			rg.assistant[n.ID] = true
 		}
 		rg.leaf = n.ID
 		return nil
@@ -314,7 +321,8 @@ func treeBranch(rg *treeRegion) (map[string]bool, string) {
 }
 
 // treeUnrewound is every record of the region except those a rewind
-// abandoned. ok is false when a new line rewinds to before a message
+// abandoned: a user prompt is abandoned when a later user prompt, or a later
+// reply while it had one of its own, hangs under the same parent. ok is false when a new line rewinds to before a message
 // delivered by an earlier read.
 func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bool) (map[string]bool, bool, error) {
 	children := map[string][]string{}
@@ -327,6 +335,14 @@ func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bo
 			continue
 		}
 		children[p] = append(children[p], id)
+		if rg.assistant[id] {
+			// A reply under a parent whose user prompt already got one: the
+			// user rewound to that parent and had it answered again.
+			if prev, ok := last[p]; ok && len(children[prev]) > 0 {
+				gone = append(gone, prev)
+				delete(last, p)
+			}
+		}
 		if !rg.prose[id] {
 			continue
 		}
