@@ -27,7 +27,7 @@ var agentWords = []agentWord{
 	{"aider", "aiderbadger", 1, 3}, {"continue", "continuegecko", 1, 2}, {"amp", "ampnewt", 1, 2},
 	{"goose", "gooseloon", 1, 2}, {"goose", "gooseplover", 1, 2}, {"factory", "droidfalcon", 1, 2},
 	{"qwen", "qwenpanda", 1, 4}, {"kimi", "kimikoala", 1, 2}, {"crush", "crushorca", 1, 2},
-	{"kiro", "kiromoose", 1, 2}, {"zed", "zedyak", 2, 4}, {"openhands", "handsbison", 1, 3},
+	{"kiro", "kiromoose", 1, 2}, {"zed", "zedyak", 2, 4}, {"openhands", "handsbison", 1, 3}, {"openhands", "handsheron", 1, 2},
 	{"claude-export", "claudeokapi", 1, 2}, {"chatgpt-export", "chatgptdingo", 1, 2},
 }
 

@@ -60,7 +60,7 @@ var agentCases = []agentCase{
 	{"crush", Crush, []string{"user: crushorca alpha", "assistant: crushorca omega"}, "crushorcanoise", false},
 	{"kiro", Kiro, []string{"user: kiromoose alpha", "assistant: kiromoose omega"}, "kiromoosenoise", false},
 	{"zed", Zed, []string{"user: zedyak alpha", "assistant: zedyak omega", "user: zedyak beta", "assistant: zedyak delta"}, "zedyaknoise", false},
-	{"openhands", OpenHands, []string{"user: handsbison alpha", "assistant: handsbison omega", "assistant: handsbison gamma"}, "handsbisonnoise", false},
+	{"openhands", OpenHands, []string{"user: handsbison alpha", "assistant: handsbison omega", "assistant: handsbison gamma", "user: handsheron alpha", "assistant: handsheron omega"}, "handsbisonnoise", false},
 	{"claude-export", ClaudeExport, []string{"user: claudeokapi alpha", "assistant: claudeokapi omega"}, "claudeokapinoise", false},
 	{"chatgpt-export", ChatGPTExport, []string{"user: chatgptdingo alpha", "assistant: chatgptdingo omega"}, "chatgptdingonoise", false},
 }

@@ -19,8 +19,14 @@ import (
 // injected prompts and context; every other action is a tool call and every
 // observation a tool result. The V1 agent SDK writes {kind:"MessageEvent",
 // source, llm_message:{role, content:[{type:"text"}]}} and ActionEvent /
-// ObservationEvent / SystemPromptEvent instead. (As All-Hands-AI/OpenHands'
-// openhands/events/serialization and storage/locations.py lay them out.)
+// ObservationEvent / SystemPromptEvent instead, in events/event-<index, 5 or
+// more digits>-<event id>.json beside base_state.json; their ids are UUID
+// strings, an ActionEvent's action and an ObservationEvent's observation
+// are objects, and a MessageEvent's extended_content (skills the harness
+// adds) is left out with the rest of the injected context. (As
+// All-Hands-AI/OpenHands' storage/locations.py and OpenHands/
+// software-agent-sdk's conversation/persistence_const.py and
+// event/llm_convertible/message.py lay them out.)
 
 func openHandsMatch(p []string) bool { return len(p) == 1 && !strings.HasPrefix(p[0], ".") }
 
@@ -75,13 +81,16 @@ func eventOrder(name string) string {
 
 func openHandsEvent(r *run, path, id string) item {
 	var e struct {
-		ID          json.Number `json:"id"`
-		Timestamp   string      `json:"timestamp"`
-		Source      string      `json:"source"`
-		Action      string      `json:"action"`
-		Observation string      `json:"observation"`
-		Kind        string      `json:"kind"`
-		Args        struct {
+		// A number in the V0 events, a UUID string in the V1 ones.
+		ID        json.RawMessage `json:"id"`
+		Timestamp string          `json:"timestamp"`
+		Source    string          `json:"source"`
+		// A string in the V0 events; an object (the tool's arguments or
+		// output) in the V1 ActionEvent and ObservationEvent.
+		ActionRaw      json.RawMessage `json:"action"`
+		ObservationRaw json.RawMessage `json:"observation"`
+		Kind           string          `json:"kind"`
+		Args           struct {
 			Content      string `json:"content"`
 			FinalThought string `json:"final_thought"`
 		} `json:"args"`
@@ -89,13 +98,17 @@ func openHandsEvent(r *run, path, id string) item {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"llm_message"`
+		Action, Observation string `json:"-"`
 	}
 	if err := readJSONDoc(path, 64<<20, &e); err != nil {
 		return drop(Malformed)
 	}
-	if e.ID.String() != "" {
-		id = e.ID.String()
+	if v := jsonString(e.ID); v != "" {
+		id = v
+	} else if n := strings.TrimSpace(string(e.ID)); n != "" && n != "null" {
+		id = n
 	}
+	e.Action, e.Observation = jsonString(e.ActionRaw), jsonString(e.ObservationRaw)
 	role := map[string]string{"user": RoleUser, "agent": RoleAssistant}[e.Source]
 	ts := parseTime(e.Timestamp)
 	switch {
@@ -128,4 +141,13 @@ func openHandsEvent(r *run, path, id string) item {
 		return drop(ToolResult)
 	}
 	return drop(Unknown)
+}
+
+// jsonString is raw's value when it is a JSON string, else "".
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }

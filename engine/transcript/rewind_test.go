@@ -29,8 +29,8 @@ func TestClaudeRewindAnsweredAgain(t *testing.T) {
 		line("assistant", "a1", "u1", "Use logrotate with a daily rule."),
 		line("user", "u2", "a1", "And keep a week of them?"),
 		line("user", "u3", "u2", "Actually, forget the week, ask it differently."), // abandoned
-		line("assistant", "a3", "u3", "Sure, ask away."),                            // abandoned
-		line("assistant", "a2", "u2", "Set rotate 7."),                              // the rewind: u2 answered again
+		line("assistant", "a3", "u3", "Sure, ask away."),                           // abandoned
+		line("assistant", "a2", "u2", "Set rotate 7."),                             // the rewind: u2 answered again
 		line("user", "u4", "a2", "Thanks."),
 	}
 	root := t.TempDir()
