@@ -42,7 +42,7 @@ type searchSessionsIn struct {
 	Mode        string `json:"mode,omitempty" jsonschema:"hybrid (words and meaning, the default), semantic or fulltext; pond's vector and fts are accepted"`
 	Project     string `json:"project,omitempty" jsonschema:"only sessions whose working folder contains this"`
 	SessionID   string `json:"sessionId,omitempty" jsonschema:"only this session"`
-	SourceAgent string `json:"sourceAgent,omitempty" jsonschema:"only sessions of this agent: claude-code, codex, gemini, openclaw, codearchitect or jsonl"`
+	SourceAgent string `json:"sourceAgent,omitempty" jsonschema:"only sessions of this agent: the source kind SessionsStatus lists (claude-code, codex, gemini, cursor, copilot-chat, …)"`
 	Role        string `json:"role,omitempty" jsonschema:"only messages of this role: user or assistant"`
 	Archived    *bool  `json:"archived,omitempty" jsonschema:"true: only archived sessions (transcript gone, kept by the index); false: only sessions whose transcript is there"`
 	From        string `json:"from,omitempty" jsonschema:"only messages on or after this date: YYYY-MM-DD or RFC 3339"`

@@ -121,7 +121,7 @@ func sortedKeys[K ~string, V any](m map[K]V) []K {
 // without a query, and SearchMemories' paging.
 type listSessionsIn struct {
 	Project          string `json:"project,omitempty" jsonschema:"only sessions whose working folder contains this"`
-	SourceAgent      string `json:"sourceAgent,omitempty" jsonschema:"only sessions of this agent: claude-code, codex, gemini, openclaw, pi, codearchitect or jsonl"`
+	SourceAgent      string `json:"sourceAgent,omitempty" jsonschema:"only sessions of this agent: the source kind SessionsStatus lists (claude-code, codex, gemini, cursor, copilot-chat, …)"`
 	From             string `json:"from,omitempty" jsonschema:"only sessions active on or after this date (their last message is not before it): YYYY-MM-DD or RFC 3339"`
 	To               string `json:"to,omitempty" jsonschema:"only sessions active on or before this date (a whole day if YYYY-MM-DD)"`
 	Archived         *bool  `json:"archived,omitempty" jsonschema:"true: only archived sessions (transcript gone, kept by the index); false: only sessions whose transcript is there"`

@@ -295,7 +295,7 @@ line that fails prints {"query", "error"} and the batch goes on.`,
 	fl.StringVarP(&f.mode, "mode", "m", "", "hybrid, semantic or fulltext (default hybrid)")
 	fl.StringVar(&f.project, "project", "", "only sessions whose working folder contains this")
 	fl.StringVar(&f.session, "session", "", "only this session id")
-	fl.StringVar(&f.agent, "agent", "", "only sessions of this source: claude-code, codex, gemini, openclaw, codearchitect, jsonl")
+	fl.StringVar(&f.agent, "agent", "", "only sessions of this source: "+transcript.KindList())
 	fl.StringVar(&f.role, "role", "", "only messages of this role: user or assistant")
 	fl.StringVar(&f.from, "from", "", "only messages on or after this date (YYYY-MM-DD or RFC3339)")
 	fl.StringVar(&f.to, "to", "", "only messages on or before this date (a whole day if YYYY-MM-DD)")

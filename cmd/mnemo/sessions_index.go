@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/engine"
+	"mnemo/engine/transcript"
 	"mnemo/mcp"
 )
 
@@ -70,7 +71,7 @@ those whose transcript is there.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&project, "project", "", "only sessions whose working folder contains this")
-	fl.StringVar(&agent, "agent", "", "only sessions of this source: claude-code, codex, gemini, openclaw, pi, codearchitect, jsonl")
+	fl.StringVar(&agent, "agent", "", "only sessions of this source: "+transcript.KindList())
 	fl.StringVar(&from, "from", "", "only sessions active on or after this date (YYYY-MM-DD or RFC3339)")
 	fl.StringVar(&to, "to", "", "only sessions active on or before this date (a whole day if YYYY-MM-DD)")
 	fl.BoolVar(&archived, "archived", false, "only archived sessions (--archived=false: only those whose transcript is there)")

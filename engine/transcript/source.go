@@ -75,6 +75,9 @@ func ParseSourceFlag(s string) (Source, error) {
 	return Source{Kind: k, Root: abs}, nil
 }
 
+// KindList names every format, comma-separated, for help texts.
+func KindList() string { return kindList() }
+
 func kindList() string {
 	names := make([]string, len(Kinds))
 	for i, k := range Kinds {
