@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/admit"
 	"mnemo/engine/embed"
 )
 
@@ -67,6 +68,11 @@ type Config struct {
 
 	// Progress, if set, is called during Sync with files done and files total.
 	Progress func(done, total int)
+
+	// Admit is the process's search gate: every Search waits its turn
+	// there, whichever front end it came from. nil admits every search at
+	// once (tests, one-shot commands).
+	Admit *admit.Gate
 
 	// Clock, if set, replaces time.Now for the times the engine writes
 	// (frontmatter created/modified, read times) and the default "now" of

@@ -150,7 +150,22 @@ func (c *candidate) inSem() bool  { return c.semRank > 0 }
 // then paged. The vector store is asked only for as many chunks as the
 // page needs (none when the text matches settle the page): if a memory it
 // did not return could still reach the page, it is asked again for more.
+//
+// A search first waits its turn at Config.Admit, the process's gate, so
+// that every front end's searches share one bound.
 func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
+	leave, err := e.cfg.Admit.Enter(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	defer leave()
+	return e.search(ctx, q)
+}
+
+// search is Search past the gate. The engine's own searches (the
+// suggestions of an unknown concept) call it: they are part of a request
+// that was not a search, and do not queue behind searches.
+func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 	if q.Now.IsZero() {
 		q.Now = e.now()
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"mnemo/engine/admit"
 	"mnemo/engine/embed"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
@@ -111,6 +112,10 @@ type SessionsConfig struct {
 	MirrorDeleted bool
 	// Progress, if set, is called during Sync with transcripts done and total.
 	Progress func(done, total int)
+	// Admit is the process's search gate, shared with the memory corpus
+	// (Config.Admit): every Search waits its turn there. nil admits every
+	// search at once.
+	Admit *admit.Gate
 }
 
 // Sessions is an open sessions index. It is safe for concurrent use.

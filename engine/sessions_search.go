@@ -174,8 +174,18 @@ func (sc sessionScope) message(m *message) bool {
 // of the message, clipped at 0, joining on meaning alone above the
 // semantic floor), fusion (fusion.go), then grouping by session. Messages
 // carry no recency decay: a transcript is a record of what was said, and
-// "latest first" is sort recency or the date filters.
+// "latest first" is sort recency or the date filters. A search first
+// waits its turn at SessionsConfig.Admit, the process's gate.
 func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, error) {
+	leave, err := s.cfg.Admit.Enter(ctx)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	defer leave()
+	return s.search(ctx, q)
+}
+
+func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, error) {
 	q, err := q.Validate()
 	if err != nil {
 		return SessionPage{}, err

@@ -133,12 +133,7 @@ func (s *server) search(ctx context.Context, q *engine.Query) (*searchOut, error
 	case len(q.Tags) > maxTags:
 		return nil, fmt.Errorf("%d tags, over the limit of %d", len(q.Tags), maxTags)
 	}
-	leave, err := s.searches.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
 	p, err := s.eng.Search(ctx, *q)
-	leave()
 	if errors.Is(err, engine.ErrIndexNotReady) {
 		// Before its first sync has begun: the server always syncs at
 		// start, so "run sync" would send the model after a step that is

@@ -25,7 +25,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -60,14 +59,6 @@ type Options struct {
 	// MaxSnippetBytes caps each search snippet; 0 means DefaultMaxSnippetBytes.
 	MaxSnippetBytes int
 
-	// MaxSearches bounds the searches that run at once; 0 means
-	// DefaultMaxSearches(). Others wait their turn in arrival order, for at
-	// most SearchQueueTimeout (0 means DefaultSearchQueueTimeout), and then
-	// fail with ErrBusy — a tool error that says "busy, retry" — rather
-	// than pile up.
-	MaxSearches        int
-	SearchQueueTimeout time.Duration
-
 	// Lookup and Environ read the environment for GetConfig; nil means
 	// os.LookupEnv and os.Environ. Only GetConfig reads them.
 	Lookup  func(string) (string, bool)
@@ -87,12 +78,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// server is what the tool handlers share.
+// server is what the tool handlers share. Searches are bounded by the
+// process's gate, which the corpora pass (engine.Config.Admit): a search
+// that finds it full past its queue timeout fails with admit.ErrBusy, a
+// tool error that says "busy, retry".
 type server struct {
-	eng      *engine.Engine
-	sess     Sessions // nil: no sessions index
-	opts     Options
-	searches *gate // bounds searches at once, memories and sessions alike
+	eng  *engine.Engine
+	sess Sessions // nil: no sessions index
+	opts Options
 }
 
 func (s *server) logf(format string, args ...any) {
@@ -117,19 +110,13 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ
 	}
-	if opts.MaxSearches <= 0 {
-		opts.MaxSearches = DefaultMaxSearches()
-	}
-	if opts.SearchQueueTimeout <= 0 {
-		opts.SearchQueueTimeout = DefaultSearchQueueTimeout
-	}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
-	srv := &server{eng: eng, sess: opts.Sessions, opts: opts, searches: newGate(opts.MaxSearches, opts.SearchQueueTimeout)}
+	srv := &server{eng: eng, sess: opts.Sessions, opts: opts}
 	add(s, srv, srv.searchTool())
 	add(s, srv, srv.readTool())
 	add(s, srv, srv.writeTool())

@@ -221,12 +221,7 @@ func (s *server) searchSessionsTool() tool[searchSessionsIn, searchSessionsOut] 
 			if err != nil {
 				return nil, err
 			}
-			leave, err := s.searches.enter(ctx)
-			if err != nil {
-				return nil, err
-			}
 			p, err := s.sess.Search(ctx, q)
-			leave()
 			if errors.Is(err, engine.ErrNoTerms) {
 				return nil, fmt.Errorf("%w; to list sessions without a query, use ListSessions", err)
 			}

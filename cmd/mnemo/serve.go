@@ -18,6 +18,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine"
+	"mnemo/engine/admit"
 	"mnemo/mcp"
 )
 
@@ -37,8 +38,8 @@ type serveFlags struct {
 	http     string        // --http: serve MCP over streamable HTTP here instead of stdio
 	g        globals       // the shared flags, for the MCP server's GetConfig
 
-	maxSearches int           // 0: mcp's default (one per core)
-	searchQueue time.Duration // 0: mcp's default (5 s)
+	maxSearches int           // 0: the gate's default (one per core)
+	searchQueue time.Duration // 0: the gate's default (5 s)
 	debugAddr   string        // --debug-addr: net/http/pprof on this loopback address
 
 	token          httpTokenSource // what --http and --debug-addr require of every request
@@ -134,6 +135,9 @@ it must be this user's.`,
 			if err != nil {
 				return err
 			}
+			// One gate for the process: MCP's searches, the socket's and
+			// the sessions corpus's all wait in the same queue.
+			cfg.Admit = admit.New(sf.maxSearches, sf.searchQueue)
 			withSessions, err := sessionsOn(noSessions, os.LookupEnv)
 			if err != nil {
 				return err
@@ -200,7 +204,7 @@ func serveOptions(flagMs *int, noWatch bool, lookup func(string) (string, bool))
 }
 
 // searchLimits reads the search gate's settings (a nil flag was not
-// given); 0 leaves the MCP server's default.
+// given); 0 leaves the gate's default (admit.New).
 func searchLimits(flagMax, flagQueueMs *int, lookup func(string) (string, bool)) (int, time.Duration, error) {
 	read := func(flag *int, flagName, env string, lo, hi int) (int, error) {
 		n, name := 0, ""
@@ -262,7 +266,7 @@ func openServeSessions(ctx context.Context, sf *sessionsFlags, cfg engine.Config
 	if err != nil {
 		return nil, err
 	}
-	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion, MirrorDeleted: mirror})
+	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion, MirrorDeleted: mirror, Admit: cfg.Admit})
 	if err != nil {
 		return nil, fmt.Errorf("sessions index: %w", err)
 	}
@@ -443,7 +447,7 @@ func serveSettings(sf serveFlags, lookup func(string) (string, bool)) []decay.Se
 		{Name: EnvLouvainGamma, Value: strings.TrimSpace(gamma), Source: map[bool]string{true: "env", false: "default"}[gammaSet],
 			Help: "resolution of the concept graph's Louvain communities; higher gives more, smaller ones"},
 	}
-	maxSearches, queueMs := strconv.Itoa(mcp.DefaultMaxSearches()), strconv.FormatInt(mcp.DefaultSearchQueueTimeout.Milliseconds(), 10)
+	maxSearches, queueMs := strconv.Itoa(admit.DefaultMax()), strconv.FormatInt(admit.DefaultQueueTimeout.Milliseconds(), 10)
 	if sf.maxSearches > 0 {
 		maxSearches = strconv.Itoa(sf.maxSearches)
 	}

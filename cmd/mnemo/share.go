@@ -242,11 +242,9 @@ func (r *roles) openSessions(ctx context.Context) (*engine.Sessions, error) {
 // toolOptions configure the MCP server that runs the tools on the index.
 func (r *roles) toolOptions(sess *engine.Sessions) mcp.Options {
 	opts := mcp.Options{
-		Version:            buildVersion(),
-		Settings:           serveSettings(r.sf, os.LookupEnv),
-		MaxSearches:        r.sf.maxSearches,
-		SearchQueueTimeout: r.sf.searchQueue,
-		Logger:             r.mcpLog,
+		Version:  buildVersion(),
+		Settings: serveSettings(r.sf, os.LookupEnv),
+		Logger:   r.mcpLog,
 	}
 	if sess != nil {
 		opts.Sessions = sess

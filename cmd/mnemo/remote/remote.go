@@ -29,6 +29,7 @@ import (
 	"errors"
 
 	"mnemo/engine"
+	"mnemo/engine/admit"
 )
 
 // Backend is what a server serves; *engine.Engine satisfies it.
@@ -131,6 +132,7 @@ var sentinels = []struct {
 	{"in-use", engine.ErrInUse},
 	{"unknown-concept", engine.ErrUnknownConcept},
 	{"bad-graph-arg", engine.ErrBadGraphArg},
+	{"busy", admit.ErrBusy},
 	{kindForeign, ErrForeignPeer},
 	{"canceled", context.Canceled},
 	{"deadline", context.DeadlineExceeded},
