@@ -157,6 +157,22 @@ type Sessions struct {
 	unfinished string
 }
 
+// SessionsIndex is the sessions corpus as a front end reaches it: what the
+// MCP session tools and the sessions commands call. *Sessions implements
+// it, and so does a client of the serve that holds the index
+// (cmd/mnemo/remote).
+type SessionsIndex interface {
+	Search(ctx context.Context, q SessionQuery) (SessionPage, error)
+	GetSession(ctx context.Context, id string, offset, limit int) (SessionView, error)
+	GetMessage(ctx context.Context, id, messageID string, n int) (SessionView, error)
+	Sync(ctx context.Context, full bool) (SessionsReport, error)
+	Status(ctx context.Context) (SessionsStatus, error)
+	List(ctx context.Context, q SessionListQuery) (SessionList, error)
+	Forget(ctx context.Context, q ForgetQuery) (ForgetReport, error)
+}
+
+var _ SessionsIndex = (*Sessions)(nil)
+
 // session is one indexed transcript.
 type session struct {
 	sessionRec

@@ -71,7 +71,7 @@ type Options struct {
 
 	// Sessions, if set, serves the agent-session tools SearchSessions,
 	// GetSession and GetMessage (sessions.go), and Sync syncs it too.
-	Sessions Sessions
+	Sessions engine.SessionsIndex
 
 	// Logger receives the server's log; nil discards it. Over stdio it must
 	// not write to stdout.
@@ -83,8 +83,8 @@ type Options struct {
 // that finds it full past its queue timeout fails with admit.ErrBusy, a
 // tool error that says "busy, retry".
 type server struct {
-	eng  *engine.Engine
-	sess Sessions // nil: no sessions index
+	eng  engine.Memories
+	sess engine.SessionsIndex // nil: no sessions index
 	opts Options
 }
 
@@ -96,8 +96,9 @@ func (s *server) logf(format string, args ...any) {
 
 const instructions = `mnemo is a memory of markdown files. Search it with SearchMemories before answering questions about past work, decisions or people; open a result with ReadMemory (by its uri) before relying on it. Concepts linked as [[WikiLinks]] form a graph: BuildContext shows what surrounds one. Record what is worth keeping with WriteMemory; change a memory with EditMemory, passing the checksum ReadMemory returned so a concurrent change is not overwritten.`
 
-// NewServer returns an MCP server with mnemo's tools, serving eng.
-func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
+// NewServer returns an MCP server with mnemo's tools, serving eng: an
+// open *engine.Engine, or anything else that answers as the memory corpus.
+func NewServer(eng engine.Memories, opts Options) *sdk.Server {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -145,7 +146,7 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 
 // Serve serves eng until ctx is done or, over stdio, the client hangs up:
 // over stdio by default, over streamable HTTP if opts.HTTPAddr is set.
-func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
+func Serve(ctx context.Context, eng engine.Memories, opts Options) error {
 	return ServeServer(ctx, NewServer(eng, opts), opts)
 }
 

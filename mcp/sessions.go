@@ -14,18 +14,6 @@ import (
 	"mnemo/engine"
 )
 
-// Sessions is what the session tools need of the sessions index;
-// *engine.Sessions satisfies it, and so does a client of a running serve.
-type Sessions interface {
-	Search(ctx context.Context, q engine.SessionQuery) (engine.SessionPage, error)
-	GetSession(ctx context.Context, id string, offset, limit int) (engine.SessionView, error)
-	GetMessage(ctx context.Context, id, messageID string, n int) (engine.SessionView, error)
-	Sync(ctx context.Context, full bool) (engine.SessionsReport, error)
-	Status(ctx context.Context) (engine.SessionsStatus, error)
-	List(ctx context.Context, q engine.SessionListQuery) (engine.SessionList, error)
-	Forget(ctx context.Context, q engine.ForgetQuery) (engine.ForgetReport, error)
-}
-
 // Bounds of the session tools.
 const (
 	maxSessionsLimit = 200
