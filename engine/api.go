@@ -6,6 +6,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"mnemo/decay"
@@ -228,8 +229,8 @@ type Status struct {
 var (
 	ErrEmptyQuery        = errors.New("search query is required")
 	ErrNoTerms           = errors.New("search query has no informative term (only stopwords or punctuation)")
-	ErrBadPage           = errors.New("page must be between 1 and 1000000")
-	ErrBadPageSize       = errors.New("pageSize must be between 1 and 200")
+	ErrBadPage           = fmt.Errorf("page must be between 1 and %d", MaxPage)
+	ErrBadPageSize       = fmt.Errorf("pageSize must be between 1 and %d", MaxPageSize)
 	ErrBadMode           = errors.New("unknown mode (want hybrid, semantic or fulltext)")
 	ErrBadSort           = errors.New("unknown sort (want relevance or recency)")
 	ErrBadRange          = errors.New("from must not be after to")

@@ -12,8 +12,13 @@ import (
 	"mnemo/engine/vectors"
 )
 
-// maxPage bounds Page so that Page × PageSize cannot overflow.
-const maxPage = 1_000_000
+// Bounds of a Query, which front ends' schemas state: MaxPage so that
+// Page × PageSize cannot overflow, MaxPageSize so that one page stays a
+// page.
+const (
+	MaxPage     = 1_000_000
+	MaxPageSize = 200
+)
 
 // Validate checks a query and fills in its defaults. Search calls it; it is
 // exported so front ends can reject a bad request before opening an index.
@@ -33,10 +38,10 @@ func (q Query) Validate() (Query, error) {
 		return q, fmt.Errorf("%q: %w", q.Mode, ErrBadMode)
 	}
 	var err error
-	if q.Page, err = countOr("page", q.Page, 1, maxPage, ErrBadPage); err != nil {
+	if q.Page, err = countOr("page", q.Page, 1, MaxPage, ErrBadPage); err != nil {
 		return q, err
 	}
-	if q.PageSize, err = countOr("pageSize", q.PageSize, 10, 200, ErrBadPageSize); err != nil {
+	if q.PageSize, err = countOr("pageSize", q.PageSize, 10, MaxPageSize, ErrBadPageSize); err != nil {
 		return q, err
 	}
 	f, err := cleanRel(q.Folder)

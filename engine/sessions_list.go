@@ -52,10 +52,10 @@ const maxTitleRunes = 100
 // last message, then the first (undated sessions last).
 func (s *Sessions) List(ctx context.Context, q SessionListQuery) (SessionList, error) {
 	var err error
-	if q.Page, err = countOr("page", q.Page, 1, maxPage, ErrBadPage); err != nil {
+	if q.Page, err = countOr("page", q.Page, 1, MaxPage, ErrBadPage); err != nil {
 		return SessionList{}, err
 	}
-	if q.PageSize, err = countOr("pageSize", q.PageSize, 10, maxSessionLimit, ErrBadPageSize); err != nil {
+	if q.PageSize, err = countOr("pageSize", q.PageSize, 10, MaxSessionLimit, ErrBadPageSize); err != nil {
 		return SessionList{}, err
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {

@@ -17,20 +17,21 @@ import (
 // Errors of the sessions API, for errors.Is.
 var (
 	ErrBadRole       = errors.New("unknown role (want user or assistant)")
-	ErrBadLimit      = errors.New("limit must be between 1 and 200")
-	ErrBadMaxHits    = errors.New("maxHits must be between 1 and 20")
+	ErrBadLimit      = fmt.Errorf("limit must be between 1 and %d", MaxSessionLimit)
+	ErrBadMaxHits    = fmt.Errorf("maxHits must be between 1 and %d", MaxSessionHits)
 	ErrBadOffset     = errors.New("offset must be 0 or more")
-	ErrBadContext    = errors.New("context must be between 0 and 50")
+	ErrBadContext    = fmt.Errorf("context must be between 0 and %d", MaxMessageContext)
 	ErrNoSession     = errors.New("session not found")
 	ErrNoMessage     = errors.New("message not found in the session")
 	ErrBadMessageArg = errors.New("messageId is required")
 )
 
-// Bounds of a sessions query.
+// Bounds of a sessions query, which front ends' schemas state: sessions
+// per page, hits per session, and messages either side of GetMessage's.
 const (
-	maxSessionLimit   = 200
-	maxHitsPerSession = 20
-	maxContext        = 50
+	MaxSessionLimit   = 200
+	MaxSessionHits    = 20
+	MaxMessageContext = 50
 )
 
 // MaxSessionMessages is the most messages one GetSession returns: the one
@@ -69,10 +70,10 @@ func (q SessionQuery) Validate() (SessionQuery, error) {
 	default:
 		return q, fmt.Errorf("%q: %w", q.Role, ErrBadRole)
 	}
-	if q.Limit, err = countOr("limit", q.Limit, 10, maxSessionLimit, ErrBadLimit); err != nil {
+	if q.Limit, err = countOr("limit", q.Limit, 10, MaxSessionLimit, ErrBadLimit); err != nil {
 		return q, err
 	}
-	if q.MaxHits, err = countOr("maxHits", q.MaxHits, 3, maxHitsPerSession, ErrBadMaxHits); err != nil {
+	if q.MaxHits, err = countOr("maxHits", q.MaxHits, 3, MaxSessionHits, ErrBadMaxHits); err != nil {
 		return q, err
 	}
 	q.Project = strings.TrimSpace(q.Project)
@@ -689,7 +690,7 @@ func (s *Sessions) GetMessage(ctx context.Context, id, messageID string, n int) 
 	if strings.TrimSpace(messageID) == "" {
 		return SessionView{}, ErrBadMessageArg
 	}
-	if n < 0 || n > maxContext {
+	if n < 0 || n > MaxMessageContext {
 		return SessionView{}, fmt.Errorf("context %d: %w", n, ErrBadContext)
 	}
 	s.mu.RLock()
