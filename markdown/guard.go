@@ -3,14 +3,14 @@ package markdown
 import "bytes"
 
 // goldmark, like most CommonMark parsers, has inputs on which it takes
-// quadratic time: containers nested on one line ("> > > …", "- - - … x",
-// goldmark issue #592), and inline content dense with brackets, backticks
-// or emphasis markers ("[](" repeated, "[a](<b" repeated, "[a]: "
-// repeated). 64 KiB of "[](" takes 2.5 s; a 10 MiB file would take hours
-// and stall every sync that meets it. No memory written by a person or an
-// agent looks like that, so defuse rewrites only such regions, before
-// goldmark sees them, into backslash-escaped text that parses in linear
-// time and reads the same in the plain text.
+// quadratic time: containers nested on one line ("> > > …", "- - - … x"),
+// and inline content dense with brackets, backticks or emphasis markers
+// ("[](" repeated, "[a](<b" repeated, "[a]: " repeated). A file of the
+// size limit made of them would take hours and stall every sync that
+// meets it. No memory written by a person or an agent looks like that, so
+// defuse rewrites only such regions, before goldmark sees them, into
+// backslash-escaped text that parses in linear time and reads the same in
+// the plain text.
 const (
 	// maxNesting is the deepest container nesting (quotes and list items
 	// opened on one line) passed to goldmark. Real notes use a handful;
@@ -18,10 +18,11 @@ const (
 	maxNesting = 16
 	// heavyBudget bounds markup characters × bytes for one inline block
 	// (a paragraph, list item, heading or table row), which is what the
-	// slow paths cost. A 4 KiB paragraph with 120 brackets, backticks and
-	// asterisks stays under it; a 10 MiB file of blocks just under it
-	// parses in about 7 s on one core, 4 s of which is goldmark's linear
-	// cost for such dense markup.
+	// slow paths cost. It is set high enough that a dense but real
+	// paragraph (4 KiB with 120 brackets, backticks and asterisks) stays
+	// under it, and low enough that a file at the size limit made of
+	// blocks just under it still parses in seconds, most of that
+	// goldmark's linear cost for such dense markup.
 	heavyBudget = 1 << 19
 )
 
