@@ -81,3 +81,22 @@ func TestSchemaBoundsAreTheEngines(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineErrorsSayTheBounds: the engine's refusals name the bounds it
+// declares, so what a client reads matches the schema.
+func TestEngineErrorsSayTheBounds(t *testing.T) {
+	for _, tt := range []struct {
+		err error
+		max int
+	}{
+		{engine.ErrBadPage, engine.MaxPage},
+		{engine.ErrBadPageSize, engine.MaxPageSize},
+		{engine.ErrBadLimit, engine.MaxSessionLimit},
+		{engine.ErrBadMaxHits, engine.MaxSessionHits},
+		{engine.ErrBadContext, engine.MaxMessageContext},
+	} {
+		if !regexp.MustCompile(`\band ` + strconv.Itoa(tt.max) + `$`).MatchString(tt.err.Error()) {
+			t.Errorf("%q does not end with the engine's bound %d", tt.err, tt.max)
+		}
+	}
+}
