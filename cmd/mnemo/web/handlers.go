@@ -50,11 +50,11 @@ func (s *Server) searchSessions(ctx context.Context, c *Corpora, a *args) (any, 
 // memoryPage is a memory as the page shows it.
 type memoryPage struct {
 	engine.Memory
-	HTML      string                `json:"html"`      // the body rendered, inert
-	Backlinks []string              `json:"backlinks"` // memories that link to this one
-	Concepts  []engine.FileConcept  `json:"concepts"`  // concepts it links to
-	Related   []engine.Relation     `json:"related"`   // concepts linked beside its own
-	Similar   []engine.SimilarConcept `json:"similar"` // concepts like its own in meaning
+	HTML      string                  `json:"html"`      // the body rendered, inert
+	Backlinks []string                `json:"backlinks"` // memories that link to this one
+	Concepts  []engine.FileConcept    `json:"concepts"`  // concepts it links to
+	Related   []engine.Relation       `json:"related"`   // concepts linked beside its own
+	Similar   []engine.SimilarConcept `json:"similar"`   // concepts like its own in meaning
 }
 
 // memory reads one memory (the read is recorded, as ReadMemory records
@@ -137,10 +137,10 @@ const activityDays = 366
 // activity counts sessions and messages per day, per project and per
 // agent, for the chart; sessions are placed on the day they ended.
 type activity struct {
-	Days     []string                  `json:"days"` // YYYY-MM-DD, oldest first, every day
-	Projects map[string][]int          `json:"projects"`
-	Agents   map[string][]int          `json:"agents"`
-	Sessions int                       `json:"sessions"`
+	Days     []string         `json:"days"` // YYYY-MM-DD, oldest first, every day
+	Projects map[string][]int `json:"projects"`
+	Agents   map[string][]int `json:"agents"`
+	Sessions int              `json:"sessions"`
 }
 
 func (s *Server) activity(ctx context.Context, c *Corpora, r *http.Request) (any, error) {

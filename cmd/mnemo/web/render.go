@@ -36,17 +36,43 @@ func render(body string, resolve func(string) (string, error)) (string, error) {
 	wiki := map[*ast.Link]bool{}
 	pc.Set(wikiKey, wiki)
 	doc := md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	var images []*ast.Image
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if l, ok := n.(*ast.Link); ok && entering {
-			l.Destination = []byte(route(string(l.Destination), wiki[l], resolve))
+		switch n := n.(type) {
+		case *ast.Link:
+			if entering {
+				n.Destination = []byte(route(string(n.Destination), wiki[n], resolve))
+			}
+		case *ast.Image:
+			if entering && !bytes.HasPrefix(bytes.ToLower(n.Destination), []byte("data:image/")) {
+				images = append(images, n)
+			}
 		}
 		return ast.WalkContinue, nil
 	})
+	for _, img := range images {
+		imageAsLink(img)
+	}
 	var buf bytes.Buffer
 	if err := md.Renderer().Render(&buf, src, doc); err != nil {
 		return "", fmt.Errorf("render markdown: %w", err)
 	}
 	return buf.String(), nil
+}
+
+// imageAsLink replaces an image by a link to it: the page loads nothing
+// a memory names (a remote image is a beacon that tells its server the
+// memory was read; the vault's own files are not served).
+func imageAsLink(img *ast.Image) {
+	l := ast.NewLink()
+	l.Destination = img.Destination
+	l.AppendChild(l, ast.NewString([]byte("🖼 ")))
+	for c := img.FirstChild(); c != nil; {
+		next := c.NextSibling()
+		l.AppendChild(l, c)
+		c = next
+	}
+	img.Parent().ReplaceChild(img.Parent(), img, l)
 }
 
 // wikiKey holds, in a parse's context, the set of links the WikiLink
