@@ -214,7 +214,6 @@ func TestBrowserSessionAtHit(t *testing.T) {
 	}
 }
 
-
 func TestBrowserGraph(t *testing.T) {
 	f := newFixture(t, nil)
 	b := newBrowser(t, 1280, 900)

@@ -51,7 +51,7 @@ function el(tag, attrs, ...kids) {
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? "" : v);
   }
-  for (const k of kids.flat()) {
+  for (const k of kids.flat(Infinity)) {
     if (k === null || k === undefined || k === false) continue;
     e.append(k instanceof Node ? k : document.createTextNode(String(k)));
   }
@@ -212,7 +212,7 @@ function drawMemoryHits(page, state, results) {
       el("span", { class: "score", title: "text " + r.textScore.toFixed(3) + " · semantic " + r.semanticScore.toFixed(3) + " · decay " + r.decay.toFixed(3), text: "score " + r.score.toFixed(3) }),
       r.modified ? el("span", { text: fmtDate(r.modified) }) : null,
       (r.tags || []).map((t) => el("span", { class: "tag", text: t }))),
-    (r.snippets || []).slice(0, 2).map((s) => el("p", { class: "snippet", text: s })))));
+    (r.snippets || []).slice(0, 2).map((s) => el("p", { class: "snippet" }, highlighted(s))))));
 }
 
 function drawSessionHits(page, state, results) {
@@ -227,8 +227,14 @@ function drawSessionHits(page, state, results) {
         el("span", { class: "score", text: "score " + s.score.toFixed(3) }),
         s.archived ? el("span", { class: "tag archived", text: "archived" }) : null),
       (s.hits || []).map((h) => el("a", { class: "hit", href: sessionHref(s.sessionId, h.messageId) },
-        el("span", { class: "role " + h.role, text: h.role }), " ", h.excerpt)));
+        el("span", { class: "role " + h.role, text: h.role }), " ", highlighted(h.excerpt))));
   }));
+}
+
+// highlighted turns the engine's **match** markers into <mark> elements,
+// the text between them staying text.
+function highlighted(s) {
+  return String(s).split("**").map((part, i) => (i % 2 ? el("mark", { text: part }) : document.createTextNode(part)));
 }
 
 function moveSelection(e, results) {
@@ -355,7 +361,7 @@ function activityChart(days, series) {
       const t = svg("title", {}); t.textContent = `${top[i]}: ${r[w]} in the week of ${days[w * 7]}`;
       rect.append(t); g.append(rect);
     });
-    if (w % 13 === 0) {
+    if (w % 13 === 0 && w < weeks - 6) {
       const t = svg("text", { x: pad + w * bw, y: H + 14, class: "tick" }); t.textContent = days[w * 7].slice(0, 7); g.append(t);
     }
   }
