@@ -63,7 +63,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	tctx, cancelT := context.WithTimeout(ctx, 3*time.Minute) // generous: CI machines are shared
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	b := &browser{ctx: tctx}
 	if err := chromedp.Do(tctx, chromedp.Navigate("about:blank")); err != nil {
@@ -147,7 +147,7 @@ func TestBrowserSearch(t *testing.T) {
 	f := newFixture(t, nil)
 	b := newBrowser(t, 1280, 900)
 	b.open(t, f, "")
-	b.do(t, chromedp.SendKeys(chromedp.ID("q"), "bleve scoring"))
+	b.do(t, chromedp.SendKeys(chromedp.ID("q"), "bleve scoring"), chromedp.WaitVisible(chromedp.CSS(`#results[data-query="bleve scoring"] li`)))
 	first := b.text(t, "#results li.result a.title")
 	p := firstTitle(t, f, "bleve scoring")
 	if first != p {
@@ -201,7 +201,7 @@ func TestBrowserSessionAtHit(t *testing.T) {
 	b := newBrowser(t, 1280, 900)
 	b.open(t, f, "#/?corpus=sessions")
 	b.do(t, chromedp.WaitVisible(chromedp.ID("q")), chromedp.SendKeys(chromedp.ID("q"), "test"),
-		chromedp.WaitVisible(chromedp.CSS("#results a.hit")))
+		chromedp.WaitVisible(chromedp.CSS(`#results[data-query="test"] a.hit`)))
 	msg := eval[string](t, b, `new URLSearchParams(document.querySelector("#results a.hit").getAttribute("href").split("?")[1]).get("m")`)
 	b.do(t, chromedp.Click(chromedp.CSS("#results a.hit")), chromedp.WaitVisible(chromedp.CSS("#conversation li.msg.focus")))
 	id := eval[string](t, b, `document.querySelector("#conversation li.msg.focus").id`)

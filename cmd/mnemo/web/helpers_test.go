@@ -25,7 +25,7 @@ type fixture struct {
 }
 
 // copyTree copies the folder src to dst.
-func copyTree(t *testing.T, src, dst string) {
+func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -55,7 +55,7 @@ func copyTree(t *testing.T, src, dst string) {
 
 // newFixture indexes a copy of testdata/vault, plus extra files (path →
 // content), and serves the page over it.
-func newFixture(t *testing.T, extra map[string]string) *fixture {
+func newFixture(t testing.TB, extra map[string]string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -96,7 +96,7 @@ func newFixture(t *testing.T, extra map[string]string) *fixture {
 
 // get requests path with the token (and the headers given) and returns
 // the status and body.
-func (f *fixture) get(t *testing.T, path string, header map[string]string) (int, []byte) {
+func (f *fixture) get(t testing.TB, path string, header map[string]string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
 	if err != nil {

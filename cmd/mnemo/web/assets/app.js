@@ -189,6 +189,7 @@ async function runSearch(corpus, form, state, results) {
     const page = await api("search", p, searchCtl.signal);
     if (corpus === "sessions") drawSessionHits(page, state, results);
     else drawMemoryHits(page, state, results);
+    results.dataset.query = p.q; // what the list now answers (tests wait for it)
   } catch (err) {
     const n = errorNotice(err);
     if (n) { state.replaceChildren(n); results.replaceChildren(); }
@@ -448,7 +449,7 @@ function drawGraph(box, list, g) {
     style: [
       { selector: "node", style: {
         "background-color": (n) => palette[Math.abs(n.data("community")) % palette.length],
-        label: "data(id)", "font-size": 11, color: dark ? "#e8e8e8" : "#222",
+        label: "data(id)", "font-size": 10, "min-zoomed-font-size": 7, color: dark ? "#e8e8e8" : "#222",
         "text-outline-color": dark ? "#1b1d21" : "#fff", "text-outline-width": 2,
         width: "data(size)", height: "data(size)", "text-valign": "bottom", "text-margin-y": 3 } },
       { selector: "node.centre", style: { "border-width": 3, "border-color": dark ? "#fff" : "#222" } },
@@ -484,7 +485,7 @@ function addToGraph(g, list) {
 }
 
 function relayout() {
-  cy.layout({ name: "cose", animate: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 70, randomize: false, fit: true, padding: 20 }).run();
+  cy.layout({ name: "cose", animate: false, nodeRepulsion: () => 60000, idealEdgeLength: () => 110, nodeOverlap: 40, gravity: 0.5, randomize: false, fit: true, padding: 30 }).run();
 }
 
 // ---- status -----------------------------------------------------------
