@@ -100,7 +100,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // csp allows only the page's own script, style, images and API: no
 // inline script or style attribute, no frame, no form posting elsewhere.
 // Rendered memories may link anywhere (a click leaves the page) but load
-// nothing: images from elsewhere are refused, so a hostile memory cannot
-// beacon out.
+// nothing: render turns images into links, and should one slip through,
+// an image from elsewhere is refused, so a hostile memory cannot beacon out.
 const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"

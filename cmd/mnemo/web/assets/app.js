@@ -258,6 +258,8 @@ async function memoryView(path) {
   } catch (err) { const n = errorNotice(err); if (n) show(n); return; }
   const body = el("div", { class: "markdown" });
   body.innerHTML = m.html; // rendered by the server with raw HTML disabled and dangerous URLs dropped
+  const lead = body.firstElementChild;
+  if (lead && lead.tagName === "H1" && lead.textContent.trim() === (m.title || "").trim()) lead.remove(); // shown once, above
   for (const a of body.querySelectorAll("a[href]")) {
     const href = a.getAttribute("href");
     if (!href.startsWith("#")) { a.rel = "noopener noreferrer"; a.target = "_blank"; }
@@ -449,7 +451,7 @@ function drawGraph(box, list, g) {
     style: [
       { selector: "node", style: {
         "background-color": (n) => palette[Math.abs(n.data("community")) % palette.length],
-        label: "data(id)", "font-size": 10, "min-zoomed-font-size": 7, color: dark ? "#e8e8e8" : "#222",
+        label: "data(id)", "font-size": 12, "min-zoomed-font-size": 6, color: dark ? "#e8e8e8" : "#222",
         "text-outline-color": dark ? "#1b1d21" : "#fff", "text-outline-width": 2,
         width: "data(size)", height: "data(size)", "text-valign": "bottom", "text-margin-y": 3 } },
       { selector: "node.centre", style: { "border-width": 3, "border-color": dark ? "#fff" : "#222" } },
@@ -523,10 +525,10 @@ function statusCards(st) {
       el("div", { class: "table-wrap" }, el("table", { class: "sources" },
         el("thead", {}, el("tr", {}, ["source", "root", "sessions", "messages", "coverage", ""].map((h) => el("th", { text: h })))),
         el("tbody", {}, (s.sources || []).map((src) => el("tr", { class: src.exists ? "" : "absent" },
-          el("td", { text: src.kind }), el("td", { class: "path", text: src.root }),
-          el("td", { text: src.sessions }), el("td", { text: src.messages }),
-          el("td", { text: coverageText(src.coverage) }),
-          el("td", { class: src.error ? "warn" : "", text: src.error || (src.exists ? "" : "not found") }))))))));
+          el("td", { "data-label": "source", text: src.kind }), el("td", { "data-label": "root", class: "path", text: src.root }),
+          el("td", { "data-label": "sessions", text: src.sessions }), el("td", { "data-label": "messages", text: src.messages }),
+          el("td", { "data-label": "coverage", text: coverageText(src.coverage) }),
+          el("td", { "data-label": "", class: src.error ? "warn" : "", text: src.error || (src.exists ? "" : "not found") }))))))));
   }
   out.push(el("p", { class: "hint", text: "mnemo " + (st.version || "") + " · live" }));
   return out;
