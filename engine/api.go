@@ -10,6 +10,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/embed"
+	"mnemo/engine/store"
 )
 
 // Mode selects which index answers a query.
@@ -173,10 +174,7 @@ type Report struct {
 }
 
 // Skip is a file that was not indexed, and why.
-type Skip struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
+type Skip = store.Skip
 
 // Warning is a problem with a file that was indexed anyway.
 type Warning struct {
@@ -220,17 +218,24 @@ type Status struct {
 
 // Errors a caller can test for with errors.Is. Each is wrapped with detail.
 var (
-	ErrEmptyQuery        = errors.New("search query is required")
-	ErrNoTerms           = errors.New("search query has no informative term (only stopwords or punctuation)")
-	ErrBadPage           = errors.New("page must be between 1 and 1000000")
-	ErrBadPageSize       = errors.New("pageSize must be between 1 and 200")
-	ErrBadMode           = errors.New("unknown mode (want hybrid, semantic or fulltext)")
-	ErrBadSort           = errors.New("unknown sort (want relevance or recency)")
-	ErrBadRange          = errors.New("from must not be after to")
-	ErrBadMinScore       = errors.New("minScore must be between 0 and 1")
-	ErrOutsideRoot       = errors.New("path resolves outside the memory folder")
-	ErrNotFound          = errors.New("memory not found")
-	ErrReadOnly          = errors.New("index is open read-only")
-	ErrIndexNotReady     = errors.New("index is not built yet; run sync")
-	ErrIndexIncompatible = errors.New("index was written by an incompatible version of mnemo")
+	ErrEmptyQuery  = errors.New("search query is required")
+	ErrNoTerms     = errors.New("search query has no informative term (only stopwords or punctuation)")
+	ErrBadPage     = errors.New("page must be between 1 and 1000000")
+	ErrBadPageSize = errors.New("pageSize must be between 1 and 200")
+	ErrBadMode     = errors.New("unknown mode (want hybrid, semantic or fulltext)")
+	ErrBadSort     = errors.New("unknown sort (want relevance or recency)")
+	ErrBadRange    = errors.New("from must not be after to")
+	ErrBadMinScore = errors.New("minScore must be between 0 and 1")
+	ErrOutsideRoot = errors.New("path resolves outside the memory folder")
+	ErrNotFound    = errors.New("memory not found")
+)
+
+// The index-level errors (engine/store holds them for both corpora), named
+// here too because they are part of what Open, Sync and Search answer.
+var (
+	ErrReadOnly          = store.ErrReadOnly
+	ErrIndexNotReady     = store.ErrIndexNotReady
+	ErrIndexIncompatible = store.ErrIndexIncompatible
+	ErrIndexDamaged      = store.ErrIndexDamaged
+	ErrInUse             = store.ErrInUse
 )

@@ -14,9 +14,9 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/embed"
+	"mnemo/engine/store"
 	"mnemo/engine/vectors"
 	"mnemo/markdown"
-	"mnemo/safefile"
 )
 
 // Engine is an open memory index. It is safe for concurrent use: searches
@@ -31,7 +31,7 @@ type Engine struct {
 	indexRel string                      // the index folder relative to root, "" if outside it
 	ignore   atomic.Pointer[ignoreRules] // the rules the last scan loaded (ignore.go)
 
-	st  *store
+	st  *stateStore
 	ft  *fulltext
 	vec vectors.Store // chunk vectors of the memories
 	// countAll is the store size up to which a search asks for every chunk
@@ -46,7 +46,7 @@ type Engine struct {
 	// damage is what was found wrong with the full-text index, nil if
 	// nothing: set at open or by a query that failed in Bleve, cleared by
 	// the rebuild (reset).
-	damage damageMark
+	damage store.DamageMark
 
 	writeMu  sync.Mutex   // memory files' read-modify-writes (lockWrites)
 	syncMu   sync.Mutex   // one sync at a time
@@ -82,18 +82,9 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
-// writePID records this process as the writer of the index in dir, so a
-// second writer's "in use" error can name it. Best effort: the lock itself
-// is bbolt's. It never writes through a link planted at the name.
-func writePID(dir string) {
-	safefile.Write(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-}
-
 // Layout of the index folder.
 const (
-	stateFile    = "state.db"
 	fulltextDir  = "fulltext.bleve"
-	pidFile      = "writer.pid"
 	defaultLimit = 10 << 20
 )
 
@@ -151,31 +142,22 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	if cfg.ReadOnly {
-		if _, err := os.Stat(filepath.Join(cfg.IndexDir, stateFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(cfg.IndexDir, store.StateFile)); err != nil {
 			return nil, ErrIndexNotReady
 		}
 	} else if err := os.MkdirAll(cfg.IndexDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create index folder: %w", err)
 	}
-	statePath := filepath.Join(cfg.IndexDir, stateFile)
-	e.st, err = openStore(statePath, cfg.ReadOnly)
-	if errors.Is(err, errCorruptState) && !cfg.ReadOnly {
-		// The truth about what is indexed is lost, but the files are not:
-		// keep the damaged file for a post-mortem and rebuild from the files.
-		why := err
-		aside, rerr := setAside(statePath, e.now())
-		if rerr != nil {
-			return nil, fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
-		}
-		if e.st, err = openStore(statePath, false); err == nil {
-			e.needFull = fmt.Sprintf("%v; set aside as %s, rebuilding from the files (read times are lost)", why, filepath.Base(aside))
-		}
-	}
-	if errors.Is(err, errCorruptState) {
+	db, replaced, err := store.OpenOrReplace(filepath.Join(cfg.IndexDir, store.StateFile), storeOptions(cfg.ReadOnly), e.now)
+	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("%w; a sync sets it aside and rebuilds the index from the files", err)
 	}
 	if err != nil {
 		return nil, err
+	}
+	e.st = &stateStore{db: db}
+	if replaced != "" {
+		e.needFull = replaced + ", rebuilding from the files (read times are lost)"
 	}
 	if err := e.open(ctx); err != nil {
 		e.Close()
@@ -186,16 +168,16 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 
 func (e *Engine) open(ctx context.Context) error {
 	if !e.cfg.ReadOnly {
-		writePID(e.cfg.IndexDir)
+		store.WritePID(e.cfg.IndexDir)
 		// Only the writer makes temporary files, and this process is it
 		// now: any there are were left by one that died mid-write.
 		e.removedTemps = removeStaleTemps(e.root, e.cfg.IndexDir)
 	}
-	if err := checkSchema(e.cfg.IndexDir, e.st.meta("schema")); err != nil {
+	if err := store.CheckSchema(e.cfg.IndexDir, e.st.meta("schema")); err != nil {
 		return err
 	}
-	if ver, _ := strconv.Atoi(e.st.meta("schema")); ver != 0 && ver < schemaVersion {
-		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, schemaVersion)
+	if ver, older := store.OlderSchema(e.st.meta("schema")); older {
+		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, store.SchemaVersion)
 	}
 	if links := e.st.meta(metaLinks); e.needFull == "" && e.st.meta("schema") != "" && links != e.linkRules() {
 		e.needFull = fmt.Sprintf("links were read by other rules (%q, now %q)", links, e.linkRules())
@@ -220,7 +202,7 @@ func (e *Engine) open(ctx context.Context) error {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
 		if e.needFull == "" { // an older schema's reason says more
-			e.needFull = damageDetail(err)
+			e.needFull = store.DamageDetail(err)
 		}
 		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
 		ft, err = e.openFulltext(ftPath, true)
@@ -247,7 +229,7 @@ func (e *Engine) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, e.st.meta("lastSync")); err == nil {
 		e.lastSync = t
 	}
-	e.unfinished = e.st.meta(metaUnfinished)
+	e.unfinished = e.st.meta(store.MetaUnfinished)
 	if u := e.st.meta(metaUnreadable); u != "" {
 		e.unreadable = strings.Split(u, "\n")
 	}
@@ -363,7 +345,7 @@ func (e *Engine) Close() error {
 	}
 	if e.st != nil {
 		if !e.cfg.ReadOnly {
-			os.Remove(filepath.Join(e.cfg.IndexDir, pidFile))
+			store.RemovePID(e.cfg.IndexDir)
 		}
 		errs = append(errs, e.st.close())
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/document"
 
+	"mnemo/engine/store"
 	"mnemo/engine/vectors"
 	"mnemo/graph"
 	"mnemo/markdown"
@@ -80,7 +81,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	why := e.needFull
 	e.mu.RUnlock()
 	if err := e.damaged(); why == "" && err != nil {
-		why = damageDetail(err)
+		why = store.DamageDetail(err)
 	}
 	if full || why != "" {
 		rep.Full, rep.Rebuilt = true, why
@@ -120,13 +121,13 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	}
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
-		"schema":       itoa(schemaVersion),
-		metaLinks:      e.linkRules(),
-		"embedder":     e.emb.Name(),
-		"dim":          itoa(e.dim),
-		"lastSync":     now.Format(time.RFC3339Nano),
-		metaUnfinished: "",
-		metaUnreadable: strings.Join(shut, "\n"),
+		"schema":             itoa(store.SchemaVersion),
+		metaLinks:            e.linkRules(),
+		"embedder":           e.emb.Name(),
+		"dim":                itoa(e.dim),
+		"lastSync":           now.Format(time.RFC3339Nano),
+		store.MetaUnfinished: "",
+		metaUnreadable:       strings.Join(shut, "\n"),
 	}); err != nil {
 		return rep, fmt.Errorf("record sync: %w", err)
 	}
@@ -148,10 +149,11 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 }
 
 // markUnfinished records, before a first or full sync writes anything, that
-// the index is about to hold part of the folder; a completed Sync clears it.
+// the index is about to hold part of the folder (store.MarkUnfinished); a
+// completed Sync clears it.
 func (e *Engine) markUnfinished(start time.Time) error {
-	v := "sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
-	if err := e.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+	v, err := store.MarkUnfinished(e.st.db, "sync", start)
+	if err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	e.mu.Lock()
@@ -325,7 +327,7 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
-	e.damage.clear()
+	e.damage.Clear()
 	if e.vec, err = vectors.NewChromem(0); err != nil {
 		return err
 	}
