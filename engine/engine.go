@@ -166,6 +166,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// open is Open's stages once the state store is open: what the stored meta
+// says about the index, the full-text index, then what the state store holds.
 func (e *Engine) open(ctx context.Context) error {
 	if !e.cfg.ReadOnly {
 		store.WritePID(e.cfg.IndexDir)
@@ -173,6 +175,32 @@ func (e *Engine) open(ctx context.Context) error {
 		// now: any there are were left by one that died mid-write.
 		e.removedTemps = removeStaleTemps(e.root, e.cfg.IndexDir)
 	}
+	if err := e.checkMeta(); err != nil {
+		return err
+	}
+	if err := e.openIndex(); err != nil {
+		return err
+	}
+	var err error
+	if e.vec, err = vectors.NewChromem(0); err != nil {
+		return err
+	}
+	if err := e.loadState(ctx); err != nil {
+		return err
+	}
+	if e.needFull == "" {
+		if n, err := e.ft.idx.DocCount(); err == nil && int(n) != len(e.files) {
+			e.needFull = fmt.Sprintf("full-text index holds %d memories, state store %d", n, len(e.files))
+		}
+	}
+	return e.loadVectors(ctx)
+}
+
+// checkMeta compares what the stored meta says the index was built with —
+// schema, link rules, embedder — with this engine: a newer schema is
+// refused, anything else that differs makes the next sync rebuild (and a
+// reader refuses an index of another embedder).
+func (e *Engine) checkMeta() error {
 	if err := store.CheckSchema(e.cfg.IndexDir, e.st.meta("schema")); err != nil {
 		return err
 	}
@@ -194,6 +222,12 @@ func (e *Engine) open(ctx context.Context) error {
 		}
 		e.needFull = fmt.Sprintf("embedder changed from %s to %s", name, e.emb.Name())
 	}
+	return nil
+}
+
+// openIndex opens the full-text index. A writer replaces one it cannot
+// open by an empty one, marked damaged until the rebuild.
+func (e *Engine) openIndex() error {
 	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
 	ft, err := e.openFulltext(ftPath, !e.cfg.ReadOnly)
 	if err != nil && !e.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
@@ -214,9 +248,12 @@ func (e *Engine) open(ctx context.Context) error {
 		e.noteDamage(ft.damage)
 	}
 	e.ft = ft
-	if e.vec, err = vectors.NewChromem(0); err != nil {
-		return err
-	}
+	return nil
+}
+
+// loadState reads what the state store holds into memory, and undoes the
+// batch a crash interrupted (its pending marks).
+func (e *Engine) loadState(ctx context.Context) error {
 	l, err := e.st.load()
 	if err != nil {
 		if e.cfg.ReadOnly {
@@ -244,12 +281,7 @@ func (e *Engine) open(ctx context.Context) error {
 	for _, r := range e.files {
 		e.addTotals(r, 1)
 	}
-	if e.needFull == "" {
-		if n, err := e.ft.idx.DocCount(); err == nil && int(n) != len(e.files) {
-			e.needFull = fmt.Sprintf("full-text index holds %d memories, state store %d", n, len(e.files))
-		}
-	}
-	return e.loadVectors(ctx)
+	return nil
 }
 
 // dropPending undoes a batch a crash interrupted: its paths leave both the

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/document"
 
 	"mnemo/engine/store"
@@ -119,6 +120,23 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	if err := e.flushFulltext(); err != nil { // a completed sync leaves nothing to repair
 		return rep, err
 	}
+	if err := e.recordSync(shut); err != nil {
+		return rep, err
+	}
+	// Communities are recomputed after a sync that changed something
+	// (lazily after edits, and in a process that has not computed them).
+	if len(rep.Added)+len(rep.Updated)+len(rep.Removed) > 0 && !e.gs.off {
+		if _, err := e.communities(ctx); err != nil {
+			return rep, err
+		}
+	}
+	rep.Total = time.Since(start)
+	return rep, nil
+}
+
+// recordSync records a completed sync: what the index was built with, when,
+// the folders it could not read, and the unfinished mark cleared.
+func (e *Engine) recordSync(shut []string) error {
 	now := time.Now().UTC()
 	if err := e.st.setMeta(map[string]string{
 		"schema":             itoa(store.SchemaVersion),
@@ -129,7 +147,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 		store.MetaUnfinished: "",
 		metaUnreadable:       strings.Join(shut, "\n"),
 	}); err != nil {
-		return rep, fmt.Errorf("record sync: %w", err)
+		return fmt.Errorf("record sync: %w", err)
 	}
 	e.mu.Lock()
 	e.lastSync = now
@@ -137,15 +155,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.unfinished = ""
 	e.unreadable = shut
 	e.mu.Unlock()
-	// Communities are recomputed after a sync that changed something
-	// (lazily after edits, and in a process that has not computed them).
-	if len(rep.Added)+len(rep.Updated)+len(rep.Removed) > 0 && !e.gs.off {
-		if _, err := e.communities(ctx); err != nil {
-			return rep, err
-		}
-	}
-	rep.Total = time.Since(start)
-	return rep, nil
+	return nil
 }
 
 // markUnfinished records, before a first or full sync writes anything, that
@@ -167,8 +177,40 @@ func (e *Engine) markUnfinished(start time.Time) error {
 // re-indexed if changed; known files not found are removed. pace, if not
 // nil, is told after every batch (gcpace.go).
 func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, pace *gcPacer, rep *Report) error {
-	var jobs []syncJob
-	var removed []string
+	jobs, removed, unskip := e.compare(found, within, rep)
+	total := len(jobs) + len(removed)
+	done := 0
+	progress := func() {
+		if e.cfg.Progress != nil && total > 0 {
+			e.cfg.Progress(done, total)
+		}
+	}
+	progress()
+	if len(removed) > 0 || len(unskip) > 0 {
+		var out []outcome
+		for _, p := range removed {
+			out = append(out, outcome{path: p, removed: true})
+		}
+		if err := e.apply(ctx, out, unskip, rep); err != nil {
+			return err
+		}
+		done += len(removed)
+		progress()
+	}
+	return e.pipeline(ctx, jobs, func(out []outcome) error {
+		if err := e.apply(ctx, out, nil, rep); err != nil {
+			return err
+		}
+		pace.keepUp()
+		done += len(out)
+		progress()
+		return nil
+	})
+}
+
+// compare compares found with what is indexed: the files to (re)index, in
+// path order, the known files that are gone, and the skips to forget.
+func (e *Engine) compare(found map[string]seen, within func(string) bool, rep *Report) (jobs []syncJob, removed, unskip []string) {
 	e.mu.RLock()
 	for p, s := range found {
 		r := e.files[p]
@@ -192,7 +234,6 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 			removed = append(removed, p)
 		}
 	}
-	var unskip []string
 	for p := range e.skips {
 		if _, ok := found[p]; !ok && within(p) {
 			unskip = append(unskip, p)
@@ -201,29 +242,14 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 	e.mu.RUnlock()
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
 	sort.Strings(removed)
+	return jobs, removed, unskip
+}
 
-	total := len(jobs) + len(removed)
-	done := 0
-	progress := func() {
-		if e.cfg.Progress != nil && total > 0 {
-			e.cfg.Progress(done, total)
-		}
-	}
-	progress()
-	if len(removed) > 0 || len(unskip) > 0 {
-		var out []outcome
-		for _, p := range removed {
-			out = append(out, outcome{path: p, removed: true})
-		}
-		if err := e.apply(ctx, out, unskip, rep); err != nil {
-			return err
-		}
-		done += len(removed)
-		progress()
-	}
-	// Batches run as a pipeline: the next batch is read, parsed and
-	// embedded while the current one is written, so the cores are not idle
-	// while Bleve builds a segment or bbolt syncs to disk.
+// pipeline processes jobs batch by batch and hands each batch's outcomes
+// to apply, in order. Batches run as a pipeline: the next batch is read,
+// parsed and embedded while the current one is written, so the cores are
+// not idle while Bleve builds a segment or bbolt syncs to disk.
+func (e *Engine) pipeline(ctx context.Context, jobs []syncJob, apply func([]outcome) error) error {
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	processed := make(chan []outcome, 1)
@@ -257,12 +283,9 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := e.apply(ctx, out, nil, rep); err != nil {
+		if err := apply(out); err != nil {
 			return err
 		}
-		pace.keepUp()
-		done += len(out)
-		progress()
 	}
 	return ctx.Err()
 }
@@ -568,41 +591,16 @@ func chunkText(title string, c markdown.Chunk) string {
 // pending in the same transaction (one fsync), so a crash at any later
 // point leaves a mark that the next Open repairs (persist.go).
 func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep *Report) error {
-	var pending []string
 	for _, o := range out {
 		if o.err != nil {
 			return o.err
 		}
-		if !o.touched {
-			pending = append(pending, o.path)
-		}
 	}
-	b := e.ft.idx.NewBatch()
-	for _, o := range out {
-		switch {
-		case o.touched:
-		case o.doc != nil:
-			if err := b.IndexAdvanced(o.doc); err != nil {
-				return fmt.Errorf("index %s: %w", o.path, err)
-			}
-		default: // removed, or skipped now
-			b.Delete(o.path)
-		}
+	b, err := e.fulltextBatch(out)
+	if err != nil {
+		return err
 	}
-	changes := make([]change, 0, len(out))
-	skips := map[string]string{}
-	for _, o := range out {
-		switch {
-		case o.skip != "":
-			skips[o.path] = o.skip
-			changes = append(changes, change{path: o.path})
-		case o.removed:
-			changes = append(changes, change{path: o.path})
-		default:
-			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
-		}
-		changes[len(changes)-1].graph = e.graphChangeFor(o)
-	}
+	pending, changes, skips := e.changesOf(out)
 	// Durable first, then visible: the commit and its fsync happen before
 	// the engine mutex is taken, so searches never wait on the disk. Until
 	// the swap below they see the state before this batch (Bleve may
@@ -614,6 +612,54 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
 	}
+	return e.swapIn(ctx, out, changes, unskip, rep)
+}
+
+// fulltextBatch is what a batch writes to the full-text index: the new
+// documents, and deletions for the files removed or skipped now.
+func (e *Engine) fulltextBatch(out []outcome) (*bleve.Batch, error) {
+	b := e.ft.idx.NewBatch()
+	for _, o := range out {
+		switch {
+		case o.touched:
+		case o.doc != nil:
+			if err := b.IndexAdvanced(o.doc); err != nil {
+				return nil, fmt.Errorf("index %s: %w", o.path, err)
+			}
+		default: // removed, or skipped now
+			b.Delete(o.path)
+		}
+	}
+	return b, nil
+}
+
+// changesOf is what a batch writes to the state store: the paths whose
+// full-text documents change (marked pending until Bleve has them on
+// disk), one change per outcome, and the new skips.
+func (e *Engine) changesOf(out []outcome) (pending []string, changes []change, skips map[string]string) {
+	changes = make([]change, 0, len(out))
+	skips = map[string]string{}
+	for _, o := range out {
+		if !o.touched {
+			pending = append(pending, o.path)
+		}
+		switch {
+		case o.skip != "":
+			skips[o.path] = o.skip
+			changes = append(changes, change{path: o.path})
+		case o.removed:
+			changes = append(changes, change{path: o.path})
+		default:
+			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
+		}
+		changes[len(changes)-1].graph = e.graphChangeFor(o)
+	}
+	return pending, changes, skips
+}
+
+// swapIn makes a committed batch visible: the records, skips, totals,
+// vectors and graph in memory, under the engine mutex, and the report.
+func (e *Engine) swapIn(ctx context.Context, out []outcome, changes []change, unskip []string, rep *Report) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var puts []vectors.Item
@@ -645,16 +691,8 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		if o.skip != "" {
 			e.skips[o.path] = o.skip
 		}
-		if c := changes[i]; c.rec != nil && e.dim == 0 {
-			// A remote embedder that was offline at open has now answered.
-			for _, v := range c.vectors {
-				if len(v) > 0 {
-					e.dim = len(v)
-					break
-				}
-			}
-		}
 		if c := changes[i]; c.rec != nil {
+			e.noteDim(c.vectors)
 			puts = append(puts, vectorItem(c.rec, c.vectors))
 			e.files[o.path] = c.rec
 			e.addTotals(c.rec, 1)
@@ -672,6 +710,20 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	}
 	e.applyGraph(changes)
 	return nil
+}
+
+// noteDim learns the vector dimension from a batch's vectors when a remote
+// embedder that was offline at open has now answered. e.mu must be held.
+func (e *Engine) noteDim(vecs [][]float32) {
+	if e.dim != 0 {
+		return
+	}
+	for _, v := range vecs {
+		if len(v) > 0 {
+			e.dim = len(v)
+			return
+		}
+	}
 }
 
 // noteSyncError keeps the last sync's failure for Status (nil clears it).
