@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -11,66 +10,15 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"mnemo/engine/store"
 )
 
-// ErrIndexDamaged is returned when the full-text index's files are damaged:
-// a segment fails its checksum, the newest snapshot does not load, or
-// Bleve fails reading it. A writer rebuilds the index from the files at its
-// next sync; a reader refuses full-text and hybrid queries until then
-// rather than answer from what is left.
-var ErrIndexDamaged = errors.New("full-text index is damaged; run sync to rebuild it")
-
-// damageError is ErrIndexDamaged with what was found.
-type damageError struct{ detail string }
-
-func (d *damageError) Error() string        { return ErrIndexDamaged.Error() + " (" + d.detail + ")" }
-func (d *damageError) Is(target error) bool { return target == ErrIndexDamaged }
-
-// damaged is an error wrapping ErrIndexDamaged that says what was found.
-func damaged(format string, args ...any) error {
-	return &damageError{detail: fmt.Sprintf(format, args...)}
-}
-
-// damageDetail says what was found wrong, for a rebuild's reason.
-func damageDetail(err error) string {
-	var d *damageError
-	if errors.As(err, &d) {
-		return "full-text index was damaged: " + d.detail
-	}
-	return "full-text index was unreadable: " + err.Error()
-}
-
-// damageMark is what was found wrong with a full-text index (memories'
-// or sessions'), kept from the moment it is found — at open, or by a query
-// that failed in Bleve — until a rebuild clears it: searches that need the
-// index refuse, Status says so, and a writer's next sync rebuilds. Safe for
-// concurrent use.
-type damageMark struct{ p atomic.Pointer[error] }
-
-// note keeps err if it is damage (ErrIndexDamaged) and none is kept yet.
-func (d *damageMark) note(err error) {
-	if errors.Is(err, ErrIndexDamaged) {
-		d.p.CompareAndSwap(nil, &err)
-	}
-}
-
-// get returns the damage kept, or nil.
-func (d *damageMark) get() error {
-	if p := d.p.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// clear forgets the damage: the index has been rebuilt.
-func (d *damageMark) clear() { d.p.Store(nil) }
-
-func (e *Engine) noteDamage(err error) { e.damage.note(err) }
-func (e *Engine) damaged() error       { return e.damage.get() }
+func (e *Engine) noteDamage(err error) { e.damage.Note(err) }
+func (e *Engine) damaged() error       { return e.damage.Get() }
 
 // checkFulltext verifies the full-text index as it lies on disk. Bleve,
 // when the newest snapshot's segments do not load, quietly falls back to an
@@ -83,7 +31,7 @@ func checkFulltext(idx bleve.Index) (err error) {
 	defer guardBleve(&err)
 	adv, err := idx.Advanced()
 	if err != nil {
-		return damaged("%v", err)
+		return store.Damaged("%v", err)
 	}
 	s, ok := adv.(*scorch.Scorch)
 	if !ok {
@@ -91,14 +39,14 @@ func checkFulltext(idx bleve.Index) (err error) {
 	}
 	epochs, err := s.RootBoltSnapshotEpochs() // newest first
 	if err != nil {
-		return damaged("root.bolt: %v", err)
+		return store.Damaged("root.bolt: %v", err)
 	}
 	if len(epochs) == 0 {
 		return nil // nothing persisted yet
 	}
 	snap, err := s.LoadSnapshot(epochs[0])
 	if err != nil {
-		return damaged("newest snapshot does not load: %v", err)
+		return store.Damaged("newest snapshot does not load: %v", err)
 	}
 	if snap == nil {
 		return nil
@@ -120,26 +68,26 @@ func checkFulltext(idx bleve.Index) (err error) {
 func checkSegmentCRC(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return damaged("segment %s: %v", filepath.Base(path), err)
+		return store.Damaged("segment %s: %v", filepath.Base(path), err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return damaged("segment %s: %v", filepath.Base(path), err)
+		return store.Damaged("segment %s: %v", filepath.Base(path), err)
 	}
 	if fi.Size() < 4 {
-		return damaged("segment %s is %d bytes long", filepath.Base(path), fi.Size())
+		return store.Damaged("segment %s is %d bytes long", filepath.Base(path), fi.Size())
 	}
 	h := crc32.NewIEEE()
 	if _, err := io.CopyN(h, f, fi.Size()-4); err != nil {
-		return damaged("segment %s: %v", filepath.Base(path), err)
+		return store.Damaged("segment %s: %v", filepath.Base(path), err)
 	}
 	var tail [4]byte
 	if _, err := io.ReadFull(f, tail[:]); err != nil {
-		return damaged("segment %s: %v", filepath.Base(path), err)
+		return store.Damaged("segment %s: %v", filepath.Base(path), err)
 	}
 	if want := binary.BigEndian.Uint32(tail[:]); h.Sum32() != want {
-		return damaged("segment %s fails its checksum", filepath.Base(path))
+		return store.Damaged("segment %s fails its checksum", filepath.Base(path))
 	}
 	return nil
 }
@@ -156,7 +104,7 @@ func guardBleve(err *error) {
 	if !panicInBleve() {
 		panic(r)
 	}
-	*err = damaged("reading it panicked: %v", r)
+	*err = store.Damaged("reading it panicked: %v", r)
 }
 
 // withFaults runs fn with memory faults turned into panics, so that a
@@ -202,7 +150,7 @@ func openChecked(path string, write bool, writer map[string]any) (idx bleve.Inde
 		if idx, err = bleve.OpenUsing(path, map[string]any{"read_only": true}); err != nil {
 			idx = nil // Bleve returns a typed nil
 			msg, _, _ := strings.Cut(err.Error(), "\n")
-			return damaged("%s", strings.TrimSuffix(msg, "; mapping contents:"))
+			return store.Damaged("%s", strings.TrimSuffix(msg, "; mapping contents:"))
 		}
 		return checkFulltext(idx)
 	})

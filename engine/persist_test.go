@@ -14,6 +14,8 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bolt "go.etcd.io/bbolt"
+
+	"mnemo/engine/store"
 )
 
 // envKill9Child makes the test binary, re-run by TestWriteSurvivesKill9,
@@ -53,7 +55,7 @@ func TestWriteSurvivesKill9(t *testing.T) {
 	}
 	var marks []string
 	db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
+		return tx.Bucket(store.BucketPending).ForEach(func(k, _ []byte) error {
 			marks = append(marks, string(k))
 			return nil
 		})

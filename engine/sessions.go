@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"mnemo/engine/embed"
+	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
 )
@@ -133,7 +134,7 @@ type Sessions struct {
 	// by a query: read-only, the damaged index is all there is; a writer
 	// has replaced it by an empty one, or keeps it until its next sync
 	// rebuilds. Text searches refuse to answer from either.
-	damage damageMark
+	damage store.DamageMark
 
 	mu        sync.RWMutex // guards everything below
 	sessions  map[uint32]*session
@@ -204,7 +205,7 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 		return nil, err
 	}
 	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
-	statePath := filepath.Join(s.dir, stateFile)
+	statePath := filepath.Join(s.dir, store.StateFile)
 	if cfg.ReadOnly {
 		if _, err := os.Stat(statePath); err != nil {
 			return nil, fmt.Errorf("sessions %w", ErrIndexNotReady)
@@ -212,20 +213,13 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	} else if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create sessions index folder: %w", err)
 	}
-	var err error
-	s.st, err = openSessionStore(statePath, cfg.ReadOnly)
-	if errors.Is(err, errCorruptState) && !cfg.ReadOnly {
-		aside, rerr := setAside(statePath, time.Now())
-		if rerr != nil {
-			return nil, fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
-		}
-		why := err
-		if s.st, err = openSessionStore(statePath, false); err == nil {
-			s.needFull = fmt.Sprintf("%v; set aside as %s, rebuilding from the transcripts", why, filepath.Base(aside))
-		}
-	}
+	db, replaced, err := store.OpenOrReplace(statePath, sessionStoreOptions(cfg.ReadOnly), time.Now)
 	if err != nil {
 		return nil, err
+	}
+	s.st = &sessionStore{db: db}
+	if replaced != "" {
+		s.needFull = replaced + ", rebuilding from the transcripts"
 	}
 	if err := s.open(ctx); err != nil {
 		s.Close()
@@ -236,14 +230,14 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 
 func (s *Sessions) open(ctx context.Context) error {
 	if !s.cfg.ReadOnly {
-		writePID(s.dir)
+		store.WritePID(s.dir)
 	}
 	meta := s.st.metaAll()
-	if err := checkSchema(s.dir, meta["schema"]); err != nil {
+	if err := store.CheckSchema(s.dir, meta["schema"]); err != nil {
 		return err
 	}
-	if v, _ := strconv.Atoi(meta["schema"]); v != 0 && v < schemaVersion {
-		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, schemaVersion)
+	if v, older := store.OlderSchema(meta["schema"]); older {
+		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, store.SchemaVersion)
 	} else if v != 0 && meta[metaSessionsFormat] != sessionsFormat {
 		s.needFull = "the sessions index predates per-line coverage; reading the transcripts again"
 	}
@@ -278,7 +272,7 @@ func (s *Sessions) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
 		s.lastSync = t
 	}
-	s.unfinished = meta[metaUnfinished]
+	s.unfinished = meta[store.MetaUnfinished]
 	if s.forgotten, err = s.st.loadForgotten(); err != nil {
 		return fmt.Errorf("read sessions state store: %w", err)
 	}
@@ -310,8 +304,8 @@ func (s *Sessions) open(ctx context.Context) error {
 	return nil
 }
 
-func (s *Sessions) noteDamage(err error) { s.damage.note(err) }
-func (s *Sessions) damaged() error       { return s.damage.get() }
+func (s *Sessions) noteDamage(err error) { s.damage.Note(err) }
+func (s *Sessions) damaged() error       { return s.damage.Get() }
 
 func (s *Sessions) resetMemory() error {
 	s.sessions = map[uint32]*session{}
@@ -419,7 +413,7 @@ func (s *Sessions) Close() error {
 	}
 	if s.st != nil {
 		if !s.cfg.ReadOnly {
-			os.Remove(filepath.Join(s.dir, pidFile))
+			store.RemovePID(s.dir)
 		}
 		errs = append(errs, s.st.close())
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"mnemo/engine/store"
 )
 
 // Forgetting a session removes every trace of it from the index folder, not
@@ -242,14 +244,14 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 	if s.ft, err = openFulltext(cur, true, durableBatches); err != nil {
 		return err
 	}
-	s.damage.clear()
+	s.damage.Clear()
 	return os.RemoveAll(old)
 }
 
 // compactStore copies the live contents of the state store into a fresh
 // file and renames it over the store, so no freed page keeps old bytes.
 func (s *Sessions) compactStore() error {
-	path := filepath.Join(s.dir, stateFile)
+	path := filepath.Join(s.dir, store.StateFile)
 	tmp := path + ".purge"
 	os.Remove(tmp)
 	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond})
@@ -278,18 +280,18 @@ func (s *Sessions) compactStore() error {
 		return fmt.Errorf("swap in the compacted state store: %w", err)
 	}
 	syncDir(s.dir)
-	st, err := openSessionStore(path, false)
+	db, err := store.Open(path, sessionStoreOptions(false))
 	if err != nil {
 		return fmt.Errorf("reopen the compacted state store: %w", err)
 	}
-	s.st = st
+	s.st = &sessionStore{db: db}
 	return nil
 }
 
 // removeSetAside deletes set-aside copies of a damaged state store: they
 // may hold a forgotten session, and the user asked for every trace gone.
 func (s *Sessions) removeSetAside() ([]string, error) {
-	aside, err := filepath.Glob(filepath.Join(s.dir, stateFile+".corrupt-*"))
+	aside, err := filepath.Glob(filepath.Join(s.dir, store.StateFile+".corrupt-*"))
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +352,7 @@ func (st *sessionStore) forget(sel []*session, forgotten map[[32]byte]string, ma
 			if err := dropSessionTx(tx, ss.SID); err != nil {
 				return err
 			}
-			if err := tx.Bucket(sbPending).Delete(sidKey(ss.SID)); err != nil {
+			if err := store.ClearPending(tx, sidKey(ss.SID)); err != nil {
 				return err
 			}
 		}
@@ -360,7 +362,7 @@ func (st *sessionStore) forget(sel []*session, forgotten map[[32]byte]string, ma
 				return err
 			}
 		}
-		return tx.Bucket(sbMeta).Put([]byte(metaPurge), []byte(mark))
+		return tx.Bucket(store.BucketMeta).Put([]byte(metaPurge), []byte(mark))
 	})
 }
 

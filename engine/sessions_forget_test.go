@@ -14,6 +14,8 @@ import (
 
 	"github.com/blevesearch/vellum"
 	zapv17 "github.com/blevesearch/zapx/v17"
+
+	"mnemo/engine/store"
 )
 
 // forgetFixture writes three sessions, each with words no other holds.
@@ -128,7 +130,7 @@ func TestSessionsForget(t *testing.T) {
 	// The check can fail: before the forget, the words are in the
 	// full-text segments and in the state store.
 	before := strings.Join(filesHolding(t, idx, goneWords...), " ")
-	if !strings.Contains(before, fulltextDir) || !strings.Contains(before, stateFile) {
+	if !strings.Contains(before, fulltextDir) || !strings.Contains(before, store.StateFile) {
 		t.Fatalf("before the forget the words are only in %q; the check would prove nothing", before)
 	}
 	s = openTestSessions(t, idx, lineSource{root})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
 )
@@ -80,8 +81,8 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	}
 	now := time.Now().UTC()
 	if err := s.st.setMeta(map[string]string{
-		"schema": itoa(schemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
-		metaUnfinished: "", metaSessionsFormat: sessionsFormat,
+		"schema": itoa(store.SchemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
+		store.MetaUnfinished: "", metaSessionsFormat: sessionsFormat,
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)
 	}
@@ -101,7 +102,7 @@ func (s *Sessions) prepare(ctx context.Context, start time.Time, full bool, rep 
 	first := s.lastSync.IsZero() || s.unfinished != ""
 	s.mu.RUnlock()
 	if err := s.damaged(); why == "" && err != nil {
-		why = damageDetail(err)
+		why = store.DamageDetail(err)
 	}
 	if full || why != "" || first {
 		if err := s.markUnfinished(start); err != nil {
@@ -184,11 +185,11 @@ func (s *Sessions) goneFrom(l listing) []uint32 {
 }
 
 // markUnfinished records, before a first or full sync writes anything, that
-// the index is about to hold part of the transcripts; a completed Sync
-// clears it. Memories keep the same mark (Engine.markUnfinished).
+// the index is about to hold part of the transcripts (store.MarkUnfinished);
+// a completed Sync clears it.
 func (s *Sessions) markUnfinished(start time.Time) error {
-	v := "sessions sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
-	if err := s.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+	v, err := store.MarkUnfinished(s.st.db, "sessions sync", start)
+	if err != nil {
 		return fmt.Errorf("sessions state store: %w", err)
 	}
 	s.mu.Lock()
@@ -773,7 +774,7 @@ func (s *Sessions) reset() error {
 		return err
 	}
 	s.ft = ft
-	s.damage.clear()
+	s.damage.Clear()
 	if err := s.st.resetLive(!s.cfg.MirrorDeleted); err != nil {
 		return fmt.Errorf("reset sessions state store: %w", err)
 	}
