@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"mnemo/engine/embed"
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
@@ -123,7 +124,7 @@ type Sessions struct {
 	dim  int
 
 	st  *sessionStore
-	ft  *fulltext
+	ft  *fulltext.Index
 	vec vectors.Store // one item per message
 
 	syncMu    sync.Mutex
@@ -141,7 +142,7 @@ type Sessions struct {
 	byPath    map[string]*session
 	msgs      map[string]*message // by Bleve document id
 	nextSID   uint32
-	totals    [len(textFields)]int64
+	totals    [fulltext.NumFields]int64
 	skips     map[string][]Skip   // by source key
 	forgotten map[[32]byte]string // forgotten transcripts: path hash → source key
 	srcErrs   map[string]string   // by source key: why Discover failed
@@ -252,19 +253,19 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
 	ftPath := filepath.Join(s.dir, fulltextDir)
-	ft, err := openFulltext(ftPath, !s.cfg.ReadOnly, durableBatches)
+	ft, err := fulltext.Open(ftPath, !s.cfg.ReadOnly, fulltext.DurableBatches, nil)
 	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
 		s.needFull = "full-text index was unreadable: " + err.Error()
 		s.noteDamage(err)
-		ft, err = openFulltext(ftPath, true, durableBatches)
+		ft, err = fulltext.Open(ftPath, true, fulltext.DurableBatches, nil)
 	}
 	if err != nil {
 		return err
 	}
-	s.noteDamage(ft.damage)
+	s.noteDamage(ft.Damage())
 	s.ft = ft
 	if err := s.resetMemory(); err != nil {
 		return err
@@ -297,7 +298,7 @@ func (s *Sessions) open(ctx context.Context) error {
 		}
 	}
 	if s.needFull == "" {
-		if n, err := s.ft.idx.DocCount(); err == nil && int(n) != len(s.msgs) {
+		if n, err := s.ft.DocCount(); err == nil && int(n) != len(s.msgs) {
 			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, len(s.msgs))
 		}
 	}
@@ -312,7 +313,7 @@ func (s *Sessions) resetMemory() error {
 	s.byPath = map[string]*session{}
 	s.msgs = map[string]*message{}
 	s.nextSID = 1
-	s.totals = [len(textFields)]int64{}
+	s.totals = [fulltext.NumFields]int64{}
 	s.skips = map[string][]Skip{}
 	s.srcErrs = map[string]string{}
 	var err error
@@ -409,7 +410,7 @@ func (s *Sessions) Close() error {
 	}
 	var errs []error
 	if s.ft != nil {
-		errs = append(errs, s.ft.close())
+		errs = append(errs, s.ft.Close())
 	}
 	if s.st != nil {
 		if !s.cfg.ReadOnly {
