@@ -337,7 +337,7 @@ type Hit struct {
 // number of distinct terms, which costs several points of nDCG on every set
 // of docs/benchmarks.md. Bleve still does analysis, postings and storage.
 // totals holds each field's total token count over all documents.
-func (ft *Index) Score(ctx context.Context, q Terms, p BM25, totals [len(textFields)]int64) (hits []Hit, err error) {
+func (ft *Index) Score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64) (hits []Hit, err error) {
 	err = withFaults(func() (err error) {
 		defer guardBleve(&err)
 		hits, err = ft.score(ctx, q, p, totals)
@@ -352,7 +352,7 @@ func (ft *Index) Score(ctx context.Context, q Terms, p BM25, totals [len(textFie
 	return hits, err
 }
 
-func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [len(textFields)]int64) ([]Hit, error) {
+func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64) ([]Hit, error) {
 	r, err := ft.idx.Advanced()
 	if err != nil {
 		return nil, fmt.Errorf("full-text index: %w", err)
@@ -369,11 +369,42 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [len(textFie
 	if n == 0 {
 		return nil, nil
 	}
-	type acc struct {
-		score float64
-		terms uint64 // bit i: query term i matched
+	bit := q.bits()
+	byID := map[string]*termAcc{}
+	for fi, field := range textFields {
+		w := p.Weights[fi]
+		terms, ns := q.en, ""
+		if field == fCJK {
+			terms, ns = q.cjk, "\x00"
+		}
+		if w == 0 || len(terms) == 0 || totals[fi] == 0 {
+			continue
+		}
+		avg := float64(totals[fi]) / float64(n)
+		for term, qtf := range terms {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			tw := termWeight{field: field, w: w * float64(qtf), n: float64(n), avg: avg, bit: bit[ns+term]}
+			if err := tw.add(ctx, rd, term, p, byID); err != nil {
+				return nil, err
+			}
+		}
 	}
-	byID := map[string]*acc{}
+	return hits(rd, byID)
+}
+
+// termAcc is one document's score so far, and which query terms it matched
+// (bit i: query term i).
+type termAcc struct {
+	score float64
+	terms uint64
+}
+
+// bits numbers the query's terms, one bit each (CJK ones after a NUL, so an
+// English and a CJK term never share one), for counting how many a
+// document matched.
+func (q Terms) bits() map[string]uint64 {
 	bit := map[string]uint64{}
 	for t := range q.en {
 		bit[t] = 1 << min(len(bit), 63)
@@ -381,61 +412,58 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [len(textFie
 	for t := range q.cjk {
 		bit["\x00"+t] = 1 << min(len(bit), 63)
 	}
-	var tfd index.TermFieldDoc
-	for fi, field := range textFields {
-		w := p.Weights[fi]
-		terms := q.en
-		if field == fCJK {
-			terms = q.cjk
-		}
-		if w == 0 || len(terms) == 0 || totals[fi] == 0 {
-			continue
-		}
-		avg := float64(totals[fi]) / float64(n)
-		for term, qtf := range terms {
-			b := bit[term]
-			if field == fCJK {
-				b = bit["\x00"+term]
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			tr, err := rd.TermFieldReader(ctx, []byte(term), field, true, true, false)
-			if err != nil {
-				return nil, fmt.Errorf("postings of %q: %w", term, err)
-			}
-			df := float64(tr.Count())
-			if df == 0 {
-				tr.Close()
-				continue
-			}
-			idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
-			for {
-				d, err := tr.Next(&tfd)
-				if err != nil {
-					tr.Close()
-					return nil, fmt.Errorf("postings of %q: %w", term, err)
-				}
-				if d == nil {
-					break
-				}
-				tf := float64(d.Freq)
-				dl := avg
-				if d.Norm > 0 {
-					dl = 1 / (d.Norm * d.Norm)
-				}
-				s := w * float64(qtf) * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/avg))
-				a := byID[string(d.ID)]
-				if a == nil {
-					a = &acc{}
-					byID[string(d.ID)] = a
-				}
-				a.score += s
-				a.terms |= b
-			}
-			tr.Close()
-		}
+	return bit
+}
+
+// termWeight is what one query term's postings in one field are scored
+// with: the field's weight times the term's count in the query, the
+// document count and the field's average length, and the term's bit.
+type termWeight struct {
+	field     string
+	w, n, avg float64
+	bit       uint64
+}
+
+// add adds one term's BM25 contribution in one field to every document
+// whose postings hold it.
+func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string, p BM25, byID map[string]*termAcc) error {
+	tr, err := rd.TermFieldReader(ctx, []byte(term), tw.field, true, true, false)
+	if err != nil {
+		return fmt.Errorf("postings of %q: %w", term, err)
 	}
+	defer tr.Close()
+	df := float64(tr.Count())
+	if df == 0 {
+		return nil
+	}
+	idf := math.Log(1 + (tw.n-df+0.5)/(df+0.5))
+	var tfd index.TermFieldDoc
+	for {
+		d, err := tr.Next(&tfd)
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", term, err)
+		}
+		if d == nil {
+			return nil
+		}
+		tf := float64(d.Freq)
+		dl := tw.avg
+		if d.Norm > 0 {
+			dl = 1 / (d.Norm * d.Norm)
+		}
+		s := tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
+		a := byID[string(d.ID)]
+		if a == nil {
+			a = &termAcc{}
+			byID[string(d.ID)] = a
+		}
+		a.score += s
+		a.terms |= tw.bit
+	}
+}
+
+// hits resolves the scored documents' ids.
+func hits(rd index.IndexReader, byID map[string]*termAcc) ([]Hit, error) {
 	out := make([]Hit, 0, len(byID))
 	for id, a := range byID {
 		ext, err := rd.ExternalID(index.IndexInternalID(id))

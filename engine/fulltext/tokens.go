@@ -349,32 +349,65 @@ type MemoryText struct {
 // does and shared with the excerpt index in the same way. The excerpt
 // terms live in the Analyser's buffers: a sync encodes them at once.
 func (a *Analyser) Memory(title, text, tags string) MemoryText {
-	if !a.sized {
-		// A sync worker's memo grows to thousands of words; growing the
-		// maps from empty is a visible share of the pass.
-		a.words, a.terms = make(map[string]*aword, memoWords), make(map[string]*aword, memoWords)
-		a.sized = true
-	}
+	a.sizeMemo()
 	off := len(title) + 1
 	toks, titleCJK, textCJK := a.titled(title, text)
 	cjk := titleCJK || textCJK
-	if cjk && !a.cjkSized {
-		a.forms, a.cjkTerms = make(map[string]*cjkForm, memoWords), make(map[string]*aword, memoWords)
-		a.cjkSized = true
+	if cjk {
+		a.sizeCJKMemo()
 	}
 	nTitle := 0
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++
 	}
 	grp := a.group(toks, nTitle)
-	gs := grp.terms
 	var m MemoryText
 	m.Fields = append(make([]*Field, 0, 4), a.field(fTitle, grp, len(title), countBefore), a.field(fBody, grp, off+len(text), countAll))
 	// The excerpt index: each term of the text with its spans, in order,
 	// in one slice of a shared array; English terms first (each group's
 	// after count), then CJK terms if the text has CJK letters of its own
-	// (as before the one pass, see excerpts.go), counted here.
-	xs, counts := a.excerpt[:0], a.counts[:0]
+	// (see excerpts.go), counted here.
+	xs, counts := a.englishExcerpt(grp.terms)
+	nEN := len(xs)
+	var ctoks []token
+	if cjk {
+		a.body = append(append(append(a.body[:0], title...), '\n'), text...)
+		ctoks = a.cjkTokens()
+		m.Fields = append(m.Fields, a.cjkField(ctoks, len(a.body)))
+		if textCJK {
+			xs, counts = a.cjkExcerpt(ctoks, off, xs, counts)
+		}
+	}
+	a.placeSpans(xs, counts, toks[nTitle:], ctoks, off, len(xs) > nEN)
+	a.excerpt, m.Excerpt = xs, xs
+	tt := a.tokens(tags)
+	m.Fields = append(m.Fields, a.field(fTags, a.group(tt, len(tt)), len(tags), countBefore))
+	return m
+}
+
+// sizeMemo sizes the word memo once: a sync worker's memo grows to
+// thousands of words, and growing the maps from empty is a visible share
+// of the pass.
+func (a *Analyser) sizeMemo() {
+	if !a.sized {
+		a.words, a.terms = make(map[string]*aword, memoWords), make(map[string]*aword, memoWords)
+		a.sized = true
+	}
+}
+
+// sizeCJKMemo sizes the CJK memo once, for the first text with CJK letters.
+func (a *Analyser) sizeCJKMemo() {
+	if !a.cjkSized {
+		a.forms, a.cjkTerms = make(map[string]*cjkForm, memoWords), make(map[string]*aword, memoWords)
+		a.cjkSized = true
+	}
+}
+
+// englishExcerpt starts the excerpt terms with the text's English terms
+// (the groups with tokens after the title), each given its slot, with how
+// many spans each will hold.
+func (a *Analyser) englishExcerpt(gs []group) (xs []excerptTerm, counts []int) {
+	xs, counts = a.excerpt[:0], a.counts[:0]
 	for _, g := range gs {
 		if g.after > 0 {
 			if g.w.key == "" {
@@ -385,30 +418,34 @@ func (a *Analyser) Memory(title, text, tags string) MemoryText {
 			counts = append(counts, g.after)
 		}
 	}
-	nEN := len(xs)
-	var ctoks []token
-	if cjk {
-		a.body = append(append(append(a.body[:0], title...), '\n'), text...)
-		ctoks = a.cjkTokens()
-		m.Fields = append(m.Fields, a.cjkField(ctoks, len(a.body)))
-		if textCJK {
-			a.text++
-			for _, t := range ctoks {
-				if t.start < off || t.w.other {
-					continue
-				}
-				if w := t.w; w.text != a.text {
-					if w.key == "" {
-						w.key = string([]byte{nsCJK}) + w.str
-					}
-					w.text, w.slot = a.text, len(xs)
-					xs = append(xs, excerptTerm{key: w.key})
-					counts = append(counts, 0)
-				}
-				counts[t.w.slot]++
-			}
+	return xs, counts
+}
+
+// cjkExcerpt adds the CJK terms of the text (the bigram tokens from off
+// on) to the excerpt terms, counting their spans.
+func (a *Analyser) cjkExcerpt(ctoks []token, off int, xs []excerptTerm, counts []int) ([]excerptTerm, []int) {
+	a.text++
+	for _, t := range ctoks {
+		if t.start < off || t.w.other {
+			continue
 		}
+		if w := t.w; w.text != a.text {
+			if w.key == "" {
+				w.key = string([]byte{nsCJK}) + w.str
+			}
+			w.text, w.slot = a.text, len(xs)
+			xs = append(xs, excerptTerm{key: w.key})
+			counts = append(counts, 0)
+		}
+		counts[t.w.slot]++
 	}
+	return xs, counts
+}
+
+// placeSpans gives each excerpt term its spans, counted from off, in one
+// shared array sized by counts: the text's English tokens, then its CJK
+// tokens if withCJK.
+func (a *Analyser) placeSpans(xs []excerptTerm, counts []int, toks, ctoks []token, off int, withCJK bool) {
 	n := 0
 	for _, c := range counts {
 		n += c
@@ -419,13 +456,13 @@ func (a *Analyser) Memory(title, text, tags string) MemoryText {
 		xs[i].spans = spans[:0:c]
 		spans = spans[c:]
 	}
-	for _, t := range toks[nTitle:] {
+	for _, t := range toks {
 		if !t.w.stop && !t.w.other {
 			x := &xs[t.w.slot]
 			x.spans = append(x.spans, span{t.start - off, t.end - off})
 		}
 	}
-	if len(xs) > nEN {
+	if withCJK {
 		for _, t := range ctoks {
 			if t.start >= off && !t.w.other {
 				x := &xs[t.w.slot]
@@ -433,10 +470,6 @@ func (a *Analyser) Memory(title, text, tags string) MemoryText {
 			}
 		}
 	}
-	a.excerpt, m.Excerpt = xs, xs
-	tt := a.tokens(tags)
-	m.Fields = append(m.Fields, a.field(fTags, a.group(tt, len(tt)), len(tags), countBefore))
-	return m
 }
 
 // Message analyses a session message: its body field, and its cjk field
