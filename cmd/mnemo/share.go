@@ -182,6 +182,10 @@ func (r *roles) hold(ctx context.Context, e *engine.Engine) (err error) {
 		defer stop()
 		return ss.Wait()
 	}
+	if r.sf.page != nil {
+		r.sf.page.hold(e, sess)
+		defer r.sf.page.hold(nil, nil)
+	}
 	stopHandoff := startHandoff(ctx, e, sess, r.cfg.IndexDir, serveMCP, r.logf)
 	defer stopHandoff()
 	return keepFresh(ctx, e, sess, r.sf, r.logf)
