@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -64,6 +66,13 @@ func (p *webPage) announce() {
 	}
 }
 
+// front says whether this serve is now the front end of another.
+func (p *webPage) front(on bool) {
+	if p != nil {
+		p.srv.SetFronting(on)
+	}
+}
+
 // hold gives the page the corpora this serve now holds, and records its
 // address for mnemo ui (only a serve that holds the index has a page with
 // answers); nil e takes them away (the index is being closed or handed
@@ -110,7 +119,7 @@ xdg-open, open or rundll32 when one is there (--no-open: only print).`,
 				a.openPage(url, tok.token, noOpen)
 				return nil
 			}
-			return a.serveAndOpen(cmd, cfg.IndexDir, addr, tok.token, noOpen)
+			return a.serveAndOpen(cmd, addr, tok.token, noOpen)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8765", "the loopback address to serve on when no serve --http runs for this root")
@@ -129,29 +138,48 @@ func livePage(ctx context.Context, indexDir, token string) (string, bool) {
 	if !strings.HasPrefix(url, "http://127.") && !strings.HasPrefix(url, "http://[::1]") && !strings.HasPrefix(url, "http://localhost") {
 		return "", false // only ever a loopback page gets the token
 	}
+	code, _ := pageStatus(ctx, url, token)
+	return url, code == http.StatusOK
+}
+
+// pageStatus is what the page at url answers an API call with this token:
+// 200 when its serve holds the index, 503 while it does not (fronting: it
+// forwards to another serve); 0 if nothing answers.
+func pageStatus(ctx context.Context, url, token string) (code int, fronting bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"api/status", nil)
 	if err != nil {
-		return "", false
+		return 0, false
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", false
+		return 0, false
 	}
-	res.Body.Close()
-	return url, res.StatusCode == http.StatusOK
+	defer res.Body.Close()
+	var body struct {
+		Fronting bool `json:"fronting"`
+	}
+	json.NewDecoder(io.LimitReader(res.Body, 1<<16)).Decode(&body)
+	return res.StatusCode, body.Fronting
 }
 
 // serveAndOpen runs serve --http addr in this process, and opens the page
-// as soon as it answers.
-func (a *app) serveAndOpen(cmd *cobra.Command, indexDir, addr, token string, noOpen bool) error {
+// as soon as it answers. A serve that finds another holding the index
+// (one without a page: an agent's stdio serve) fronts it, and its page
+// answers only once it takes the index over; ui says so rather than wait.
+func (a *app) serveAndOpen(cmd *cobra.Command, addr, token string, noOpen bool) error {
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	url := "http://" + addr + "/"
 	go func() {
 		for ctx.Err() == nil {
-			if url, ok := livePage(ctx, indexDir, token); ok && strings.Contains(url, addr) {
+			switch code, fronting := pageStatus(ctx, url, token); {
+			case code == http.StatusServiceUnavailable && fronting:
+				fmt.Fprintln(a.stderr, "note: another serve holds this root's index and has no web page; this page answers once this serve takes the index over (start mnemo ui or serve --http before your agents' serves to have it at once)")
+				fallthrough
+			case code == http.StatusOK:
 				a.openPage(url, token, noOpen)
 				return
 			}

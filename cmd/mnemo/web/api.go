@@ -57,8 +57,24 @@ func (s *Server) guard(h http.Handler) http.Handler {
 	})
 }
 
-// errNoCorpora is the API's answer while this serve holds no index.
-var errNoCorpora = errors.New("this serve does not hold the index right now (it is starting, or another serve holds it): retry in a moment")
+// errNoCorpora is the API's answer while this serve holds no index;
+// errFronting while it forwards to another serve that holds it.
+var (
+	errNoCorpora = errors.New("this serve does not hold the index right now (it is starting, or handing over): retry in a moment")
+	errFronting  = errors.New("another serve holds this root's index (an agent's serve, without this page): the page answers once this serve takes the index over, when that one stops")
+)
+
+// noCorpora writes the 503 of an API call made while this serve holds no
+// index, saying why; "fronting" tells mnemo ui which case it is.
+func (s *Server) noCorpora(w http.ResponseWriter) {
+	err, fronting := errNoCorpora, s.fronting.Load()
+	if fronting {
+		err = errFronting
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "fronting": fronting})
+}
 
 // errNoSessions is the answer to a sessions call when serve runs without
 // the sessions index.
@@ -69,7 +85,7 @@ func jsonHandler(s *Server, fn func(context.Context, *Corpora, *http.Request) (a
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := s.corpora.Load()
 		if c == nil || c.Memories == nil {
-			writeError(w, http.StatusServiceUnavailable, errNoCorpora)
+			s.noCorpora(w)
 			return
 		}
 		v, err := fn(r.Context(), c, r)

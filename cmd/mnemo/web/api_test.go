@@ -211,3 +211,15 @@ func TestNoCorpora(t *testing.T) {
 		t.Errorf("without corpora: %d %s, want 503 saying why", rec.Code, rec.Body)
 	}
 }
+
+func TestFrontingSaysSo(t *testing.T) {
+	s := New(Options{Token: testToken})
+	s.SetFronting(true)
+	req, _ := http.NewRequest(http.MethodGet, "/api/status", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	rec := newRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"fronting":true`) || !strings.Contains(rec.Body.String(), "another serve holds") {
+		t.Errorf("a fronting serve's page: %d %s, want 503 saying another serve holds the index", rec.Code, rec.Body)
+	}
+}

@@ -28,7 +28,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for {
 		var b []byte
 		if c := s.corpora.Load(); c == nil || c.Memories == nil {
-			b, _ = json.Marshal(map[string]string{"error": errNoCorpora.Error()})
+			msg := errNoCorpora
+			if s.fronting.Load() {
+				msg = errFronting
+			}
+			b, _ = json.Marshal(map[string]string{"error": msg.Error()})
 		} else if st, err := s.statusOf(r.Context(), c); err != nil {
 			b, _ = json.Marshal(map[string]string{"error": err.Error()})
 		} else {

@@ -71,9 +71,10 @@ type Options struct {
 // holding the index changes (a serve that fronts another one holds none):
 // until SetCorpora gives some, the API answers 503 and the page says why.
 type Server struct {
-	opts    Options
-	corpora atomic.Pointer[Corpora]
-	mux     *http.ServeMux
+	opts     Options
+	corpora  atomic.Pointer[Corpora]
+	fronting atomic.Bool // this serve forwards to another that holds the index
+	mux      *http.ServeMux
 }
 
 // New returns a Server with no corpora yet.
@@ -86,6 +87,10 @@ func New(opts Options) *Server {
 // SetCorpora gives the server the corpora to answer from; nil takes them
 // away (the index was handed over or closed).
 func (s *Server) SetCorpora(c *Corpora) { s.corpora.Store(c) }
+
+// SetFronting says whether this serve is the front end of another that
+// holds the index: the API's 503 then says so, instead of "starting".
+func (s *Server) SetFronting(on bool) { s.fronting.Store(on) }
 
 // ServeHTTP serves the page at / and the API at /api/.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
