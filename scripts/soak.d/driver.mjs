@@ -10,8 +10,8 @@
 //
 // usage (scripts/soak runs it): node driver.mjs --bin MNEMO --root ROOT
 //   --sessions DIR --duration S [--interval S] [--restart-every S] [--clients N] --out FILE
-import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { appendFileSync, existsSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -63,7 +63,7 @@ class Serve {
 
 // ---- what the clients were told was done ----
 const acked = new Map(); // uri -> { word, deleted }
-const lat = []; const counts = { calls: 0, errors: 0, retries: 0, busy: 0, reconnects: 0, ownServeRestarts: 0 };
+const lat = []; const counts = { calls: 0, errors: 0, retries: 0, busy: 0, reconnects: 0, ownServeRestarts: 0, forgotten: 0, forgetRetries: 0 };
 const samples = new Set();
 const queries = ["bbolt", "postgres pool exhausted", "why did we choose bbolt", "incident review", "planning", "cache stampede",
   "数据库", "retry budget", "file watcher", "release checklist"];
@@ -146,12 +146,33 @@ class Agent {
 }
 
 // ---- transcripts being written while the soak runs ----
+// An agent's session grows to perSession messages, then a new one starts;
+// the oldest beyond the last eight is forgotten (ForgetSessions through the
+// CLI, which forwards to the holder) and its file removed — as a user who
+// prunes their history does — so the sessions corpus stays the size it
+// reaches in the first minutes and resource use compares across the hour.
+const perSession = 50, keepSessions = 8;
+const sidOf = k => `00000000-0000-4000-8000-${String(k).padStart(12, "0")}`;
 function appendTranscripts(until) {
-  const dir = join(sessions, "-home-dev-soak"); let n = 0;
+  const dir = join(sessions, "-home-dev-soak"); let n = 0, forgetting = false;
+  const toForget = [];
+  const forget = () => {
+    if (forgetting || !toForget.length) return;
+    forgetting = true;
+    const k = toForget[0];
+    execFile(bin, ["--root", root, "sessions", "forget", sidOf(k)], { timeout: 30000 }, err => {
+      forgetting = false;
+      if (err) { counts.forgetRetries++; return; } // a handover: the next rotation tries again
+      toForget.shift(); counts.forgotten++;
+      try { unlinkSync(join(dir, `${sidOf(k)}.jsonl`)); } catch {}
+    });
+  };
   const t = setInterval(() => {
     if (Date.now() > until) return clearInterval(t);
-    const sid = `00000000-0000-4000-8000-${String(n % 8).padStart(12, "0")}`;
-    const rec = { type: "user", uuid: `soak-${n}`, parentUuid: null, sessionId: sid, cwd: "/home/dev/soak", isSidechain: false,
+    const k = Math.floor(n / perSession), sid = sidOf(k);
+    if (n % perSession === 0 && k >= keepSessions) toForget.push(k - keepSessions);
+    forget();
+    const rec = { type: "user", uuid: `soak-${n}`, parentUuid: n % perSession ? `soak-${n - 1}` : null, sessionId: sid, cwd: "/home/dev/soak", isSidechain: false,
       timestamp: new Date().toISOString(), message: { role: "user", content: `Soak message ${n}: the deploy checklist step ${n % 17}.` } };
     appendFileSync(join(dir, `${sid}.jsonl`), JSON.stringify(rec) + "\n"); n++;
   }, 250);
@@ -180,7 +201,8 @@ while (Date.now() < until) {
     const q = p => l.length ? +l[Math.min(l.length - 1, Math.floor(p * l.length))].toFixed(1) : null;
     const st = await Promise.all(serves.map(async s => ({ name: s.name, holder: s === holder(), ...(await s.stats()) })));
     const notes = readdirSync(join(root, "memory"), { recursive: true }).filter(f => String(f).endsWith(".md")).length;
-    log({ interval: ++intervalNo, atSeconds: Math.round((Date.now() - t0) / 1000), ...c, p50: q(0.5), p99: q(0.99), notes, serves: st, errorSamples: [...samples].slice(0, 3) });
+    const transcripts = readdirSync(sessions, { recursive: true }).filter(f => String(f).endsWith(".jsonl")).length;
+    log({ interval: ++intervalNo, atSeconds: Math.round((Date.now() - t0) / 1000), ...c, p50: q(0.5), p99: q(0.99), notes, transcripts, serves: st, errorSamples: [...samples].slice(0, 3) });
     samples.clear();
     reportAt += interval * 1000;
   }
