@@ -164,72 +164,63 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 		}
 	}
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
+	// The query is embedded before the read lock is taken: a remote
+	// embedder takes a network round trip, and a reader holding the lock
+	// that long stalls every write (and, behind a waiting write, every
+	// read). A query the index cannot answer anyway is not embedded.
+	if done, err := e.searchable(q, &page); err != nil {
+		return Page{}, err
+	} else if done {
+		return page, nil
+	}
+	var qv []float32
+	var embedErr error
+	if q.Mode != FullText {
+		qv, embedErr = e.embedQuery(ctx, q)
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	page.Indexing = e.building()
-	if e.lastSync.IsZero() && len(e.files) == 0 {
-		if page.Indexing {
-			return page, nil
-		}
-		return Page{}, ErrIndexNotReady
-	}
-	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
+	terms, done, err := e.searchableLocked(q, &page)
+	if err != nil {
 		return Page{}, err
-	}
-	terms := e.ft.analyzeQuery(q.Text)
-	if terms.empty() {
-		return Page{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
+	} else if done {
+		return page, nil
 	}
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
 	plan := e.plan(q)
 
-	// The query is embedded beside BM25 (a remote embedder takes a round
-	// trip). The vector store is asked only when a memory found by meaning
+	// The vector store is asked only when a memory found by meaning
 	// alone could still reach the page: its fused score is at most what a
 	// similarity of 1 fuses to, so when the text matches already fill the
 	// page above that, no vector query runs at all; otherwise for as many
 	// chunks as the page needs, and again for more while a memory it did
 	// not return could still count.
-	type embedded struct {
-		qv  []float32
-		err error
-	}
-	emb := make(chan embedded, 1)
-	if q.Mode != FullText {
-		go func() {
-			qv, err := e.embedQuery(ctx, q)
-			emb <- embedded{qv, err}
-		}()
-	} else {
-		emb <- embedded{}
-	}
 	var text []candidate
 	if q.Mode != Semantic {
 		text, err = e.textCandidates(ctx, terms, sc)
 	}
-	qe := <-emb // never leave the embedder running under a released lock
 	if err != nil {
 		e.noteDamage(err)
 		return Page{}, err
 	}
-	if qe.err != nil {
-		return Page{}, qe.err
+	if embedErr != nil {
+		return Page{}, embedErr
 	}
 	found := vectors.Found{Bound: 1} // nothing asked yet: anything may be similar
-	if n := e.vec.Len(); qe.qv != nil && n > 0 && n <= e.countAll {
+	if n := e.vec.Len(); qv != nil && n > 0 && n <= e.countAll {
 		// A small store answers a complete query in about a millisecond:
 		// then every count is exact, whatever the page.
-		if found, err = e.semanticCandidates(ctx, qe.qv, sc, n); err != nil {
+		if found, err = e.semanticCandidates(ctx, qv, sc, n); err != nil {
 			return Page{}, err
 		}
 	}
 	var cands []candidate
 	for n := plan.chunks; ; n *= 4 {
-		cands = e.fuse(plan, sc, text, qe.qv, found)
-		if qe.qv == nil || !plan.wantsMore(cands, found) {
+		cands = e.fuse(plan, sc, text, qv, found)
+		if qv == nil || !plan.wantsMore(cands, found) {
 			break
 		}
-		if found, err = e.semanticCandidates(ctx, qe.qv, sc, n); err != nil {
+		if found, err = e.semanticCandidates(ctx, qv, sc, n); err != nil {
 			return Page{}, err
 		}
 	}
@@ -237,6 +228,36 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	page.Results = e.page(q, terms, list)
 	page.Hint = e.hint(q, page)
 	return page, nil
+}
+
+// searchable takes the read lock to run searchableLocked's checks.
+func (e *Engine) searchable(q Query, page *Page) (done bool, err error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	_, done, err = e.searchableLocked(q, page)
+	return done, err
+}
+
+// searchableLocked checks that the index can answer q and analyses its
+// text. done says the answer is page as it stands (an index being built
+// that holds nothing yet); err, that q cannot be answered. The caller
+// holds e.mu.
+func (e *Engine) searchableLocked(q Query, page *Page) (terms queryTerms, done bool, err error) {
+	page.Indexing = e.building()
+	if e.lastSync.IsZero() && len(e.files) == 0 {
+		if page.Indexing {
+			return terms, true, nil
+		}
+		return terms, false, ErrIndexNotReady
+	}
+	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
+		return terms, false, err
+	}
+	terms = e.ft.analyzeQuery(q.Text)
+	if terms.empty() {
+		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
+	}
+	return terms, false, nil
 }
 
 // hint explains an empty page whose query the embedder knows no word of:

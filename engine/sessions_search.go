@@ -181,52 +181,43 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		return SessionPage{}, err
 	}
 	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
+	// The query is embedded before the read lock is taken, as the memory
+	// search does (see Engine.Search): a remote embedder's round trip must
+	// not stall a sync.
+	if done, err := s.searchable(q, &page); err != nil {
+		return SessionPage{}, err
+	} else if done {
+		return page, nil
+	}
+	var qv []float32
+	var embedErr error
+	if q.Mode != FullText {
+		qv, embedErr = s.embedQuery(ctx, q)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page.Indexing = s.indexingNow()
-	if s.lastSync.IsZero() && len(s.msgs) == 0 {
-		if page.Indexing {
-			return page, nil
-		}
-		return SessionPage{}, fmt.Errorf("sessions %w", ErrIndexNotReady)
-	}
-	if err := s.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
-		return SessionPage{}, fmt.Errorf("sessions %w", err)
-	}
-	terms := s.ft.analyzeQuery(q.Text)
-	if terms.empty() {
-		return SessionPage{}, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
+	terms, done, err := s.searchableLocked(q, &page)
+	if err != nil {
+		return SessionPage{}, err
+	} else if done {
+		return page, nil
 	}
 	sc := newSessionScope(q)
 	p := sessionPlan{mode: q.Mode, fuser: newFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
 		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
 
 	type semantic struct {
-		qv    []float32
 		found vectors.Found
 		err   error
 	}
 	semDone := make(chan semantic, 1)
-	if q.Mode != FullText {
+	if qv != nil && embedErr == nil {
 		go func() {
-			qv, err := s.emb.Embed(ctx, []string{q.Text})
-			if err != nil {
-				semDone <- semantic{err: fmt.Errorf("embed query: %w", err)}
-				return
-			}
-			u := vectors.Normalize(qv[0])
-			if u == nil {
-				if q.Mode == Semantic {
-					err = fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, s.emb.Name(), ErrNoTerms)
-				}
-				semDone <- semantic{err: err}
-				return
-			}
-			found, err := s.semanticCandidates(ctx, u, sc, p.chunks)
-			semDone <- semantic{qv: u, found: found, err: err}
+			found, err := s.semanticCandidates(ctx, qv, sc, p.chunks)
+			semDone <- semantic{found: found, err: err}
 		}()
 	} else {
-		semDone <- semantic{}
+		semDone <- semantic{err: embedErr}
 	}
 	var text []candidate
 	if q.Mode != Semantic {
@@ -242,11 +233,11 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 	text, textSessions := s.bestText(text, p)
 	var groups []*sessionGroup
 	for n := p.chunks; ; n *= 4 {
-		groups = s.group(p, s.fuse(p, sc, text, sem.qv, sem.found))
-		if sem.qv == nil || !p.wantsMore(groups, sem.found) {
+		groups = s.group(p, s.fuse(p, sc, text, qv, sem.found))
+		if qv == nil || !p.wantsMore(groups, sem.found) {
 			break
 		}
-		if sem.found, err = s.semanticCandidates(ctx, sem.qv, sc, n*4); err != nil {
+		if sem.found, err = s.semanticCandidates(ctx, qv, sc, n*4); err != nil {
 			return SessionPage{}, err
 		}
 	}
@@ -262,6 +253,51 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
 	}
 	return page, nil
+}
+
+// searchable takes the read lock to run searchableLocked's checks.
+func (s *Sessions) searchable(q SessionQuery, page *SessionPage) (done bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, done, err = s.searchableLocked(q, page)
+	return done, err
+}
+
+// searchableLocked checks that the index can answer q and analyses its
+// text. done says the answer is page as it stands (a first sync that
+// has stored nothing yet); err, that q cannot be answered. The caller
+// holds s.mu.
+func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms queryTerms, done bool, err error) {
+	page.Indexing = s.indexingNow()
+	if s.lastSync.IsZero() && len(s.msgs) == 0 {
+		if page.Indexing {
+			return terms, true, nil
+		}
+		return terms, false, fmt.Errorf("sessions %w", ErrIndexNotReady)
+	}
+	if err := s.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
+		return terms, false, fmt.Errorf("sessions %w", err)
+	}
+	terms = s.ft.analyzeQuery(q.Text)
+	if terms.empty() {
+		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
+	}
+	return terms, false, nil
+}
+
+// embedQuery returns the query's unit vector, or nil when the embedder
+// knows none of its words: Semantic mode then fails, Hybrid goes on with
+// the words alone.
+func (s *Sessions) embedQuery(ctx context.Context, q SessionQuery) ([]float32, error) {
+	qv, err := s.emb.Embed(ctx, []string{q.Text})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	u := vectors.Normalize(qv[0])
+	if u == nil && q.Mode == Semantic {
+		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, s.emb.Name(), ErrNoTerms)
+	}
+	return u, nil
 }
 
 // indexingNow reports whether answers may be partial: a first or full sync
