@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -41,24 +40,7 @@ func redactReference(t *testing.T, text string) string {
 	if full == nil {
 		t.Fatal(RedactorError())
 	}
-	findings := full.DetectString(text)
-	sort.SliceStable(findings, func(i, j int) bool {
-		if a, b := len(findings[i].Secret), len(findings[j].Secret); a != b {
-			return a > b
-		}
-		return findings[i].RuleID < findings[j].RuleID
-	})
-	for _, f := range findings {
-		secret := f.Secret
-		if secret == "" || !strings.Contains(text, secret) {
-			secret = f.Match
-		}
-		if len(secret) < 4 || !strings.Contains(text, secret) {
-			continue
-		}
-		text = strings.ReplaceAll(text, secret, "[REDACTED:"+f.RuleID+"]")
-	}
-	return text
+	return replaceFindings(text, full.DetectString(text))
 }
 
 func TestKeywordSetFind(t *testing.T) {

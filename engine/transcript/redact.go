@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/report"
 )
 
 // Secrets never enter the index: Read redacts every message and summary
@@ -155,10 +156,11 @@ func Redact(text string) string {
 	if s.full == nil {
 		return text
 	}
-	findings := s.detect(text, h)
-	if len(findings) == 0 {
-		return text
-	}
+	return replaceFindings(text, s.detect(text, h))
+}
+
+// replaceFindings puts each finding's marker in place of its secret.
+func replaceFindings(text string, findings []report.Finding) string {
 	// Longest secrets first, so a secret that contains another is replaced
 	// whole; between rules that find the same secret, the first by name,
 	// whatever order gitleaks found them in.

@@ -647,14 +647,11 @@ func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
 // Options.MaxLineBytes).
 func (r *run) lineAt(off int64) ([]byte, error) {
 	max := r.opt.MaxLineBytes
-	f, err := r.open()
+	f, err := r.openAt(off)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return nil, err
-	}
 	line, err := bufio.NewReader(io.LimitReader(f, int64(max)+1)).ReadBytes('\n')
 	if err != nil && err != io.EOF {
 		return nil, err
