@@ -140,7 +140,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Ranking != nil {
 		rk = *cfg.Ranking
 	}
-	if err := rk.validate(); err != nil {
+	if err := rk.Validate(); err != nil {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: newPersistence()}

@@ -200,7 +200,7 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	if cfg.Ranking != nil {
 		rk = *cfg.Ranking
 	}
-	if err := rk.validate(); err != nil {
+	if err := rk.Validate(); err != nil {
 		return nil, err
 	}
 	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}

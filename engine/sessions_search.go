@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
 )
 
@@ -58,21 +59,30 @@ type SessionQuery struct {
 
 // Validate checks q and fills in its defaults.
 func (q SessionQuery) Validate() (SessionQuery, error) {
-	mq, err := Query{Text: q.Text, Mode: q.Mode, Sort: q.Sort, From: q.From, To: q.To}.Validate()
-	if err != nil {
+	q.Text = strings.TrimSpace(q.Text)
+	if q.Text == "" {
+		return q, ErrEmptyQuery
+	}
+	var err error
+	if q.Mode, err = rank.ParseMode(q.Mode); err != nil {
 		return q, err
 	}
-	q.Text, q.Mode, q.Sort = mq.Text, mq.Mode, mq.Sort
+	if err := rank.CheckRange(q.From, q.To); err != nil {
+		return q, err
+	}
+	if q.Sort, err = rank.ParseSort(q.Sort); err != nil {
+		return q, err
+	}
 	switch r := strings.ToLower(strings.TrimSpace(q.Role)); r {
 	case "", "user", "assistant":
 		q.Role = r
 	default:
 		return q, fmt.Errorf("%q: %w", q.Role, ErrBadRole)
 	}
-	if q.Limit, err = countOr("limit", q.Limit, 10, maxSessionLimit, ErrBadLimit); err != nil {
+	if q.Limit, err = rank.Count("limit", q.Limit, 10, maxSessionLimit, ErrBadLimit); err != nil {
 		return q, err
 	}
-	if q.MaxHits, err = countOr("maxHits", q.MaxHits, 3, maxHitsPerSession, ErrBadMaxHits); err != nil {
+	if q.MaxHits, err = rank.Count("maxHits", q.MaxHits, 3, maxHitsPerSession, ErrBadMaxHits); err != nil {
 		return q, err
 	}
 	q.Project = strings.TrimSpace(q.Project)
@@ -203,7 +213,7 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		return page, nil
 	}
 	sc := newSessionScope(q)
-	p := sessionPlan{mode: q.Mode, fuser: newFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
+	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
 		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
 
 	type semantic struct {
@@ -369,18 +379,18 @@ func (s *Sessions) bestText(text []candidate, p sessionPlan) ([]candidate, map[u
 	all := make(map[uint32]struct{}, 256)
 	scores := make([]float64, len(text))
 	for i := range text {
-		all[s.msgs[text[i].rec.Path].sid] = struct{}{}
-		scores[i] = text[i].text
+		all[s.msgs[text[i].Rec.Path].sid] = struct{}{}
+		scores[i] = text[i].Text
 	}
-	cut := kthLargest(scores, k)
+	cut := rank.KthLargest(scores, k)
 	kept := make([]candidate, 0, k)
 	for _, c := range text {
-		if c.text > cut {
+		if c.Text > cut {
 			kept = append(kept, c)
 		}
 	}
 	for _, c := range text { // ties at the cut fill what is left
-		if c.text == cut && len(kept) < k {
+		if c.Text == cut && len(kept) < k {
 			kept = append(kept, c)
 		}
 	}
@@ -405,7 +415,7 @@ func (sc sessionScope) labels() []string {
 // sessionPlan is what the stages after the candidates need of a query.
 type sessionPlan struct {
 	mode        Mode
-	fuser       fuser
+	fuser       rank.Fuser
 	floor       float64
 	limit, hits int
 	chunks      int // how many message vectors to ask the store for first
@@ -423,7 +433,7 @@ func (s *Sessions) inScope(sc sessionScope, m *message) bool {
 // textCandidates is stage one: every message in scope that matches a query
 // term, with its BM25 score divided by the best one in scope.
 func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sessionScope) ([]candidate, error) {
-	hits, err := s.ft.scoreText(ctx, terms, s.rank.bm25(), s.totals)
+	hits, err := s.ft.scoreText(ctx, terms, bm25Of(s.rank), s.totals)
 	if err != nil {
 		s.noteDamage(err)
 		return nil, err
@@ -435,11 +445,11 @@ func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sess
 		if m == nil || !s.inScope(sc, m) {
 			continue
 		}
-		cands = append(cands, candidate{rec: &m.rec, text: h.score, matched: h.matched, textRank: 1})
+		cands = append(cands, candidate{Rec: &m.rec, Text: h.score, Matched: h.matched, TextRank: 1})
 		top = math.Max(top, h.score)
 	}
 	for i := range cands {
-		cands[i].text /= top
+		cands[i].Text /= top
 	}
 	return cands, nil
 }
@@ -454,9 +464,9 @@ func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []f
 		taken := make(map[string]bool, len(cands))
 		for i := range cands {
 			c := &cands[i]
-			taken[c.rec.Path] = true
-			if h, ok := s.vec.Nearest(qv, c.rec.Path); ok && h.Similarity > 0 {
-				c.sem, c.semRank = math.Min(float64(h.Similarity), 1), 1
+			taken[c.Rec.Path] = true
+			if h, ok := s.vec.Nearest(qv, c.Rec.Path); ok && h.Similarity > 0 {
+				c.Sem, c.SemRank = math.Min(float64(h.Similarity), 1), 1
 			}
 		}
 		for _, h := range found.Hits {
@@ -467,12 +477,12 @@ func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []f
 			if m == nil || !s.inScope(sc, m) {
 				continue
 			}
-			cands = append(cands, candidate{rec: &m.rec, sem: math.Min(float64(h.Similarity), 1), semRank: 1})
+			cands = append(cands, candidate{Rec: &m.rec, Sem: math.Min(float64(h.Similarity), 1), SemRank: 1})
 		}
 	}
-	p.fuser.fuseAll(cands, p.mode)
+	rank.FuseAll(p.fuser, cands, p.mode)
 	for i := range cands {
-		cands[i].score = cands[i].fused // sessions are not decayed
+		cands[i].Score = cands[i].Fused // sessions are not decayed
 	}
 	return cands
 }
@@ -491,10 +501,10 @@ func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
 	var out []*sessionGroup
 	for i := range cands {
 		c := &cands[i]
-		if c.score <= 0 {
+		if c.Score <= 0 {
 			continue
 		}
-		m := s.msgs[c.rec.Path]
+		m := s.msgs[c.Rec.Path]
 		g := by[m.sid]
 		if g == nil {
 			ss := s.sessions[m.sid]
@@ -506,13 +516,13 @@ func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
 			out = append(out, g)
 		}
 		g.hits = append(g.hits, c)
-		g.best = math.Max(g.best, c.score)
-		if c.rec.Created.After(g.latest) {
-			g.latest = c.rec.Created
+		g.best = math.Max(g.best, c.Score)
+		if c.Rec.Created.After(g.latest) {
+			g.latest = c.Rec.Created
 		}
 	}
 	for _, g := range out {
-		sortCandidates(g.hits, ByRelevance)
+		rank.SortCandidates(g.hits, ByRelevance)
 	}
 	return out
 }
@@ -532,23 +542,20 @@ func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool
 	if len(groups) < p.limit {
 		return true
 	}
-	bound := float64(found.Bound)
-	if p.mode == Hybrid {
-		seen := 0
-		for _, g := range groups {
-			for _, c := range g.hits {
-				if c.semRank > 0 {
-					seen++
-				}
+	seen := 0
+	for _, g := range groups {
+		for _, c := range g.hits {
+			if c.SemRank > 0 {
+				seen++
 			}
 		}
-		bound = p.fuser.fuse(0, bound, 0, seen+1)
 	}
+	bound := p.fuser.Ceiling(p.mode, float64(found.Bound), seen)
 	bests := make([]float64, len(groups))
 	for i, g := range groups {
 		bests[i] = g.best
 	}
-	return bound >= kthLargest(bests, p.limit)
+	return bound >= rank.KthLargest(bests, p.limit)
 }
 
 // sortGroups orders sessions best first (ties: latest ended), or by their
@@ -575,14 +582,14 @@ func (s *Sessions) result(g *sessionGroup, maxHits int, terms queryTerms) Sessio
 	r := SessionResult{
 		SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
 		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs), Archived: g.ss.archived(),
-		Score: round(g.best), Hits: []MessageHit{},
+		Score: rank.Round(g.best), Hits: []MessageHit{},
 	}
 	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
-		m := s.msgs[c.rec.Path]
+		m := s.msgs[c.Rec.Path]
 		excerpt, n := messageExcerpt(s.st.text(m.sid, m.seq), terms, s.ft)
 		r.Hits = append(r.Hits, MessageHit{
 			MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
-			Excerpt: excerpt, Score: round(c.score), MatchCount: n,
+			Excerpt: excerpt, Score: rank.Round(c.Score), MatchCount: n,
 		})
 	}
 	return r
