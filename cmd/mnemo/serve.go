@@ -43,6 +43,7 @@ type serveFlags struct {
 
 	token          httpTokenSource // what --http and --debug-addr require of every request
 	sessionTimeout time.Duration   // 0: mcp's default
+	page           *webPage        // --http: the web page at /, beside /mcp (ui.go)
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -145,6 +146,9 @@ it must be this user's.`,
 				if sf.token, err = httpToken(cfg.IndexDir, tokenFile, os.LookupEnv); err != nil {
 					return err
 				}
+			}
+			if sf.http != "" {
+				sf.page = newWebPage(cfg.IndexDir, sf.token.token)
 			}
 			log := newLogger(a.stderr)
 			log.print(fmt.Sprintf("serve pid=%d memory=%s index=%s watch=%t debounce=%s",
@@ -385,10 +389,11 @@ var errHungUp = errors.New("mcp client hung up")
 func runServers(ctx context.Context, srv *sdk.Server, sf serveFlags, logf func(string)) error {
 	opts := mcp.Options{
 		HTTPAddr: sf.http,
-		HTTP:     mcp.HTTPOptions{Token: sf.token.token, SessionTimeout: sf.sessionTimeout},
+		HTTP:     mcp.HTTPOptions{Token: sf.token.token, SessionTimeout: sf.sessionTimeout, Page: sf.page.handler()},
 		Listening: func(url string) {
 			logf("mcp listening on " + url + "; every request needs the header Authorization: Bearer <token>, the token " + sf.token.where)
 			logf("add it to Claude Code with: claude mcp add --transport http mnemo " + url + ` --header "Authorization: Bearer ` + sf.token.shell + `"`)
+			sf.page.listening(strings.TrimSuffix(url, "mcp"), logf)
 		},
 	}
 	if sf.http == "" {

@@ -110,6 +110,8 @@ func (r *roles) attach(ctx context.Context) (attached bool, err error) {
 		return false, err
 	}
 	r.logf(fmt.Sprintf("front end of the serve that holds the index (%s): forwarding every tool call to it", holderName(r.cfg.IndexDir)))
+	r.sf.page.front(true)
+	defer r.sf.page.front(false)
 	if flags := r.a.engineFlags(); len(flags) > 0 {
 		r.logf("note: the holder answers with its own settings; " + strings.Join(flags, ", ") + " apply only if this serve takes the index over")
 	}
@@ -181,6 +183,10 @@ func (r *roles) hold(ctx context.Context, e *engine.Engine) (err error) {
 		stop := context.AfterFunc(ctx, func() { ss.Close() })
 		defer stop()
 		return ss.Wait()
+	}
+	if r.sf.page != nil {
+		r.sf.page.hold(e, sess)
+		defer r.sf.page.hold(nil, nil)
 	}
 	stopHandoff := startHandoff(ctx, e, sess, r.cfg.IndexDir, serveMCP, r.logf)
 	defer stopHandoff()
