@@ -11,6 +11,7 @@ import (
 	"mnemo/decay"
 	"mnemo/engine/embed"
 	"mnemo/engine/rank"
+	"mnemo/engine/store"
 )
 
 // The query vocabulary is the ranking layer's (engine/rank), which both
@@ -171,10 +172,7 @@ type Report struct {
 }
 
 // Skip is a file that was not indexed, and why.
-type Skip struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
+type Skip = store.Skip
 
 // Warning is a problem with a file that was indexed anyway.
 type Warning struct {
@@ -218,17 +216,24 @@ type Status struct {
 
 // Errors a caller can test for with errors.Is. Each is wrapped with detail.
 var (
-	ErrEmptyQuery        = rank.ErrEmptyQuery
-	ErrNoTerms           = rank.ErrNoTerms
-	ErrBadPage           = rank.ErrBadPage
-	ErrBadPageSize       = rank.ErrBadPageSize
-	ErrBadMode           = rank.ErrBadMode
-	ErrBadSort           = rank.ErrBadSort
-	ErrBadRange          = rank.ErrBadRange
-	ErrBadMinScore       = rank.ErrBadMinScore
-	ErrOutsideRoot       = errors.New("path resolves outside the memory folder")
-	ErrNotFound          = errors.New("memory not found")
-	ErrReadOnly          = errors.New("index is open read-only")
-	ErrIndexNotReady     = errors.New("index is not built yet; run sync")
-	ErrIndexIncompatible = errors.New("index was written by an incompatible version of mnemo")
+	ErrEmptyQuery  = rank.ErrEmptyQuery
+	ErrNoTerms     = rank.ErrNoTerms
+	ErrBadPage     = rank.ErrBadPage
+	ErrBadPageSize = rank.ErrBadPageSize
+	ErrBadMode     = rank.ErrBadMode
+	ErrBadSort     = rank.ErrBadSort
+	ErrBadRange    = rank.ErrBadRange
+	ErrBadMinScore = rank.ErrBadMinScore
+	ErrOutsideRoot = errors.New("path resolves outside the memory folder")
+	ErrNotFound    = errors.New("memory not found")
+)
+
+// The index-level errors (engine/store holds them for both corpora), named
+// here too because they are part of what Open, Sync and Search answer.
+var (
+	ErrReadOnly          = store.ErrReadOnly
+	ErrIndexNotReady     = store.ErrIndexNotReady
+	ErrIndexIncompatible = store.ErrIndexIncompatible
+	ErrIndexDamaged      = store.ErrIndexDamaged
+	ErrInUse             = store.ErrInUse
 )

@@ -14,9 +14,10 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/embed"
+	"mnemo/engine/fulltext"
+	"mnemo/engine/store"
 	"mnemo/engine/vectors"
 	"mnemo/markdown"
-	"mnemo/safefile"
 )
 
 // Engine is an open memory index. It is safe for concurrent use: searches
@@ -31,8 +32,8 @@ type Engine struct {
 	indexRel string                      // the index folder relative to root, "" if outside it
 	ignore   atomic.Pointer[ignoreRules] // the rules the last scan loaded (ignore.go)
 
-	st  *store
-	ft  *fulltext
+	st  *stateStore
+	ft  *fulltext.Index
 	vec vectors.Store // chunk vectors of the memories
 	// countAll is the store size up to which a search asks for every chunk
 	// (countAllChunks; tests lower it to exercise the partial path).
@@ -46,21 +47,21 @@ type Engine struct {
 	// damage is what was found wrong with the full-text index, nil if
 	// nothing: set at open or by a query that failed in Bleve, cleared by
 	// the rebuild (reset).
-	damage damageMark
+	damage store.DamageMark
 
-	writeMu  sync.Mutex   // memory files' read-modify-writes (lockWrites)
-	syncMu   sync.Mutex   // one sync at a time
-	readsMu  sync.Mutex   // orders read-time changes: store, then map
-	group    syncGroup    // SyncPaths calls waiting to share one batch
-	persist  *persistence // which full-text batches are on disk (persist.go)
-	indexing atomic.Bool  // a sync is running
+	writeMu  sync.Mutex        // memory files' read-modify-writes (lockWrites)
+	syncMu   sync.Mutex        // one sync at a time
+	readsMu  sync.Mutex        // orders read-time changes: store, then map
+	group    syncGroup         // SyncPaths calls waiting to share one batch
+	persist  *fulltext.Tracker // which full-text batches are on disk (persist.go)
+	indexing atomic.Bool       // a sync is running
 	closed   atomic.Bool
 
 	mu        sync.RWMutex // guards everything below
 	files     map[string]*record
 	reads     map[string]time.Time
 	skips     map[string]string
-	totals    [len(textFields)]int64 // tokens per scored field over all files
+	totals    [fulltext.NumFields]int64 // tokens per scored field over all files
 	lastSync  time.Time
 	lastError string // why the last sync failed, "" if it did not
 	// unfinished says when a first or full sync began that has not
@@ -82,18 +83,9 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
-// writePID records this process as the writer of the index in dir, so a
-// second writer's "in use" error can name it. Best effort: the lock itself
-// is bbolt's. It never writes through a link planted at the name.
-func writePID(dir string) {
-	safefile.Write(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-}
-
 // Layout of the index folder.
 const (
-	stateFile    = "state.db"
 	fulltextDir  = "fulltext.bleve"
-	pidFile      = "writer.pid"
 	defaultLimit = 10 << 20
 )
 
@@ -143,7 +135,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := rk.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: newPersistence()}
+	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: fulltext.NewTracker()}
 	e.flavor = detectFlavor(root)
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
@@ -151,31 +143,22 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	if cfg.ReadOnly {
-		if _, err := os.Stat(filepath.Join(cfg.IndexDir, stateFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(cfg.IndexDir, store.StateFile)); err != nil {
 			return nil, ErrIndexNotReady
 		}
 	} else if err := os.MkdirAll(cfg.IndexDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create index folder: %w", err)
 	}
-	statePath := filepath.Join(cfg.IndexDir, stateFile)
-	e.st, err = openStore(statePath, cfg.ReadOnly)
-	if errors.Is(err, errCorruptState) && !cfg.ReadOnly {
-		// The truth about what is indexed is lost, but the files are not:
-		// keep the damaged file for a post-mortem and rebuild from the files.
-		why := err
-		aside, rerr := setAside(statePath, e.now())
-		if rerr != nil {
-			return nil, fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
-		}
-		if e.st, err = openStore(statePath, false); err == nil {
-			e.needFull = fmt.Sprintf("%v; set aside as %s, rebuilding from the files (read times are lost)", why, filepath.Base(aside))
-		}
-	}
-	if errors.Is(err, errCorruptState) {
+	db, replaced, err := store.OpenOrReplace(filepath.Join(cfg.IndexDir, store.StateFile), storeOptions(cfg.ReadOnly), e.now)
+	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("%w; a sync sets it aside and rebuilds the index from the files", err)
 	}
 	if err != nil {
 		return nil, err
+	}
+	e.st = &stateStore{db: db}
+	if replaced != "" {
+		e.needFull = replaced + ", rebuilding from the files (read times are lost)"
 	}
 	if err := e.open(ctx); err != nil {
 		e.Close()
@@ -184,18 +167,46 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// open is Open's stages once the state store is open: what the stored meta
+// says about the index, the full-text index, then what the state store holds.
 func (e *Engine) open(ctx context.Context) error {
 	if !e.cfg.ReadOnly {
-		writePID(e.cfg.IndexDir)
+		store.WritePID(e.cfg.IndexDir)
 		// Only the writer makes temporary files, and this process is it
 		// now: any there are were left by one that died mid-write.
 		e.removedTemps = removeStaleTemps(e.root, e.cfg.IndexDir)
 	}
-	if err := checkSchema(e.cfg.IndexDir, e.st.meta("schema")); err != nil {
+	if err := e.checkMeta(); err != nil {
 		return err
 	}
-	if ver, _ := strconv.Atoi(e.st.meta("schema")); ver != 0 && ver < schemaVersion {
-		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, schemaVersion)
+	if err := e.openIndex(); err != nil {
+		return err
+	}
+	var err error
+	if e.vec, err = vectors.NewChromem(0); err != nil {
+		return err
+	}
+	if err := e.loadState(ctx); err != nil {
+		return err
+	}
+	if e.needFull == "" {
+		if n, err := e.ft.DocCount(); err == nil && int(n) != len(e.files) {
+			e.needFull = fmt.Sprintf("full-text index holds %d memories, state store %d", n, len(e.files))
+		}
+	}
+	return e.loadVectors(ctx)
+}
+
+// checkMeta compares what the stored meta says the index was built with —
+// schema, link rules, embedder — with this engine: a newer schema is
+// refused, anything else that differs makes the next sync rebuild (and a
+// reader refuses an index of another embedder).
+func (e *Engine) checkMeta() error {
+	if err := store.CheckSchema(e.cfg.IndexDir, e.st.meta("schema")); err != nil {
+		return err
+	}
+	if ver, older := store.OlderSchema(e.st.meta("schema")); older {
+		e.needFull = fmt.Sprintf("index schema %d is older than %d", ver, store.SchemaVersion)
 	}
 	if links := e.st.meta(metaLinks); e.needFull == "" && e.st.meta("schema") != "" && links != e.linkRules() {
 		e.needFull = fmt.Sprintf("links were read by other rules (%q, now %q)", links, e.linkRules())
@@ -212,6 +223,12 @@ func (e *Engine) open(ctx context.Context) error {
 		}
 		e.needFull = fmt.Sprintf("embedder changed from %s to %s", name, e.emb.Name())
 	}
+	return nil
+}
+
+// openIndex opens the full-text index. A writer replaces one it cannot
+// open by an empty one, marked damaged until the rebuild.
+func (e *Engine) openIndex() error {
 	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
 	ft, err := e.openFulltext(ftPath, !e.cfg.ReadOnly)
 	if err != nil && !e.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
@@ -220,7 +237,7 @@ func (e *Engine) open(ctx context.Context) error {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
 		if e.needFull == "" { // an older schema's reason says more
-			e.needFull = damageDetail(err)
+			e.needFull = store.DamageDetail(err)
 		}
 		e.noteDamage(err) // until the rebuild, the new empty index is not the truth
 		ft, err = e.openFulltext(ftPath, true)
@@ -228,13 +245,16 @@ func (e *Engine) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if ft.damage != nil {
-		e.noteDamage(ft.damage)
+	if ft.Damage() != nil {
+		e.noteDamage(ft.Damage())
 	}
 	e.ft = ft
-	if e.vec, err = vectors.NewChromem(0); err != nil {
-		return err
-	}
+	return nil
+}
+
+// loadState reads what the state store holds into memory, and undoes the
+// batch a crash interrupted (its pending marks).
+func (e *Engine) loadState(ctx context.Context) error {
 	l, err := e.st.load()
 	if err != nil {
 		if e.cfg.ReadOnly {
@@ -247,7 +267,7 @@ func (e *Engine) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, e.st.meta("lastSync")); err == nil {
 		e.lastSync = t
 	}
-	e.unfinished = e.st.meta(metaUnfinished)
+	e.unfinished = e.st.meta(store.MetaUnfinished)
 	if u := e.st.meta(metaUnreadable); u != "" {
 		e.unreadable = strings.Split(u, "\n")
 	}
@@ -262,18 +282,13 @@ func (e *Engine) open(ctx context.Context) error {
 	for _, r := range e.files {
 		e.addTotals(r, 1)
 	}
-	if e.needFull == "" {
-		if n, err := e.ft.idx.DocCount(); err == nil && int(n) != len(e.files) {
-			e.needFull = fmt.Sprintf("full-text index holds %d memories, state store %d", n, len(e.files))
-		}
-	}
-	return e.loadVectors(ctx)
+	return nil
 }
 
 // dropPending undoes a batch a crash interrupted: its paths leave both the
 // full-text index and the state, so the next sync indexes them afresh.
 func (e *Engine) dropPending(ctx context.Context, paths []string) error {
-	b := e.ft.idx.NewBatch()
+	b := e.ft.NewBatch()
 	changes := make([]change, 0, len(paths))
 	for _, p := range paths {
 		b.Delete(p)
@@ -359,11 +374,11 @@ func (e *Engine) Close() error {
 		if !e.cfg.ReadOnly {
 			errs = append(errs, e.flushFulltext())
 		}
-		errs = append(errs, e.ft.close())
+		errs = append(errs, e.ft.Close())
 	}
 	if e.st != nil {
 		if !e.cfg.ReadOnly {
-			os.Remove(filepath.Join(e.cfg.IndexDir, pidFile))
+			store.RemovePID(e.cfg.IndexDir)
 		}
 		errs = append(errs, e.st.close())
 	}

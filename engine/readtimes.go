@@ -159,7 +159,7 @@ func (e *Engine) moveRead(from, to string, t time.Time) error {
 	return nil
 }
 
-func (s *store) recordRead(path string, t time.Time) error {
+func (s *stateStore) recordRead(path string, t time.Time) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketReads).Put([]byte(path), []byte(t.UTC().Format(time.RFC3339Nano)))
 	})
@@ -167,7 +167,7 @@ func (s *store) recordRead(path string, t time.Time) error {
 
 // moveRead moves a read time from one path to another (a renamed or moved
 // file), in one transaction.
-func (s *store) moveRead(from, to string, t time.Time) error {
+func (s *stateStore) moveRead(from, to string, t time.Time) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketReads)
 		if err := b.Delete([]byte(from)); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
 )
@@ -210,7 +211,7 @@ func (e *Engine) searchable(q Query, page *Page) (done bool, err error) {
 // text. done says the answer is page as it stands (an index being built
 // that holds nothing yet); err, that q cannot be answered. The caller
 // holds e.mu.
-func (e *Engine) searchableLocked(q Query, page *Page) (terms queryTerms, done bool, err error) {
+func (e *Engine) searchableLocked(q Query, page *Page) (terms fulltext.Terms, done bool, err error) {
 	page.Indexing = e.building()
 	if e.lastSync.IsZero() && len(e.files) == 0 {
 		if page.Indexing {
@@ -221,8 +222,8 @@ func (e *Engine) searchableLocked(q Query, page *Page) (terms queryTerms, done b
 	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
 		return terms, false, err
 	}
-	terms = e.ft.analyzeQuery(q.Text)
-	if terms.empty() {
+	terms = e.ft.AnalyzeQuery(q.Text)
+	if terms.Empty() {
 		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	return terms, false, nil
@@ -285,8 +286,8 @@ func (e *Engine) embedQuery(ctx context.Context, q Query) ([]float32, error) {
 
 // textCandidates is stage one: every memory in scope that matches a query
 // term, with its BM25 score divided by the best one in scope.
-func (e *Engine) textCandidates(ctx context.Context, terms queryTerms, sc scope) ([]candidate, error) {
-	hits, err := e.ft.scoreText(ctx, terms, bm25Of(e.rank), e.totals)
+func (e *Engine) textCandidates(ctx context.Context, terms fulltext.Terms, sc scope) ([]candidate, error) {
+	hits, err := e.ft.Score(ctx, terms, fulltext.NewBM25(e.rank), e.totals)
 	if err != nil {
 		return nil, err
 	}
@@ -294,12 +295,12 @@ func (e *Engine) textCandidates(ctx context.Context, terms queryTerms, sc scope)
 	cands := make([]candidate, 0, len(hits))
 	var best float64
 	for _, h := range hits {
-		r := e.files[h.path]
+		r := e.files[h.Path]
 		if r == nil || (filtered && !sc.match(r)) {
 			continue
 		}
-		cands = append(cands, candidate{Rec: r, Text: h.score, Matched: h.matched, TextRank: 1})
-		best = math.Max(best, h.score)
+		cands = append(cands, candidate{Rec: r, Text: h.Score, Matched: h.Matched, TextRank: 1})
+		best = math.Max(best, h.Score)
 	}
 	for i := range cands {
 		cands[i].Text /= best
@@ -369,7 +370,7 @@ func (e *Engine) decayAndCut(p searchPlan, cands []candidate, page *Page) []*can
 
 // page is stage five: the scored candidates in order, the requested page of
 // them, with snippets unless the query asked for none.
-func (e *Engine) page(q Query, terms queryTerms, list []*candidate) []Result {
+func (e *Engine) page(q Query, terms fulltext.Terms, list []*candidate) []Result {
 	rank.SortCandidates(list, q.Sort)
 	lo, hi := rank.PageBounds(q.Page, q.PageSize, len(list))
 	out := []Result{}
@@ -391,6 +392,16 @@ func (e *Engine) page(q Query, terms queryTerms, list []*candidate) []Result {
 		out = append(out, res)
 	}
 	return out
+}
+
+// snippets cuts a memory's snippets from its stored excerpt index (see
+// fulltext.Index.MemorySnippets), and counts its matches.
+func (e *Engine) snippets(r *record, q fulltext.Terms, chunk int, semantic bool) ([]string, int) {
+	x, err := e.st.excerpt(r.Path, q)
+	if err != nil {
+		return []string{}, 0 // an index without excerpts is rebuilt at open (schema 3)
+	}
+	return e.ft.MemorySnippets(x, r.Title, r.Tags, q, chunk, semantic)
 }
 
 func nonNil(s []string) []string {

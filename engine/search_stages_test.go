@@ -85,7 +85,7 @@ func exhaustive(t *testing.T, e *Engine, q Query) []string {
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
 	textScore := map[string]float64{}
 	if q.Mode != Semantic {
-		text, err := e.textCandidates(ctx, e.ft.analyzeQuery(q.Text), sc)
+		text, err := e.textCandidates(ctx, e.ft.AnalyzeQuery(q.Text), sc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func testStagesMatchExhaustive(t *testing.T, e *Engine) {
 }
 
 func testTextCandidates(t *testing.T, e *Engine) {
-	terms := e.ft.analyzeQuery("database backup")
+	terms := e.ft.AnalyzeQuery("database backup")
 	all, err := e.textCandidates(context.Background(), terms, scope{})
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +280,7 @@ func testFuse(t *testing.T, e *Engine) {
 	ctx := context.Background()
 	q := Query{Text: "postgres sql music", Mode: Hybrid}
 	q, _ = q.Validate()
-	text, err := e.textCandidates(ctx, e.ft.analyzeQuery(q.Text), scope{})
+	text, err := e.textCandidates(ctx, e.ft.AnalyzeQuery(q.Text), scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func testDecayAndCutThenPage(t *testing.T, e *Engine) {
 	if len(list) < 10 || len(list) >= 30 {
 		t.Fatalf("%d candidates scored, want the page's contenders only (10 ≤ n < 30)", len(list))
 	}
-	res := e.page(q, e.ft.analyzeQuery(q.Text), list)
+	res := e.page(q, e.ft.AnalyzeQuery(q.Text), list)
 	if len(res) != 5 {
 		t.Fatalf("page 2 has %d results, want 5", len(res))
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"mnemo/engine/embed"
+	"mnemo/engine/fulltext"
+	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
 )
@@ -122,7 +124,7 @@ type Sessions struct {
 	dim  int
 
 	st  *sessionStore
-	ft  *fulltext
+	ft  *fulltext.Index
 	vec vectors.Store // one item per message
 
 	syncMu    sync.Mutex
@@ -133,14 +135,14 @@ type Sessions struct {
 	// by a query: read-only, the damaged index is all there is; a writer
 	// has replaced it by an empty one, or keeps it until its next sync
 	// rebuilds. Text searches refuse to answer from either.
-	damage damageMark
+	damage store.DamageMark
 
 	mu        sync.RWMutex // guards everything below
 	sessions  map[uint32]*session
 	byPath    map[string]*session
 	msgs      map[string]*message // by Bleve document id
 	nextSID   uint32
-	totals    [len(textFields)]int64
+	totals    [fulltext.NumFields]int64
 	skips     map[string][]Skip   // by source key
 	forgotten map[[32]byte]string // forgotten transcripts: path hash → source key
 	srcErrs   map[string]string   // by source key: why Discover failed
@@ -204,7 +206,7 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 		return nil, err
 	}
 	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
-	statePath := filepath.Join(s.dir, stateFile)
+	statePath := filepath.Join(s.dir, store.StateFile)
 	if cfg.ReadOnly {
 		if _, err := os.Stat(statePath); err != nil {
 			return nil, fmt.Errorf("sessions %w", ErrIndexNotReady)
@@ -212,20 +214,13 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	} else if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create sessions index folder: %w", err)
 	}
-	var err error
-	s.st, err = openSessionStore(statePath, cfg.ReadOnly)
-	if errors.Is(err, errCorruptState) && !cfg.ReadOnly {
-		aside, rerr := setAside(statePath, time.Now())
-		if rerr != nil {
-			return nil, fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
-		}
-		why := err
-		if s.st, err = openSessionStore(statePath, false); err == nil {
-			s.needFull = fmt.Sprintf("%v; set aside as %s, rebuilding from the transcripts", why, filepath.Base(aside))
-		}
-	}
+	db, replaced, err := store.OpenOrReplace(statePath, sessionStoreOptions(cfg.ReadOnly), time.Now)
 	if err != nil {
 		return nil, err
+	}
+	s.st = &sessionStore{db: db}
+	if replaced != "" {
+		s.needFull = replaced + ", rebuilding from the transcripts"
 	}
 	if err := s.open(ctx); err != nil {
 		s.Close()
@@ -236,14 +231,14 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 
 func (s *Sessions) open(ctx context.Context) error {
 	if !s.cfg.ReadOnly {
-		writePID(s.dir)
+		store.WritePID(s.dir)
 	}
 	meta := s.st.metaAll()
-	if err := checkSchema(s.dir, meta["schema"]); err != nil {
+	if err := store.CheckSchema(s.dir, meta["schema"]); err != nil {
 		return err
 	}
-	if v, _ := strconv.Atoi(meta["schema"]); v != 0 && v < schemaVersion {
-		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, schemaVersion)
+	if v, older := store.OlderSchema(meta["schema"]); older {
+		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, store.SchemaVersion)
 	} else if v != 0 && meta[metaSessionsFormat] != sessionsFormat {
 		s.needFull = "the sessions index predates per-line coverage; reading the transcripts again"
 	}
@@ -258,19 +253,19 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
 	ftPath := filepath.Join(s.dir, fulltextDir)
-	ft, err := openFulltext(ftPath, !s.cfg.ReadOnly, durableBatches)
+	ft, err := fulltext.Open(ftPath, !s.cfg.ReadOnly, fulltext.DurableBatches, nil)
 	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
 		s.needFull = "full-text index was unreadable: " + err.Error()
 		s.noteDamage(err)
-		ft, err = openFulltext(ftPath, true, durableBatches)
+		ft, err = fulltext.Open(ftPath, true, fulltext.DurableBatches, nil)
 	}
 	if err != nil {
 		return err
 	}
-	s.noteDamage(ft.damage)
+	s.noteDamage(ft.Damage())
 	s.ft = ft
 	if err := s.resetMemory(); err != nil {
 		return err
@@ -278,7 +273,7 @@ func (s *Sessions) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
 		s.lastSync = t
 	}
-	s.unfinished = meta[metaUnfinished]
+	s.unfinished = meta[store.MetaUnfinished]
 	if s.forgotten, err = s.st.loadForgotten(); err != nil {
 		return fmt.Errorf("read sessions state store: %w", err)
 	}
@@ -303,22 +298,22 @@ func (s *Sessions) open(ctx context.Context) error {
 		}
 	}
 	if s.needFull == "" {
-		if n, err := s.ft.idx.DocCount(); err == nil && int(n) != len(s.msgs) {
+		if n, err := s.ft.DocCount(); err == nil && int(n) != len(s.msgs) {
 			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, len(s.msgs))
 		}
 	}
 	return nil
 }
 
-func (s *Sessions) noteDamage(err error) { s.damage.note(err) }
-func (s *Sessions) damaged() error       { return s.damage.get() }
+func (s *Sessions) noteDamage(err error) { s.damage.Note(err) }
+func (s *Sessions) damaged() error       { return s.damage.Get() }
 
 func (s *Sessions) resetMemory() error {
 	s.sessions = map[uint32]*session{}
 	s.byPath = map[string]*session{}
 	s.msgs = map[string]*message{}
 	s.nextSID = 1
-	s.totals = [len(textFields)]int64{}
+	s.totals = [fulltext.NumFields]int64{}
 	s.skips = map[string][]Skip{}
 	s.srcErrs = map[string]string{}
 	var err error
@@ -415,11 +410,11 @@ func (s *Sessions) Close() error {
 	}
 	var errs []error
 	if s.ft != nil {
-		errs = append(errs, s.ft.close())
+		errs = append(errs, s.ft.Close())
 	}
 	if s.st != nil {
 		if !s.cfg.ReadOnly {
-			os.Remove(filepath.Join(s.dir, pidFile))
+			store.RemovePID(s.dir)
 		}
 		errs = append(errs, s.st.close())
 	}

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"mnemo/engine/fulltext"
+	"mnemo/engine/store"
 )
 
 // Forgetting a session removes every trace of it from the index folder, not
@@ -164,14 +167,14 @@ func (s *Sessions) selectForget(q ForgetQuery) ([]*session, error) {
 // dropSessions removes sel from the full-text index and from memory; the
 // store has already dropped them.
 func (s *Sessions) dropSessions(sel []*session, forgotten map[[32]byte]string) {
-	fb := s.ft.idx.NewBatch()
+	fb := s.ft.NewBatch()
 	for _, ss := range sel {
 		for seq := range ss.seqs {
 			fb.Delete(docID(ss.SID, seq))
 		}
 	}
 	// A failure here is repaired by the purge, which rebuilds the index.
-	s.ft.idx.Batch(fb)
+	s.ft.Batch(fb)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ss := range sel {
@@ -212,7 +215,7 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 	if err := errors.Join(os.RemoveAll(tmp), os.RemoveAll(old)); err != nil {
 		return fmt.Errorf("remove a purge's leftovers: %w", err)
 	}
-	ft, err := openFulltext(tmp, true, durableBatches)
+	ft, err := fulltext.Open(tmp, true, fulltext.DurableBatches, nil)
 	if err != nil {
 		return err
 	}
@@ -223,15 +226,15 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 	}
 	s.mu.RUnlock()
 	if err := s.reindexInto(ctx, ft, nil, known); err != nil {
-		ft.close()
+		ft.Close()
 		return fmt.Errorf("rebuild the sessions full-text index: %w", err)
 	}
-	if err := ft.close(); err != nil {
+	if err := ft.Close(); err != nil {
 		return fmt.Errorf("rebuild the sessions full-text index: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ft.close()
+	s.ft.Close()
 	if err := os.Rename(cur, old); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("swap in the rebuilt full-text index: %w", err)
 	}
@@ -239,17 +242,17 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 		return fmt.Errorf("swap in the rebuilt full-text index: %w", err)
 	}
 	syncDir(s.dir)
-	if s.ft, err = openFulltext(cur, true, durableBatches); err != nil {
+	if s.ft, err = fulltext.Open(cur, true, fulltext.DurableBatches, nil); err != nil {
 		return err
 	}
-	s.damage.clear()
+	s.damage.Clear()
 	return os.RemoveAll(old)
 }
 
 // compactStore copies the live contents of the state store into a fresh
 // file and renames it over the store, so no freed page keeps old bytes.
 func (s *Sessions) compactStore() error {
-	path := filepath.Join(s.dir, stateFile)
+	path := filepath.Join(s.dir, store.StateFile)
 	tmp := path + ".purge"
 	os.Remove(tmp)
 	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond})
@@ -278,18 +281,18 @@ func (s *Sessions) compactStore() error {
 		return fmt.Errorf("swap in the compacted state store: %w", err)
 	}
 	syncDir(s.dir)
-	st, err := openSessionStore(path, false)
+	db, err := store.Open(path, sessionStoreOptions(false))
 	if err != nil {
 		return fmt.Errorf("reopen the compacted state store: %w", err)
 	}
-	s.st = st
+	s.st = &sessionStore{db: db}
 	return nil
 }
 
 // removeSetAside deletes set-aside copies of a damaged state store: they
 // may hold a forgotten session, and the user asked for every trace gone.
 func (s *Sessions) removeSetAside() ([]string, error) {
-	aside, err := filepath.Glob(filepath.Join(s.dir, stateFile+".corrupt-*"))
+	aside, err := filepath.Glob(filepath.Join(s.dir, store.StateFile+".corrupt-*"))
 	if err != nil {
 		return nil, err
 	}
@@ -314,32 +317,32 @@ func syncDir(dir string) {
 
 // reindexInto puts into ft every message the state store holds for sids
 // (nil: every session), analysed afresh; with known, only those sessions.
-func (s *Sessions) reindexInto(ctx context.Context, ft *fulltext, sids []uint32, known map[uint32]bool) error {
-	a := ft.newAnalyser()
-	fb := ft.idx.NewBatch()
+func (s *Sessions) reindexInto(ctx context.Context, ft *fulltext.Index, sids []uint32, known map[uint32]bool) error {
+	a := ft.NewAnalyser()
+	fb := ft.NewBatch()
 	n := 0
 	err := s.st.forEachText(sids, func(sid, seq uint32, text string) error {
 		if known != nil && !known[sid] {
 			return nil
 		}
-		if err := fb.IndexAdvanced(analysedDoc(docID(sid, seq), a.message(text))); err != nil {
+		if err := fb.IndexAdvanced(fulltext.NewDoc(docID(sid, seq), a.Message(text))); err != nil {
 			return err
 		}
 		if n++; n%s.batchMsgs == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := ft.idx.Batch(fb); err != nil {
+			if err := ft.Batch(fb); err != nil {
 				return err
 			}
-			fb, a = ft.idx.NewBatch(), ft.newAnalyser()
+			fb, a = ft.NewBatch(), ft.NewAnalyser()
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return ft.idx.Batch(fb)
+	return ft.Batch(fb)
 }
 
 // forget drops sel from the store, remembers the forgotten transcripts and
@@ -350,7 +353,7 @@ func (st *sessionStore) forget(sel []*session, forgotten map[[32]byte]string, ma
 			if err := dropSessionTx(tx, ss.SID); err != nil {
 				return err
 			}
-			if err := tx.Bucket(sbPending).Delete(sidKey(ss.SID)); err != nil {
+			if err := store.ClearPending(tx, sidKey(ss.SID)); err != nil {
 				return err
 			}
 		}
@@ -360,7 +363,7 @@ func (st *sessionStore) forget(sel []*session, forgotten map[[32]byte]string, ma
 				return err
 			}
 		}
-		return tx.Bucket(sbMeta).Put([]byte(metaPurge), []byte(mark))
+		return tx.Bucket(store.BucketMeta).Put([]byte(metaPurge), []byte(mark))
 	})
 }
 

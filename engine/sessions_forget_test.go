@@ -14,6 +14,9 @@ import (
 
 	"github.com/blevesearch/vellum"
 	zapv17 "github.com/blevesearch/zapx/v17"
+
+	"mnemo/engine/fulltext"
+	"mnemo/engine/store"
 )
 
 // forgetFixture writes three sessions, each with words no other holds.
@@ -42,18 +45,18 @@ func forgetFixture(t *testing.T) string {
 func filesHolding(t *testing.T, dir string, words ...string) []string {
 	t.Helper()
 	forms := map[string]string{}
-	en, err := newMapping()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, w := range words {
 		forms[strings.ToLower(w)] = w
-		for _, tok := range en.AnalyzerNamed(analyzerEN).Analyze([]byte(w)) {
-			forms[string(tok.Term)] = w
+		terms, err := fulltext.EnglishTerms(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, term := range terms {
+			forms[term] = w
 		}
 	}
 	var out []string
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -128,7 +131,7 @@ func TestSessionsForget(t *testing.T) {
 	// The check can fail: before the forget, the words are in the
 	// full-text segments and in the state store.
 	before := strings.Join(filesHolding(t, idx, goneWords...), " ")
-	if !strings.Contains(before, fulltextDir) || !strings.Contains(before, stateFile) {
+	if !strings.Contains(before, fulltextDir) || !strings.Contains(before, store.StateFile) {
 		t.Fatalf("before the forget the words are only in %q; the check would prove nothing", before)
 	}
 	s = openTestSessions(t, idx, lineSource{root})
@@ -162,7 +165,7 @@ func TestSessionsForget(t *testing.T) {
 		if _, err := s.GetSession(context.Background(), "gone", 0, 0); !errors.Is(err, ErrNoSession) {
 			t.Errorf("%s: GetSession(gone): %v", when, err)
 		}
-		if n, _ := s.ft.idx.DocCount(); int(n) != len(s.msgs) {
+		if n, _ := s.ft.DocCount(); int(n) != len(s.msgs) {
 			t.Errorf("%s: Bleve holds %d documents, the store %d", when, n, len(s.msgs))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 )
 
@@ -157,7 +158,7 @@ func (s *Sessions) title(ss *session) string {
 // runes, at a word boundary when there is one in the last third, marking
 // the cut with "…".
 func titleLine(text string, n int) string {
-	text = oneLine(text)
+	text = fulltext.OneLine(text)
 	if utf8.RuneCountInString(text) <= n {
 		return text
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
 )
@@ -277,7 +278,7 @@ func (s *Sessions) searchable(q SessionQuery, page *SessionPage) (done bool, err
 // text. done says the answer is page as it stands (a first sync that
 // has stored nothing yet); err, that q cannot be answered. The caller
 // holds s.mu.
-func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms queryTerms, done bool, err error) {
+func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms fulltext.Terms, done bool, err error) {
 	page.Indexing = s.indexingNow()
 	if s.lastSync.IsZero() && len(s.msgs) == 0 {
 		if page.Indexing {
@@ -288,8 +289,8 @@ func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms qu
 	if err := s.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
 		return terms, false, fmt.Errorf("sessions %w", err)
 	}
-	terms = s.ft.analyzeQuery(q.Text)
-	if terms.empty() {
+	terms = s.ft.AnalyzeQuery(q.Text)
+	if terms.Empty() {
 		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	return terms, false, nil
@@ -432,8 +433,8 @@ func (s *Sessions) inScope(sc sessionScope, m *message) bool {
 
 // textCandidates is stage one: every message in scope that matches a query
 // term, with its BM25 score divided by the best one in scope.
-func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sessionScope) ([]candidate, error) {
-	hits, err := s.ft.scoreText(ctx, terms, bm25Of(s.rank), s.totals)
+func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope) ([]candidate, error) {
+	hits, err := s.ft.Score(ctx, terms, fulltext.NewBM25(s.rank), s.totals)
 	if err != nil {
 		s.noteDamage(err)
 		return nil, err
@@ -441,12 +442,12 @@ func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sess
 	cands := make([]candidate, 0, len(hits))
 	var top float64
 	for _, h := range hits {
-		m := s.msgs[h.path]
+		m := s.msgs[h.Path]
 		if m == nil || !s.inScope(sc, m) {
 			continue
 		}
-		cands = append(cands, candidate{Rec: &m.rec, Text: h.score, Matched: h.matched, TextRank: 1})
-		top = math.Max(top, h.score)
+		cands = append(cands, candidate{Rec: &m.rec, Text: h.Score, Matched: h.Matched, TextRank: 1})
+		top = math.Max(top, h.Score)
 	}
 	for i := range cands {
 		cands[i].Text /= top
@@ -578,7 +579,7 @@ func sortGroups(gs []*sessionGroup, by Sort) {
 
 // result is stage five: one session of the page with its best hits and
 // their excerpts, read from the stored (redacted) text.
-func (s *Sessions) result(g *sessionGroup, maxHits int, terms queryTerms) SessionResult {
+func (s *Sessions) result(g *sessionGroup, maxHits int, terms fulltext.Terms) SessionResult {
 	r := SessionResult{
 		SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
 		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs), Archived: g.ss.archived(),
@@ -586,47 +587,13 @@ func (s *Sessions) result(g *sessionGroup, maxHits int, terms queryTerms) Sessio
 	}
 	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
 		m := s.msgs[c.Rec.Path]
-		excerpt, n := messageExcerpt(s.st.text(m.sid, m.seq), terms, s.ft)
+		excerpt, n := s.ft.MessageSnippet(s.st.text(m.sid, m.seq), terms)
 		r.Hits = append(r.Hits, MessageHit{
 			MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
 			Excerpt: excerpt, Score: rank.Round(c.Score), MatchCount: n,
 		})
 	}
 	return r
-}
-
-// messageExcerpt is one bounded excerpt of a stored message: ±snippetRadius
-// around the window with the most matches, cut on word boundaries, matches
-// in bold, as memory snippets are; a message found by meaning alone gets
-// its start. It also returns how many matches the message holds.
-func messageExcerpt(text string, q queryTerms, ft *fulltext) (string, int) {
-	spans := ft.matchSpans(text, q)
-	if len(spans) == 0 {
-		return cut(text, 0, 2*snippetRadius, nil), 0
-	}
-	bestLo, bestN := 0, -1
-	for i, sp := range spans {
-		n := 0
-		for _, t := range spans[i:] {
-			if t.end > sp.start+2*snippetRadius {
-				break
-			}
-			n++
-		}
-		if n > bestN {
-			bestLo, bestN = i, n
-		}
-	}
-	first := spans[bestLo]
-	last := first
-	for _, t := range spans[bestLo:] {
-		if t.end > first.start+2*snippetRadius {
-			break
-		}
-		last = t
-	}
-	mid := (first.start + last.end) / 2
-	return cut(text, mid-snippetRadius, mid+snippetRadius, spans), len(spans)
 }
 
 // SessionMessage is one stored message, as GetSession and GetMessage show it.

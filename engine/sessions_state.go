@@ -7,35 +7,34 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/blevesearch/bleve/v2/document"
 	bolt "go.etcd.io/bbolt"
 
-	bolterr "go.etcd.io/bbolt/errors"
+	"mnemo/engine/fulltext"
+	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 )
 
-// The sessions state store: one bbolt file in INDEX/sessions, the same
-// discipline as the memory store (state.go): a batch's sessions are marked
-// pending before Bleve is written and unmarked in the transaction that
-// records them, so a crash in between is undone at the next open.
+// The sessions state store: one bbolt file in INDEX/sessions, kept by the
+// discipline of engine/store, as the memory store is: a batch's sessions
+// are marked pending (sid → the highest seq the batch may have written)
+// before Bleve is written and unmarked in the transaction that records
+// them, so a crash in between is undone at the next open (repairPending).
 var (
-	sbMeta     = []byte("meta")
 	sbSessions = []byte("sessions") // sid → sessionRec
 	sbMessages = []byte("messages") // sid|seq → msgRec (no text)
 	sbTexts    = []byte("texts")    // sid|seq → the redacted text
 	sbIDs      = []byte("ids")      // sid|message id → seq
 	sbVectors  = []byte("vectors")  // sid|seq → vector
-	sbPending  = []byte("pending")  // sid → highest seq a batch in flight may have written
 	sbSkips    = []byte("skips")    // source key → []Skip
 	// sbForgotten: SHA-256 of a forgotten transcript's path → its source
 	// key. A full rebuild keeps it: a forgotten transcript stays out.
 	sbForgotten = []byte("forgotten")
 )
 
-var sessionBuckets = [][]byte{sbMeta, sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips, sbForgotten}
+var sessionBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbSkips, sbForgotten}
 
 // rebuiltBuckets are the buckets a full rebuild empties.
-var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbPending, sbSkips}
+var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, store.BucketPending, sbSkips}
 
 // sessionRec is what the store keeps of one transcript and its session.
 type sessionRec struct {
@@ -66,66 +65,26 @@ func (r sessionRec) archived() bool { return !r.Archived.IsZero() }
 
 // msgRec is one message without its text.
 type msgRec struct {
-	ID   string                 `json:"i"`
-	Role string                 `json:"r"`
-	Time time.Time              `json:"t"`
-	Lens [len(textFields)]int32 `json:"l"`
+	ID   string                    `json:"i"`
+	Role string                    `json:"r"`
+	Time time.Time                 `json:"t"`
+	Lens [fulltext.NumFields]int32 `json:"l"`
 }
 
 type sessionStore struct{ db *bolt.DB }
 
-func openSessionStore(path string, readOnly bool) (*sessionStore, error) {
-	db, err := openBolt(path, "sessions state store", readOnly)
-	if err != nil {
-		return nil, err
-	}
-	if !readOnly {
-		err = db.Update(func(tx *bolt.Tx) error {
-			for _, b := range sessionBuckets {
-				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("init sessions state store: %w", err)
-		}
-	}
-	return &sessionStore{db: db}, nil
+// sessionStoreOptions opens the sessions corpus's state store.
+func sessionStoreOptions(readOnly bool) store.Options {
+	return store.Options{What: "sessions state store", ReadOnly: readOnly, Buckets: sessionBuckets}
 }
 
 func (s *sessionStore) close() error { return s.db.Close() }
 
-func (s *sessionStore) size() int64 {
-	var n int64
-	s.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
-	return n
-}
+func (s *sessionStore) size() int64 { return store.Size(s.db) }
 
-func (s *sessionStore) metaAll() map[string]string {
-	out := map[string]string{}
-	s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(sbMeta); b != nil {
-			b.ForEach(func(k, v []byte) error { out[string(k)] = string(v); return nil })
-		}
-		return nil
-	})
-	return out
-}
+func (s *sessionStore) metaAll() map[string]string { return store.MetaAll(s.db) }
 
-func (s *sessionStore) setMeta(kv map[string]string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(sbMeta)
-		for k, v := range kv {
-			if err := b.Put([]byte(k), []byte(v)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
+func (s *sessionStore) setMeta(kv map[string]string) error { return store.SetMeta(s.db, kv) }
 
 func sidKey(sid uint32) []byte {
 	k := make([]byte, 4)
@@ -271,14 +230,13 @@ func (s *sessionStore) seqOf(sid uint32, id string) (uint32, bool) {
 
 func (s *sessionStore) markPending(p map[uint32]uint32) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(sbPending)
 		for sid, top := range p {
 			v := make([]byte, 4)
-			if old := b.Get(sidKey(sid)); len(old) == 4 {
+			if old := store.PendingMark(tx, sidKey(sid)); len(old) == 4 {
 				top = max(top, binary.BigEndian.Uint32(old))
 			}
 			binary.BigEndian.PutUint32(v, top)
-			if err := b.Put(sidKey(sid), v); err != nil {
+			if err := store.MarkPending(tx, sidKey(sid), v); err != nil {
 				return err
 			}
 		}
@@ -289,11 +247,7 @@ func (s *sessionStore) markPending(p map[uint32]uint32) error {
 func (s *sessionStore) pending() (map[uint32]uint32, error) {
 	out := map[uint32]uint32{}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(sbPending)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
+		return store.ForEachPending(tx, func(k, v []byte) error {
 			if len(k) == 4 && len(v) == 4 {
 				out[binary.BigEndian.Uint32(k)] = binary.BigEndian.Uint32(v)
 			}
@@ -338,7 +292,7 @@ type pendingMsg struct {
 	seq  uint32
 	rec  msgRec
 	text string
-	doc  *document.Document // its full-text document, pre-analysed
+	doc  *fulltext.Doc // its full-text document, pre-analysed
 }
 
 // commit writes a batch and clears its pending marks in one transaction.
@@ -382,11 +336,8 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 				}
 			}
 		}
-		pb := tx.Bucket(sbPending)
-		for _, sid := range sids {
-			if err := pb.Delete(sidKey(sid)); err != nil {
-				return err
-			}
+		if err := clearPendingTx(tx, sids); err != nil {
+			return err
 		}
 		kb := tx.Bucket(sbSkips)
 		for k, sk := range skips {
@@ -404,14 +355,16 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 
 // clearPending removes the pending marks of sids.
 func (s *sessionStore) clearPending(sids []uint32) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, sid := range sids {
-			if err := tx.Bucket(sbPending).Delete(sidKey(sid)); err != nil {
-				return err
-			}
+	return s.db.Update(func(tx *bolt.Tx) error { return clearPendingTx(tx, sids) })
+}
+
+func clearPendingTx(tx *bolt.Tx, sids []uint32) error {
+	for _, sid := range sids {
+		if err := store.ClearPending(tx, sidKey(sid)); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // forEachText calls fn with the stored text of every message of sids (nil:
@@ -467,29 +420,11 @@ func (s *sessionStore) resetLive(keepArchived bool) error {
 				return err
 			}
 		}
-		for _, name := range [][]byte{sbPending, sbSkips} {
-			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
-				return err
-			}
-			if _, err := tx.CreateBucket(name); err != nil {
-				return err
-			}
-		}
-		return nil
+		return store.Recreate(tx, store.BucketPending, sbSkips)
 	})
 }
 
 // resetAll forgets every session, message and vector.
 func (s *sessionStore) resetAll() error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range rebuiltBuckets {
-			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
-				return err
-			}
-			if _, err := tx.CreateBucket(name); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.db.Update(func(tx *bolt.Tx) error { return store.Recreate(tx, rebuiltBuckets...) })
 }

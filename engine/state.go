@@ -4,45 +4,26 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strconv"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	bolterr "go.etcd.io/bbolt/errors"
+
+	"mnemo/engine/fulltext"
+	"mnemo/engine/store"
 )
-
-// schemaVersion changes whenever the layout of the indexes or the state store
-// changes in a way an older or newer mnemo cannot read. An index of an older
-// version is rebuilt; one of a newer version is refused. 2: 100-word chunks.
-// 3: excerpt indexes (excerpts.go) beside the records. 4: the concept
-// graph's postings (graph.go). 5: Thai, Lao, Khmer and Myanmar text indexed
-// as bigrams in the cjk field (analysis.go). 6: no _all field in the
-// full-text index, excerpt indexes without stopwords (tokens.go).
-const schemaVersion = 6
-
-// metaUnfinished is the meta key a first or full sync sets when it starts
-// and clears when it completes: set at open, the last one was cut short.
-const metaUnfinished = "unfinished"
 
 // metaUnreadable lists, one a line, the folders the last full sync could
 // not read, so that status shows them after the sync's process has ended.
 const metaUnreadable = "unreadable"
 
 var (
-	bucketMeta    = []byte("meta")
 	bucketFiles   = []byte("files")
 	bucketVectors = []byte("vectors")
 	bucketReads   = []byte("reads")
 	bucketSkips   = []byte("skips")
-	bucketPending = []byte("pending")
 	// bucketExcerpts holds each indexed file's excerpt index, by path:
 	// what snippets are cut from without reading the file again.
 	bucketExcerpts = []byte("excerpts")
@@ -51,17 +32,17 @@ var (
 
 // record is what the state store remembers of one indexed file.
 type record struct {
-	Path     string                 `json:"p"`
-	Size     int64                  `json:"s"`
-	MtimeNs  int64                  `json:"m"`
-	Hash     string                 `json:"h"`
-	Title    string                 `json:"t"`
-	Created  time.Time              `json:"c,omitzero"` // frontmatter created (zero if none: not written)
-	Modified time.Time              `json:"o,omitzero"` // frontmatter modified (zero if none: not written)
-	Tags     []string               `json:"g,omitempty"`
-	Chunks   int                    `json:"k"` // chunks in the vector store
-	Lens     [len(textFields)]int32 `json:"l"` // tokens per scored field, for BM25
-	Warnings []string               `json:"w,omitempty"`
+	Path     string                    `json:"p"`
+	Size     int64                     `json:"s"`
+	MtimeNs  int64                     `json:"m"`
+	Hash     string                    `json:"h"`
+	Title    string                    `json:"t"`
+	Created  time.Time                 `json:"c,omitzero"` // frontmatter created (zero if none: not written)
+	Modified time.Time                 `json:"o,omitzero"` // frontmatter modified (zero if none: not written)
+	Tags     []string                  `json:"g,omitempty"`
+	Chunks   int                       `json:"k"` // chunks in the vector store
+	Lens     [fulltext.NumFields]int32 `json:"l"` // tokens per scored field, for BM25
+	Warnings []string                  `json:"w,omitempty"`
 }
 
 func (r *record) mtime() time.Time { return time.Unix(0, r.MtimeNs).UTC() }
@@ -82,206 +63,25 @@ func (r *record) updated() time.Time {
 	return r.dated()
 }
 
-// store is the durable state: one bbolt file beside the indexes.
-type store struct {
+// stateStore is the memory corpus's durable state: one bbolt file beside
+// the indexes, kept by the discipline of engine/store.
+type stateStore struct {
 	db *bolt.DB
 }
 
-// openStore opens the state store. A file bbolt cannot read — torn,
-// garbled, not a bbolt file — fails with an error wrapping errCorruptState
-// (Open sets it aside and rebuilds); one of a newer schema is refused
-// before anything is written to it.
-func openStore(path string, readOnly bool) (*store, error) {
-	db, err := openBolt(path, "state store", readOnly)
-	if err != nil {
-		return nil, err
-	}
-	s := &store{db: db}
-	if !readOnly {
-		err = db.Update(func(tx *bolt.Tx) error {
-			if m := tx.Bucket(bucketMeta); m != nil {
-				if err := checkSchema(filepath.Dir(path), string(m.Get([]byte("schema")))); err != nil {
-					return err
-				}
-			}
-			for _, b := range [][]byte{bucketMeta, bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketPending, bucketExcerpts, bucketGraph} {
-				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			db.Close()
-			if errors.Is(err, ErrIndexIncompatible) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("init state store: %w", err)
-		}
-	}
-	return s, nil
+// memoryBuckets are the memory corpus's buckets in its state store.
+var memoryBuckets = [][]byte{bucketFiles, bucketVectors, bucketReads, bucketSkips, bucketExcerpts, bucketGraph}
+
+// storeOptions opens the memory corpus's state store.
+func storeOptions(readOnly bool) store.Options {
+	return store.Options{What: "state store", ReadOnly: readOnly, Buckets: memoryBuckets}
 }
 
-// openBolt opens one bbolt file of the index (what names it in errors). A
-// file held by another process fails with errInUse; one bbolt cannot read —
-// torn, garbled, not bbolt — with an error wrapping errCorruptState, which
-// the caller sets aside (setAside) and rebuilds.
-func openBolt(path, what string, readOnly bool) (*bolt.DB, error) {
-	var db *bolt.DB
-	err := guardStore(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: readOnly})
-		return err
-	})
-	if err != nil {
-		if errors.Is(err, bolterr.ErrTimeout) {
-			return nil, errInUse(path)
-		}
-		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
-			strings.HasPrefix(err.Error(), "file size too small") {
-			err = fmt.Errorf("%w: %v", errCorruptState, err)
-		}
-		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
-	}
-	if err := verifyStore(db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
-	}
-	return db, nil
-}
+func (s *stateStore) close() error { return s.db.Close() }
 
-// setAside renames a state store bbolt cannot read to PATH.corrupt-<time>,
-// kept for a post-mortem, so a fresh one can be rebuilt in its place. It
-// returns the new name.
-func setAside(path string, now time.Time) (string, error) {
-	aside := path + ".corrupt-" + now.UTC().Format("20060102T150405.000Z")
-	if err := os.Rename(path, aside); err != nil {
-		return "", err
-	}
-	return aside, nil
-}
+func (s *stateStore) meta(key string) string { return store.Meta(s.db, key) }
 
-// checkSchema refuses an index whose schema (the meta value) is newer than
-// this mnemo's; "" and "0" are an index whose first sync has not finished.
-func checkSchema(indexDir, schema string) error {
-	if v, _ := strconv.Atoi(schema); v > schemaVersion {
-		return fmt.Errorf("%s has schema %d, this mnemo reads %d: %w", indexDir, v, schemaVersion, ErrIndexIncompatible)
-	}
-	return nil
-}
-
-// errCorruptState marks a state store that bbolt cannot read.
-var errCorruptState = errors.New("state store is corrupt")
-
-// guardStore runs fn, which reads the state store, and turns what bbolt
-// does on a damaged file into an error wrapping errCorruptState: its
-// assertion panics, and the faults of reading a torn memory-mapped file
-// (which would otherwise kill the process). Panics that do not start in
-// bbolt are bugs, and are not caught.
-func guardStore(fn func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if !panicInBbolt() {
-				panic(r)
-			}
-			err = fmt.Errorf("%w: %v", errCorruptState, r)
-		}
-	}()
-	return fn()
-}
-
-// panicInBbolt reports whether the panic being recovered was raised in
-// bbolt's code: the first frame below the runtime's is bbolt's.
-func panicInBbolt() bool {
-	pc := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
-	for {
-		f, more := frames.Next()
-		if !strings.HasPrefix(f.Function, "runtime.") {
-			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
-		}
-		if !more {
-			return false
-		}
-	}
-}
-
-// verifyStore reads every page of the store once, so that damage is found
-// here, at open, and not by a sync that trips over it half-way: a file
-// shorter than its pages reach, a page bbolt cannot parse, or an
-// inconsistency bbolt's own check reports (a page both used and free).
-func verifyStore(db *bolt.DB) error {
-	return guardStore(func() error {
-		return db.View(func(tx *bolt.Tx) error {
-			fi, err := os.Stat(db.Path())
-			if err != nil {
-				return err
-			}
-			if fi.Size() < tx.Size() {
-				return fmt.Errorf("%w: file is %d bytes, its pages reach %d (torn)", errCorruptState, fi.Size(), tx.Size())
-			}
-			var walk func(b *bolt.Bucket) error
-			walk = func(b *bolt.Bucket) error {
-				return b.ForEach(func(k, v []byte) error {
-					if v == nil {
-						if sub := b.Bucket(k); sub != nil {
-							return walk(sub)
-						}
-					}
-					return nil
-				})
-			}
-			if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) }); err != nil {
-				return err
-			}
-			var first error
-			for err := range tx.Check() { // drained: Check's goroutine sends every error
-				if first == nil {
-					first = fmt.Errorf("%w: %v", errCorruptState, err)
-				}
-			}
-			return first
-		})
-	})
-}
-
-// ErrInUse is returned by Open, read-only or not, while another process
-// holds the index as its writer; the message names that process.
-var ErrInUse = errors.New("index is in use")
-
-// errInUse names the process that holds the index, from the pid file beside it.
-func errInUse(statePath string) error {
-	pid := "another process"
-	if b, err := os.ReadFile(strings.TrimSuffix(statePath, "state.db") + "writer.pid"); err == nil {
-		pid = "PID " + strings.TrimSpace(string(b))
-	}
-	return fmt.Errorf("%w by %s (one writer at a time, and no reader beside it)", ErrInUse, pid)
-}
-
-func (s *store) close() error { return s.db.Close() }
-
-func (s *store) meta(key string) string {
-	var v string
-	s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(bucketMeta); b != nil {
-			v = string(b.Get([]byte(key)))
-		}
-		return nil
-	})
-	return v
-}
-
-func (s *store) setMeta(kv map[string]string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketMeta)
-		for k, v := range kv {
-			if err := b.Put([]byte(k), []byte(v)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
+func (s *stateStore) setMeta(kv map[string]string) error { return store.SetMeta(s.db, kv) }
 
 // loaded is everything the engine keeps in memory from the store.
 type loaded struct {
@@ -291,7 +91,7 @@ type loaded struct {
 	pending []string
 }
 
-func (s *store) load() (*loaded, error) {
+func (s *stateStore) load() (*loaded, error) {
 	l := &loaded{files: map[string]*record{}, reads: map[string]time.Time{}, skips: map[string]string{}}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketFiles); b != nil {
@@ -320,19 +120,16 @@ func (s *store) load() (*loaded, error) {
 				return nil
 			})
 		}
-		if b := tx.Bucket(bucketPending); b != nil {
-			b.ForEach(func(k, _ []byte) error {
-				l.pending = append(l.pending, string(k))
-				return nil
-			})
-		}
-		return nil
+		return store.ForEachPending(tx, func(k, _ []byte) error {
+			l.pending = append(l.pending, string(k))
+			return nil
+		})
 	})
 	return l, err
 }
 
 // forEachVector calls fn for every stored chunk vector.
-func (s *store) forEachVector(fn func(path string, chunk int, vec []float32) error) error {
+func (s *stateStore) forEachVector(fn func(path string, chunk int, vec []float32) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketVectors)
 		if b == nil {
@@ -397,19 +194,23 @@ type change struct {
 // since (see persist.go). If the process dies before a path's mark is
 // cleared, the next open drops exactly these paths from the indexes and
 // re-syncs them: no ghost, no loss.
-func (s *store) markPending(paths, clear []string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketPending)
-		if err := deleteKeys(b, clear); err != nil {
+func (s *stateStore) markPending(paths, clear []string) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return setPending(tx, paths, clear) })
+}
+
+// setPending clears the pending marks of clear and sets those of mark.
+func setPending(tx *bolt.Tx, mark, clear []string) error {
+	for _, p := range clear {
+		if err := store.ClearPending(tx, []byte(p)); err != nil {
 			return err
 		}
-		for _, p := range paths {
-			if err := b.Put([]byte(p), nil); err != nil {
-				return err
-			}
+	}
+	for _, p := range mark {
+		if err := store.MarkPending(tx, []byte(p), nil); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 func deleteKeys(b *bolt.Bucket, keys []string) error {
@@ -425,7 +226,7 @@ func deleteKeys(b *bolt.Bucket, keys []string) error {
 // also clears the pending marks clear and sets those of mark: the paths
 // the batch is about to change in the full-text index, whose marks stay
 // until the full-text index has persisted it (persist.go).
-func (s *store) commitBatch(changes []change, skips map[string]string, unskip, mark, clear []string) error {
+func (s *stateStore) commitBatch(changes []change, skips map[string]string, unskip, mark, clear []string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		files, vecs, sk := tx.Bucket(bucketFiles), tx.Bucket(bucketVectors), tx.Bucket(bucketSkips)
 		exc := tx.Bucket(bucketExcerpts)
@@ -434,14 +235,8 @@ func (s *store) commitBatch(changes []change, skips map[string]string, unskip, m
 			packIfAppending(exc, []byte(first))
 			packIfAppending(vecs, vectorKey(first, 0))
 		}
-		pend := tx.Bucket(bucketPending)
-		if err := deleteKeys(pend, clear); err != nil {
+		if err := setPending(tx, mark, clear); err != nil {
 			return err
-		}
-		for _, p := range mark {
-			if err := pend.Put([]byte(p), nil); err != nil {
-				return err
-			}
 		}
 		for _, c := range changes {
 			if !c.keepVectors {
@@ -531,44 +326,32 @@ func deleteVectors(b *bolt.Bucket, path string) error {
 }
 
 // resetIndexed forgets every file, vector, skip and pending mark; reads are kept.
-func (s *store) resetIndexed() error {
+func (s *stateStore) resetIndexed() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketFiles, bucketVectors, bucketSkips, bucketPending, bucketExcerpts, bucketGraph} {
-			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
-				return err
-			}
-			if _, err := tx.CreateBucket(name); err != nil {
-				return err
-			}
-		}
-		return nil
+		return store.Recreate(tx, bucketFiles, bucketVectors, bucketSkips, store.BucketPending, bucketExcerpts, bucketGraph)
 	})
 }
 
 // excerpt reads what q needs of a file's excerpt index. bbolt's memory is
 // valid only inside the transaction, so it is decoded there and copied out.
-func (s *store) excerpt(path string, q queryTerms) (excerpt, error) {
-	var x excerpt
+func (s *stateStore) excerpt(path string, q fulltext.Terms) (fulltext.Excerpt, error) {
+	var x fulltext.Excerpt
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketExcerpts)
 		if b == nil {
-			return fmt.Errorf("no excerpt indexes: %w", errBadExcerpts)
+			return fmt.Errorf("no excerpt indexes: %w", fulltext.ErrBadExcerpts)
 		}
 		v := b.Get([]byte(path))
 		if v == nil {
 			return fmt.Errorf("%s: no excerpt index", path)
 		}
 		var err error
-		x, err = readExcerpt(v, q)
+		x, err = fulltext.ReadExcerpt(v, q)
 		return err
 	})
 	return x, err
 }
 
-func (s *store) size() int64 {
-	var n int64
-	s.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
-	return n
-}
+func (s *stateStore) size() int64 { return store.Size(s.db) }
 
 func itoa(n int) string { return strconv.Itoa(n) }

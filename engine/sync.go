@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/blevesearch/bleve/v2/document"
-
+	"mnemo/engine/fulltext"
+	"mnemo/engine/store"
 	"mnemo/engine/vectors"
 	"mnemo/graph"
 	"mnemo/markdown"
@@ -80,7 +80,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	why := e.needFull
 	e.mu.RUnlock()
 	if err := e.damaged(); why == "" && err != nil {
-		why = damageDetail(err)
+		why = store.DamageDetail(err)
 	}
 	if full || why != "" {
 		rep.Full, rep.Rebuilt = true, why
@@ -118,24 +118,9 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	if err := e.flushFulltext(); err != nil { // a completed sync leaves nothing to repair
 		return rep, err
 	}
-	now := time.Now().UTC()
-	if err := e.st.setMeta(map[string]string{
-		"schema":       itoa(schemaVersion),
-		metaLinks:      e.linkRules(),
-		"embedder":     e.emb.Name(),
-		"dim":          itoa(e.dim),
-		"lastSync":     now.Format(time.RFC3339Nano),
-		metaUnfinished: "",
-		metaUnreadable: strings.Join(shut, "\n"),
-	}); err != nil {
-		return rep, fmt.Errorf("record sync: %w", err)
+	if err := e.recordSync(shut); err != nil {
+		return rep, err
 	}
-	e.mu.Lock()
-	e.lastSync = now
-	e.needFull = ""
-	e.unfinished = ""
-	e.unreadable = shut
-	e.mu.Unlock()
 	// Communities are recomputed after a sync that changed something
 	// (lazily after edits, and in a process that has not computed them).
 	if len(rep.Added)+len(rep.Updated)+len(rep.Removed) > 0 && !e.gs.off {
@@ -147,11 +132,36 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	return rep, nil
 }
 
+// recordSync records a completed sync: what the index was built with, when,
+// the folders it could not read, and the unfinished mark cleared.
+func (e *Engine) recordSync(shut []string) error {
+	now := time.Now().UTC()
+	if err := e.st.setMeta(map[string]string{
+		"schema":             itoa(store.SchemaVersion),
+		metaLinks:            e.linkRules(),
+		"embedder":           e.emb.Name(),
+		"dim":                itoa(e.dim),
+		"lastSync":           now.Format(time.RFC3339Nano),
+		store.MetaUnfinished: "",
+		metaUnreadable:       strings.Join(shut, "\n"),
+	}); err != nil {
+		return fmt.Errorf("record sync: %w", err)
+	}
+	e.mu.Lock()
+	e.lastSync = now
+	e.needFull = ""
+	e.unfinished = ""
+	e.unreadable = shut
+	e.mu.Unlock()
+	return nil
+}
+
 // markUnfinished records, before a first or full sync writes anything, that
-// the index is about to hold part of the folder; a completed Sync clears it.
+// the index is about to hold part of the folder (store.MarkUnfinished); a
+// completed Sync clears it.
 func (e *Engine) markUnfinished(start time.Time) error {
-	v := "sync started " + start.UTC().Format(time.RFC3339) + " has not completed"
-	if err := e.st.setMeta(map[string]string{metaUnfinished: v}); err != nil {
+	v, err := store.MarkUnfinished(e.st.db, "sync", start)
+	if err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	e.mu.Lock()
@@ -165,8 +175,40 @@ func (e *Engine) markUnfinished(start time.Time) error {
 // re-indexed if changed; known files not found are removed. pace, if not
 // nil, is told after every batch (gcpace.go).
 func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, pace *gcPacer, rep *Report) error {
-	var jobs []syncJob
-	var removed []string
+	jobs, removed, unskip := e.compare(found, within, rep)
+	total := len(jobs) + len(removed)
+	done := 0
+	progress := func() {
+		if e.cfg.Progress != nil && total > 0 {
+			e.cfg.Progress(done, total)
+		}
+	}
+	progress()
+	if len(removed) > 0 || len(unskip) > 0 {
+		var out []outcome
+		for _, p := range removed {
+			out = append(out, outcome{path: p, removed: true})
+		}
+		if err := e.apply(ctx, out, unskip, rep); err != nil {
+			return err
+		}
+		done += len(removed)
+		progress()
+	}
+	return e.pipeline(ctx, jobs, func(out []outcome) error {
+		if err := e.apply(ctx, out, nil, rep); err != nil {
+			return err
+		}
+		pace.keepUp()
+		done += len(out)
+		progress()
+		return nil
+	})
+}
+
+// compare compares found with what is indexed: the files to (re)index, in
+// path order, the known files that are gone, and the skips to forget.
+func (e *Engine) compare(found map[string]seen, within func(string) bool, rep *Report) (jobs []syncJob, removed, unskip []string) {
 	e.mu.RLock()
 	for p, s := range found {
 		r := e.files[p]
@@ -190,7 +232,6 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 			removed = append(removed, p)
 		}
 	}
-	var unskip []string
 	for p := range e.skips {
 		if _, ok := found[p]; !ok && within(p) {
 			unskip = append(unskip, p)
@@ -199,29 +240,14 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 	e.mu.RUnlock()
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
 	sort.Strings(removed)
+	return jobs, removed, unskip
+}
 
-	total := len(jobs) + len(removed)
-	done := 0
-	progress := func() {
-		if e.cfg.Progress != nil && total > 0 {
-			e.cfg.Progress(done, total)
-		}
-	}
-	progress()
-	if len(removed) > 0 || len(unskip) > 0 {
-		var out []outcome
-		for _, p := range removed {
-			out = append(out, outcome{path: p, removed: true})
-		}
-		if err := e.apply(ctx, out, unskip, rep); err != nil {
-			return err
-		}
-		done += len(removed)
-		progress()
-	}
-	// Batches run as a pipeline: the next batch is read, parsed and
-	// embedded while the current one is written, so the cores are not idle
-	// while Bleve builds a segment or bbolt syncs to disk.
+// pipeline processes jobs batch by batch and hands each batch's outcomes
+// to apply, in order. Batches run as a pipeline: the next batch is read,
+// parsed and embedded while the current one is written, so the cores are
+// not idle while Bleve builds a segment or bbolt syncs to disk.
+func (e *Engine) pipeline(ctx context.Context, jobs []syncJob, apply func([]outcome) error) error {
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	processed := make(chan []outcome, 1)
@@ -255,12 +281,9 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := e.apply(ctx, out, nil, rep); err != nil {
+		if err := apply(out); err != nil {
 			return err
 		}
-		pace.keepUp()
-		done += len(out)
-		progress()
 	}
 	return ctx.Err()
 }
@@ -315,7 +338,7 @@ func (e *Engine) reset() error {
 	defer e.mu.Unlock()
 	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
 	if e.ft != nil {
-		e.ft.close()
+		e.ft.Close()
 	}
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove full-text index: %w", err)
@@ -325,7 +348,7 @@ func (e *Engine) reset() error {
 		return err
 	}
 	e.ft = ft
-	e.damage.clear()
+	e.damage.Clear()
 	if e.vec, err = vectors.NewChromem(0); err != nil {
 		return err
 	}
@@ -333,10 +356,10 @@ func (e *Engine) reset() error {
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
-	e.persist.forget() // the old index's batches, persisted or not, are gone with their marks
+	e.persist.Forget() // the old index's batches, persisted or not, are gone with their marks
 	e.files = map[string]*record{}
 	e.skips = map[string]string{}
-	e.totals = [len(textFields)]int64{}
+	e.totals = [fulltext.NumFields]int64{}
 	return nil
 }
 
@@ -426,7 +449,7 @@ type outcome struct {
 	skip    string // reason, if the file is not indexed
 	touched bool   // same content, new size/mtime: no re-indexing
 	rec     *record
-	doc     *document.Document // full-text document, text fields pre-analysed
+	doc     *fulltext.Doc // full-text document, text fields pre-analysed
 	vecs    [][]float32
 	excerpt []byte
 	links   []graph.Mention // the concepts the file links to
@@ -452,7 +475,7 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{a: e.ft.newAnalyser()}
+			w := &worker{a: e.ft.NewAnalyser()}
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(jobs) {
@@ -468,8 +491,8 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 
 // worker is what one goroutine of process keeps from file to file.
 type worker struct {
-	a        *analyser
-	excerpts excerptEncoder
+	a        *fulltext.Analyser
+	excerpts fulltext.ExcerptEncoder
 }
 
 // processOne reads, parses and embeds one file; dim is the index's vector
@@ -525,12 +548,12 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) 
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	mt := w.a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
-	excerpt := w.excerpts.encode(doc.Text, bounds, mt.excerpt)
-	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, bytes.Clone(excerpt), graphMentions(doc)
+	mt := w.a.Memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
+	excerpt := w.excerpts.Encode(doc.Text, bounds, mt.Excerpt)
+	o.doc, o.vecs, o.excerpt, o.links = fulltext.NewDoc(j.path, mt.Fields), vecs, bytes.Clone(excerpt), graphMentions(doc)
 	o.concept, o.aliases = doc.Concept, doc.Aliases
 	o.rec = &record{
-		Lens:     analyzedLens(o.doc),
+		Lens:     fulltext.FieldLens(o.doc),
 		Path:     j.path,
 		Size:     j.size,
 		MtimeNs:  j.mtimeNs,
@@ -566,41 +589,16 @@ func chunkText(title string, c markdown.Chunk) string {
 // pending in the same transaction (one fsync), so a crash at any later
 // point leaves a mark that the next Open repairs (persist.go).
 func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep *Report) error {
-	var pending []string
 	for _, o := range out {
 		if o.err != nil {
 			return o.err
 		}
-		if !o.touched {
-			pending = append(pending, o.path)
-		}
 	}
-	b := e.ft.idx.NewBatch()
-	for _, o := range out {
-		switch {
-		case o.touched:
-		case o.doc != nil:
-			if err := b.IndexAdvanced(o.doc); err != nil {
-				return fmt.Errorf("index %s: %w", o.path, err)
-			}
-		default: // removed, or skipped now
-			b.Delete(o.path)
-		}
+	b, err := e.fulltextBatch(out)
+	if err != nil {
+		return err
 	}
-	changes := make([]change, 0, len(out))
-	skips := map[string]string{}
-	for _, o := range out {
-		switch {
-		case o.skip != "":
-			skips[o.path] = o.skip
-			changes = append(changes, change{path: o.path})
-		case o.removed:
-			changes = append(changes, change{path: o.path})
-		default:
-			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
-		}
-		changes[len(changes)-1].graph = e.graphChangeFor(o)
-	}
+	pending, changes, skips := e.changesOf(out)
 	// Durable first, then visible: the commit and its fsync happen before
 	// the engine mutex is taken, so searches never wait on the disk. Until
 	// the swap below they see the state before this batch (Bleve may
@@ -612,6 +610,54 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	if err := e.ftBatch(b, seq); err != nil {
 		return fmt.Errorf("full-text batch: %w", err)
 	}
+	return e.swapIn(ctx, out, changes, unskip, rep)
+}
+
+// fulltextBatch is what a batch writes to the full-text index: the new
+// documents, and deletions for the files removed or skipped now.
+func (e *Engine) fulltextBatch(out []outcome) (*fulltext.Batch, error) {
+	b := e.ft.NewBatch()
+	for _, o := range out {
+		switch {
+		case o.touched:
+		case o.doc != nil:
+			if err := b.IndexAdvanced(o.doc); err != nil {
+				return nil, fmt.Errorf("index %s: %w", o.path, err)
+			}
+		default: // removed, or skipped now
+			b.Delete(o.path)
+		}
+	}
+	return b, nil
+}
+
+// changesOf is what a batch writes to the state store: the paths whose
+// full-text documents change (marked pending until Bleve has them on
+// disk), one change per outcome, and the new skips.
+func (e *Engine) changesOf(out []outcome) (pending []string, changes []change, skips map[string]string) {
+	changes = make([]change, 0, len(out))
+	skips = map[string]string{}
+	for _, o := range out {
+		if !o.touched {
+			pending = append(pending, o.path)
+		}
+		switch {
+		case o.skip != "":
+			skips[o.path] = o.skip
+			changes = append(changes, change{path: o.path})
+		case o.removed:
+			changes = append(changes, change{path: o.path})
+		default:
+			changes = append(changes, change{path: o.path, rec: o.rec, vectors: o.vecs, excerpt: o.excerpt, keepVectors: o.touched})
+		}
+		changes[len(changes)-1].graph = e.graphChangeFor(o)
+	}
+	return pending, changes, skips
+}
+
+// swapIn makes a committed batch visible: the records, skips, totals,
+// vectors and graph in memory, under the engine mutex, and the report.
+func (e *Engine) swapIn(ctx context.Context, out []outcome, changes []change, unskip []string, rep *Report) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var puts []vectors.Item
@@ -643,16 +689,8 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 		if o.skip != "" {
 			e.skips[o.path] = o.skip
 		}
-		if c := changes[i]; c.rec != nil && e.dim == 0 {
-			// A remote embedder that was offline at open has now answered.
-			for _, v := range c.vectors {
-				if len(v) > 0 {
-					e.dim = len(v)
-					break
-				}
-			}
-		}
 		if c := changes[i]; c.rec != nil {
+			e.noteDim(c.vectors)
 			puts = append(puts, vectorItem(c.rec, c.vectors))
 			e.files[o.path] = c.rec
 			e.addTotals(c.rec, 1)
@@ -670,6 +708,20 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 	}
 	e.applyGraph(changes)
 	return nil
+}
+
+// noteDim learns the vector dimension from a batch's vectors when a remote
+// embedder that was offline at open has now answered. e.mu must be held.
+func (e *Engine) noteDim(vecs [][]float32) {
+	if e.dim != 0 {
+		return
+	}
+	for _, v := range vecs {
+		if len(v) > 0 {
+			e.dim = len(v)
+			return
+		}
+	}
 }
 
 // noteSyncError keeps the last sync's failure for Status (nil clears it).

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"mnemo/safefile"
+	"mnemo/engine/safefile"
 )
 
 // removeStaleTemps removes the temporary files (safefile.IsTemp: the

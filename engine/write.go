@@ -96,32 +96,9 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if e.cfg.ReadOnly {
 		return Memory{}, ErrReadOnly
 	}
-	title, err := cleanTitle(req.Title)
+	title, tags, folder, err := e.writeArgs(req)
 	if err != nil {
 		return Memory{}, err
-	}
-	if err := e.checkContent(req.Content); err != nil {
-		return Memory{}, err
-	}
-	tags, err := cleanTags(req.Tags)
-	if err != nil {
-		return Memory{}, err
-	}
-	folder, err := cleanRel(nfc(req.Folder))
-	if err != nil {
-		return Memory{}, fmt.Errorf("folder: %w", err)
-	}
-	if folder != "" {
-		if err := e.checkWritable(folder, true); err != nil {
-			return Memory{}, fmt.Errorf("folder: %w", err)
-		}
-	}
-
-	if err := e.mkdirInside(folder); err != nil {
-		return Memory{}, fmt.Errorf("folder: %w", err)
-	}
-	if folder, err = realRel(e.root, folder); err != nil {
-		return Memory{}, fmt.Errorf("folder: %w", err)
 	}
 	now := e.now().UTC().Truncate(time.Second)
 	render := func(rel string, created time.Time) ([]byte, error) {
@@ -162,21 +139,58 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if !req.Overwrite {
 		return Memory{}, fmt.Errorf("%s has the title %q (set overwrite to replace it): %w", rel, title, ErrExists)
 	}
+	if err := e.overwrite(rel, now, render); err != nil {
+		return Memory{}, err
+	}
+	return e.indexed(ctx, rel, unlock)
+}
+
+// writeArgs checks a write's title, content, tags and folder, and makes the
+// folder (inside the vault) if it is new: the title, the tags and the
+// folder as the file system spells it.
+func (e *Engine) writeArgs(req WriteRequest) (title string, tags []string, folder string, err error) {
+	if title, err = cleanTitle(req.Title); err != nil {
+		return "", nil, "", err
+	}
+	if err := e.checkContent(req.Content); err != nil {
+		return "", nil, "", err
+	}
+	if tags, err = cleanTags(req.Tags); err != nil {
+		return "", nil, "", err
+	}
+	if folder, err = cleanRel(nfc(req.Folder)); err != nil {
+		return "", nil, "", fmt.Errorf("folder: %w", err)
+	}
+	if folder != "" {
+		if err := e.checkWritable(folder, true); err != nil {
+			return "", nil, "", fmt.Errorf("folder: %w", err)
+		}
+	}
+	if err := e.mkdirInside(folder); err != nil {
+		return "", nil, "", fmt.Errorf("folder: %w", err)
+	}
+	if folder, err = realRel(e.root, folder); err != nil {
+		return "", nil, "", fmt.Errorf("folder: %w", err)
+	}
+	return title, tags, folder, nil
+}
+
+// overwrite replaces the memory at rel, keeping its created date (now if
+// it has none) and its permissions. The caller holds the write lock.
+func (e *Engine) overwrite(rel string, now time.Time, render func(rel string, created time.Time) ([]byte, error)) error {
 	old, fi, err := e.readMemory(rel)
 	if err != nil {
-		return Memory{}, fmt.Errorf("overwrite: %w", err)
+		return fmt.Errorf("overwrite: %w", err)
 	}
 	created := now
 	if doc, err := markdown.Parse(rel, old, e.parseOptions()); err == nil && !doc.Created.IsZero() {
 		created = doc.Created
 	}
-	if data, err = render(rel, created); err != nil {
-		return Memory{}, err
+	data, err := render(rel, created)
+	if err != nil {
+		return err
 	}
-	if err := e.writeMemory(rel, data, fi.Mode().Perm(), false); err != nil {
-		return Memory{}, err
-	}
-	return e.indexed(ctx, rel, unlock)
+	return e.writeMemory(rel, data, fi.Mode().Perm(), false)
 }
 
 // target picks the file for a new memory titled title in folder: the path

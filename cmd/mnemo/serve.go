@@ -369,7 +369,7 @@ func keepFresh(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf 
 	})
 	if sess != nil {
 		g.Go(func() error {
-			if err := sess.Watch(ctx, engine.SessionsWatchOptions{Debounce: sf.debounce, Log: logf}); err != nil && ctx.Err() == nil {
+			if err := sess.Watch(ctx, engine.SessionsWatchOptions{Debounce: sf.debounce, RescanEvery: engine.SessionsRescanEvery, Log: logf}); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("sessions watcher: %w", err)
 			}
 			return nil

@@ -15,8 +15,8 @@ import (
 
 	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
+	"mnemo/engine/safefile"
 	"mnemo/mcp"
-	"mnemo/safefile"
 )
 
 // Serves that share a root. Every agent starts its own mnemo serve, and

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"mnemo/safefile"
+	"mnemo/engine/safefile"
 )
 
 // The HTTP server's credentials and session settings.

@@ -18,7 +18,7 @@ import (
 
 	"mnemo/cmd/mnemo/web"
 	"mnemo/engine"
-	"mnemo/safefile"
+	"mnemo/engine/safefile"
 )
 
 // pageAddrName is the file in the index folder where serve --http writes

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"mnemo/safefile"
+	"mnemo/engine/safefile"
 )
 
 // Where the socket lives.

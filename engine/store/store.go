@@ -1,0 +1,256 @@
+// Package store is the crash discipline every corpus's state store follows:
+// one bbolt file beside the corpus's full-text index, opened, verified and,
+// when bbolt cannot read it, set aside for a post-mortem so the corpus can be
+// rebuilt from its sources; a schema check that refuses an index written by
+// a newer mnemo; the marks that make a crash recoverable (pending marks on a
+// batch in flight, the unfinished mark of a first or full sync, the damage
+// mark of a full-text index); the writer's PID file; and the errors an index
+// answers with, in one place.
+//
+// It exists so that the memory corpus and the sessions corpus cannot drift
+// apart in how they survive a crash. It knows nothing of what a corpus
+// stores: it must not import engine or engine/sessions, nor name a corpus's
+// buckets beyond the ones the discipline itself owns (meta, pending).
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterr "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion changes whenever the layout of the indexes or of a state
+// store changes in a way an older or newer mnemo cannot read. An index of
+// an older version is rebuilt; one of a newer version is refused.
+const SchemaVersion = 6
+
+// Layout of an index folder, as far as the discipline goes.
+const (
+	StateFile = "state.db"   // the state store
+	PIDFile   = "writer.pid" // the writer's process id (WritePID)
+)
+
+// The buckets the discipline owns in every state store.
+var (
+	BucketMeta    = []byte("meta")    // schema, last sync, the unfinished mark, …
+	BucketPending = []byte("pending") // pending marks (MarkPending)
+)
+
+// Options says how to open one state store.
+type Options struct {
+	What     string   // names the file in errors ("state store")
+	ReadOnly bool     // no lock taken, nothing written
+	Buckets  [][]byte // the corpus's buckets, created by a writer if missing
+}
+
+// Open opens the bbolt file at path. A file held by another process fails
+// with an error wrapping ErrInUse; one bbolt cannot read — torn, garbled,
+// not bbolt — with one wrapping ErrCorrupt (see OpenOrReplace); a writer
+// refuses a store of a newer schema before anything is written to it, then
+// creates the buckets it lacks.
+func Open(path string, o Options) (*bolt.DB, error) {
+	db, err := openBolt(path, o.What, o.ReadOnly)
+	if err != nil || o.ReadOnly {
+		return db, err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if m := tx.Bucket(BucketMeta); m != nil {
+			if err := CheckSchema(filepath.Dir(path), string(m.Get([]byte("schema")))); err != nil {
+				return err
+			}
+		}
+		for _, b := range append([][]byte{BucketMeta, BucketPending}, o.Buckets...) {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		if errors.Is(err, ErrIndexIncompatible) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("init %s: %w", o.What, err)
+	}
+	return db, nil
+}
+
+// OpenOrReplace is Open for a writer that rebuilds what it cannot read: a
+// file bbolt cannot read is set aside (SetAside, named by now()) and a fresh
+// one opened in its place. replaced then says what was wrong and the name
+// it was set aside as; the corpus's next sync must rebuild it all. A reader
+// gets Open's error: it must not move what a writer may be using.
+func OpenOrReplace(path string, o Options, now func() time.Time) (db *bolt.DB, replaced string, err error) {
+	db, err = Open(path, o)
+	if !errors.Is(err, ErrCorrupt) || o.ReadOnly {
+		return db, "", err
+	}
+	// The truth about what is indexed is lost, but the sources are not:
+	// keep the damaged file for a post-mortem and start afresh.
+	why := err
+	aside, rerr := SetAside(path, now())
+	if rerr != nil {
+		return nil, "", fmt.Errorf("%w (and setting it aside failed: %v)", err, rerr)
+	}
+	if db, err = Open(path, o); err != nil {
+		return nil, "", err
+	}
+	return db, fmt.Sprintf("%v; set aside as %s", why, filepath.Base(aside)), nil
+}
+
+// openBolt opens one bbolt file of the index (what names it in errors),
+// then reads all of it once (verify), so damage is found at open.
+func openBolt(path, what string, readOnly bool) (*bolt.DB, error) {
+	var db *bolt.DB
+	err := guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: readOnly})
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, bolterr.ErrTimeout) {
+			return nil, errInUse(path)
+		}
+		if errors.Is(err, bolterr.ErrInvalid) || errors.Is(err, bolterr.ErrChecksum) || errors.Is(err, bolterr.ErrVersionMismatch) ||
+			strings.HasPrefix(err.Error(), "file size too small") {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
+	}
+	if err := verify(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
+	}
+	return db, nil
+}
+
+// SetAside renames a state store bbolt cannot read to PATH.corrupt-<time>,
+// kept for a post-mortem, so a fresh one can be rebuilt in its place. It
+// returns the new name.
+func SetAside(path string, now time.Time) (string, error) {
+	aside := path + ".corrupt-" + now.UTC().Format("20060102T150405.000Z")
+	if err := os.Rename(path, aside); err != nil {
+		return "", err
+	}
+	return aside, nil
+}
+
+// CheckSchema refuses an index whose schema (the meta value) is newer than
+// this mnemo's; "" and "0" are an index whose first sync has not finished.
+func CheckSchema(indexDir, schema string) error {
+	if v, _ := strconv.Atoi(schema); v > SchemaVersion {
+		return fmt.Errorf("%s has schema %d, this mnemo reads %d: %w", indexDir, v, SchemaVersion, ErrIndexIncompatible)
+	}
+	return nil
+}
+
+// OlderSchema reports the stored schema (the meta value) when it is older
+// than this mnemo's, so the index must be rebuilt; false for an index
+// whose first sync has not finished.
+func OlderSchema(schema string) (int, bool) {
+	v, _ := strconv.Atoi(schema)
+	return v, v != 0 && v < SchemaVersion
+}
+
+// guard runs fn, which reads a state store, and turns what bbolt does on a
+// damaged file into an error wrapping ErrCorrupt: its assertion panics, and
+// the faults of reading a torn memory-mapped file (which would otherwise
+// kill the process). Panics that do not start in bbolt are bugs, and are
+// not caught.
+func guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if !panicInBbolt() {
+				panic(r)
+			}
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return fn()
+}
+
+// panicInBbolt reports whether the panic being recovered was raised in
+// bbolt's code: the first frame below the runtime's is bbolt's.
+func panicInBbolt() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, "runtime.") {
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// verify reads every page of the store once, so that damage is found here,
+// at open, and not by a sync that trips over it half-way: a file shorter
+// than its pages reach, a page bbolt cannot parse, or an inconsistency
+// bbolt's own check reports (a page both used and free).
+func verify(db *bolt.DB) error {
+	return guard(func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			fi, err := os.Stat(db.Path())
+			if err != nil {
+				return err
+			}
+			if fi.Size() < tx.Size() {
+				return fmt.Errorf("%w: file is %d bytes, its pages reach %d (torn)", ErrCorrupt, fi.Size(), tx.Size())
+			}
+			var walk func(b *bolt.Bucket) error
+			walk = func(b *bolt.Bucket) error {
+				return b.ForEach(func(k, v []byte) error {
+					if v == nil {
+						if sub := b.Bucket(k); sub != nil {
+							return walk(sub)
+						}
+					}
+					return nil
+				})
+			}
+			if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) }); err != nil {
+				return err
+			}
+			var first error
+			for err := range tx.Check() { // drained: Check's goroutine sends every error
+				if first == nil {
+					first = fmt.Errorf("%w: %v", ErrCorrupt, err)
+				}
+			}
+			return first
+		})
+	})
+}
+
+// Recreate empties the named buckets (a rebuild's reset), creating any
+// that are missing.
+func Recreate(tx *bolt.Tx, names ...[]byte) error {
+	for _, name := range names {
+		if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
+			return err
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Size is the size of the store's pages.
+func Size(db *bolt.DB) int64 {
+	var n int64
+	db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
+	return n
+}
