@@ -10,9 +10,8 @@
 //
 // Every function here is pure: a weight depends only on the configuration,
 // the memory's path, its reference time and the clock passed in, so results
-// are reproducible and tests need no fake clock. The only exception is
-// FromEnv, which exists to read the environment at the program's edge. The
-// variable names are maenifold's, so a vault configured for maenifold decays
+// are reproducible and tests need no fake clock; even the environment
+// arrives as a lookup function (FromLookup). The variable names are maenifold's, so a vault configured for maenifold decays
 // the same way here.
 package decay
 
@@ -20,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -40,7 +38,7 @@ const (
 	PowerLaw Function = "power-law"
 )
 
-// The environment variables FromEnv reads, exported so that help texts and
+// The environment variables FromLookup reads, exported so that help texts and
 // error messages elsewhere can name them without retyping them.
 const (
 	EnvGraceSequential = "MAENIFOLD_DECAY_GRACE_DAYS_SEQUENTIAL"
@@ -60,8 +58,8 @@ const (
 	wantStrength = "want a number from 0 to 1"
 )
 
-// Config is the recency-decay configuration. Fill it with Default, FromEnv
-// or FromLookup; a literal works too, but should pass Validate.
+// Config is the recency-decay configuration. Fill it with Default or
+// FromLookup; a literal works too, but should pass Validate.
 type Config struct {
 	GraceSequentialDays float64  // MAENIFOLD_DECAY_GRACE_DAYS_SEQUENTIAL, default 7
 	GraceWorkflowsDays  float64  // MAENIFOLD_DECAY_GRACE_DAYS_WORKFLOWS, default 14
@@ -132,15 +130,9 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// FromEnv reads the MAENIFOLD_DECAY_* variables from the process environment.
-// It is the one place in mnemo's libraries that reads the environment; call
-// it once at the edge and pass the Config down.
-func FromEnv() (Config, error) {
-	return FromLookup(os.LookupEnv)
-}
-
-// FromLookup is FromEnv with the lookup injected (os.LookupEnv in FromEnv) so
-// tests need no global state. Unset and empty variables take their defaults;
+// FromLookup reads the MAENIFOLD_DECAY_* variables through lookup — the
+// front end passes os.LookupEnv, tests a map — so the package stays pure and
+// reads no process state of its own. Unset and empty variables take their defaults;
 // values are trimmed of surrounding whitespace. Every invalid variable is
 // reported, joined into one error, and the returned Config is then the zero
 // value. A nil lookup means an empty environment.
