@@ -9,39 +9,38 @@ import (
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/admit"
 	"mnemo/engine/embed"
+	"mnemo/engine/rank"
 	"mnemo/engine/store"
 )
 
-// Mode selects which index answers a query.
-type Mode string
-
-// The three search modes. Scores lie in 0–1 in every mode (see docs/design.md).
-const (
-	Hybrid   Mode = "hybrid"
-	Semantic Mode = "semantic"
-	FullText Mode = "fulltext"
+// The query vocabulary is the ranking layer's (engine/rank), which both
+// corpora share; these names are the engine's API for it.
+type (
+	// Mode selects which index answers a query.
+	Mode = rank.Mode
+	// Sort orders a page of results.
+	Sort = rank.Sort
+	// Fusion names how Hybrid mode combines the two ranked lists.
+	Fusion = rank.Fusion
+	// Ranking holds every knob of relevance (see rank.Ranking).
+	Ranking = rank.Ranking
 )
 
-// Sort orders a page of results.
-type Sort string
-
+// The search modes, orders and fusion methods (see engine/rank).
 const (
-	ByRelevance Sort = "relevance"
-	ByRecency   Sort = "recency"
+	Hybrid      = rank.Hybrid
+	Semantic    = rank.Semantic
+	FullText    = rank.FullText
+	ByRelevance = rank.ByRelevance
+	ByRecency   = rank.ByRecency
+	WeightedSum = rank.WeightedSum
+	RRF         = rank.RRF
 )
 
-// Fusion names how Hybrid mode combines the two ranked lists.
-type Fusion string
-
-const (
-	// WeightedSum adds the normalised BM25 score and the cosine similarity,
-	// each times its weight. It measures best on the benchmark sets of
-	// docs/benchmarks.md.
-	WeightedSum Fusion = "weighted"
-	// RRF is reciprocal rank fusion (k = 60), maenifold's method, rescaled to 0–1.
-	RRF Fusion = "rrf"
-)
+// DefaultRanking returns the tuned defaults.
+func DefaultRanking() Ranking { return rank.DefaultRanking() }
 
 // Config says where the memories and the index live and how to search them.
 // It is filled once at the edge (cmd/, mcp/) and passed down.
@@ -68,6 +67,11 @@ type Config struct {
 
 	// Progress, if set, is called during Sync with files done and files total.
 	Progress func(done, total int)
+
+	// Admit is the process's search gate: every Search waits its turn
+	// there, whichever front end it came from. nil admits every search at
+	// once (tests, one-shot commands).
+	Admit *admit.Gate
 
 	// Clock, if set, replaces time.Now for the times the engine writes
 	// (frontmatter created/modified, read times) and the default "now" of
@@ -218,14 +222,14 @@ type Status struct {
 
 // Errors a caller can test for with errors.Is. Each is wrapped with detail.
 var (
-	ErrEmptyQuery  = errors.New("search query is required")
-	ErrNoTerms     = errors.New("search query has no informative term (only stopwords or punctuation)")
-	ErrBadPage     = errors.New("page must be between 1 and 1000000")
-	ErrBadPageSize = errors.New("pageSize must be between 1 and 200")
-	ErrBadMode     = errors.New("unknown mode (want hybrid, semantic or fulltext)")
-	ErrBadSort     = errors.New("unknown sort (want relevance or recency)")
-	ErrBadRange    = errors.New("from must not be after to")
-	ErrBadMinScore = errors.New("minScore must be between 0 and 1")
+	ErrEmptyQuery  = rank.ErrEmptyQuery
+	ErrNoTerms     = rank.ErrNoTerms
+	ErrBadPage     = rank.ErrBadPage
+	ErrBadPageSize = rank.ErrBadPageSize
+	ErrBadMode     = rank.ErrBadMode
+	ErrBadSort     = rank.ErrBadSort
+	ErrBadRange    = rank.ErrBadRange
+	ErrBadMinScore = rank.ErrBadMinScore
 	ErrOutsideRoot = errors.New("path resolves outside the memory folder")
 	ErrNotFound    = errors.New("memory not found")
 )

@@ -14,6 +14,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/embed"
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 	"mnemo/engine/vectors"
 	"mnemo/markdown"
@@ -32,7 +33,7 @@ type Engine struct {
 	ignore   atomic.Pointer[ignoreRules] // the rules the last scan loaded (ignore.go)
 
 	st  *stateStore
-	ft  *fulltext
+	ft  *fulltext.Index
 	vec vectors.Store // chunk vectors of the memories
 	// countAll is the store size up to which a search asks for every chunk
 	// (countAllChunks; tests lower it to exercise the partial path).
@@ -48,19 +49,19 @@ type Engine struct {
 	// the rebuild (reset).
 	damage store.DamageMark
 
-	writeMu  sync.Mutex   // memory files' read-modify-writes (lockWrites)
-	syncMu   sync.Mutex   // one sync at a time
-	readsMu  sync.Mutex   // orders read-time changes: store, then map
-	group    syncGroup    // SyncPaths calls waiting to share one batch
-	persist  *persistence // which full-text batches are on disk (persist.go)
-	indexing atomic.Bool  // a sync is running
+	writeMu  sync.Mutex        // memory files' read-modify-writes (lockWrites)
+	syncMu   sync.Mutex        // one sync at a time
+	readsMu  sync.Mutex        // orders read-time changes: store, then map
+	group    syncGroup         // SyncPaths calls waiting to share one batch
+	persist  *fulltext.Tracker // which full-text batches are on disk (persist.go)
+	indexing atomic.Bool       // a sync is running
 	closed   atomic.Bool
 
 	mu        sync.RWMutex // guards everything below
 	files     map[string]*record
 	reads     map[string]time.Time
 	skips     map[string]string
-	totals    [len(textFields)]int64 // tokens per scored field over all files
+	totals    [fulltext.NumFields]int64 // tokens per scored field over all files
 	lastSync  time.Time
 	lastError string // why the last sync failed, "" if it did not
 	// unfinished says when a first or full sync began that has not
@@ -131,10 +132,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Ranking != nil {
 		rk = *cfg.Ranking
 	}
-	if err := rk.validate(); err != nil {
+	if err := rk.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: newPersistence()}
+	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: fulltext.NewTracker()}
 	e.flavor = detectFlavor(root)
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
@@ -189,7 +190,7 @@ func (e *Engine) open(ctx context.Context) error {
 		return err
 	}
 	if e.needFull == "" {
-		if n, err := e.ft.idx.DocCount(); err == nil && int(n) != len(e.files) {
+		if n, err := e.ft.DocCount(); err == nil && int(n) != len(e.files) {
 			e.needFull = fmt.Sprintf("full-text index holds %d memories, state store %d", n, len(e.files))
 		}
 	}
@@ -244,8 +245,8 @@ func (e *Engine) openIndex() error {
 	if err != nil {
 		return err
 	}
-	if ft.damage != nil {
-		e.noteDamage(ft.damage)
+	if ft.Damage() != nil {
+		e.noteDamage(ft.Damage())
 	}
 	e.ft = ft
 	return nil
@@ -287,7 +288,7 @@ func (e *Engine) loadState(ctx context.Context) error {
 // dropPending undoes a batch a crash interrupted: its paths leave both the
 // full-text index and the state, so the next sync indexes them afresh.
 func (e *Engine) dropPending(ctx context.Context, paths []string) error {
-	b := e.ft.idx.NewBatch()
+	b := e.ft.NewBatch()
 	changes := make([]change, 0, len(paths))
 	for _, p := range paths {
 		b.Delete(p)
@@ -373,7 +374,7 @@ func (e *Engine) Close() error {
 		if !e.cfg.ReadOnly {
 			errs = append(errs, e.flushFulltext())
 		}
-		errs = append(errs, e.ft.close())
+		errs = append(errs, e.ft.Close())
 	}
 	if e.st != nil {
 		if !e.cfg.ReadOnly {

@@ -433,7 +433,7 @@ func (e *Engine) suggestByMeaning(ctx context.Context, err error) error {
 	if !errors.As(err, &u) || u.empty {
 		return err
 	}
-	page, serr := e.Search(ctx, Query{Text: strings.ReplaceAll(u.concept, "-", " "), Mode: Semantic, PageSize: maxSuggestions, NoSnippets: true})
+	page, serr := e.search(ctx, Query{Text: strings.ReplaceAll(u.concept, "-", " "), Mode: Semantic, PageSize: maxSuggestions, NoSnippets: true})
 	if serr != nil {
 		u.meaningErr = serr
 		return u

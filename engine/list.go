@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"mnemo/decay"
 	"path"
 	"sort"
 	"strings"
 	"time"
+
+	"mnemo/decay"
+	"mnemo/engine/rank"
 )
 
 // Listing is one folder of the memory folder, as List returns it.
@@ -115,7 +117,7 @@ func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
 		if f.Modified.IsZero() {
 			f.Modified = mtime
 		}
-		f.DecayWeight = round(e.cfg.Decay.Weight(p, decay.Reference(f.LastRead, created, mtime), now))
+		f.DecayWeight = rank.Round(e.cfg.Decay.Weight(p, decay.Reference(f.LastRead, created, mtime), now))
 		l.Files = append(l.Files, f)
 	}
 	sort.Slice(l.Folders, func(i, j int) bool { return l.Folders[i].Path < l.Folders[j].Path })

@@ -64,7 +64,7 @@ func benchTrickle(b *testing.B, scorch map[string]any, writers int) {
 		b.Fatal(err)
 	}
 	stat := func(k string) float64 {
-		v, _ := e.ft.idx.StatsMap()["index"].(map[string]any)[k].(uint64)
+		v, _ := e.ft.Stats()["index"].(map[string]any)[k].(uint64)
 		return float64(v)
 	}
 	keys := []string{"TotPersistedSegments", "TotFileMergeSegments", "TotFileMergeWrittenBytes"}
@@ -102,7 +102,7 @@ func benchTrickle(b *testing.B, scorch map[string]any, writers int) {
 		}
 	}
 	// What the writes left Bleve to do is part of their cost.
-	if err := e.persist.wait(persistTimeout); err != nil {
+	if err := e.persist.Wait(persistTimeout); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()

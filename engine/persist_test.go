@@ -15,6 +15,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bolt "go.etcd.io/bbolt"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 )
 
@@ -79,7 +80,7 @@ func TestWriteSurvivesKill9(t *testing.T) {
 			t.Errorf("%s after kill -9, open and sync: %v, want %v", word, got, want)
 		}
 	}
-	if n, err := e.ft.idx.DocCount(); err != nil || n != 3 {
+	if n, err := e.ft.DocCount(); err != nil || n != 3 {
 		t.Errorf("full-text index holds %d documents (%v), want 3", n, err)
 	}
 }
@@ -150,7 +151,7 @@ func kill9Attempt(t *testing.T) (cfg Config, persisted []string) {
 	}
 	for _, w := range []string{"zebraword", "yakword"} {
 		q := bleve.NewMatchQuery(w)
-		q.SetField(fBody)
+		q.SetField(fulltext.BodyField)
 		res, err := idx.Search(bleve.NewSearchRequest(q))
 		if err != nil {
 			t.Fatal(err)
@@ -212,40 +213,4 @@ func kill9Child(t *testing.T, dir string) {
 	}
 	os.Stdout.WriteString("answered\n")
 	select {} // until killed
-}
-
-// TestPersistenceMarks: a mark may go once Bleve has persisted the last
-// batch that changed its path, not before; a batch given up keeps its
-// marks; forget (the index replaced) leaves nothing to wait for.
-func TestPersistenceMarks(t *testing.T) {
-	p := newPersistence()
-	persisted := p.persistedUpTo // what Bleve's callback calls
-	s1, _ := p.begin([]string{"a.md", "b.md"})
-	s2, _ := p.begin([]string{"b.md", "c.md"})
-	persisted(s1)
-	if got := p.cleared(); !slices.Equal(got, []string{"a.md"}) {
-		t.Errorf("after batch 1 persisted: clearable %v, want [a.md] (b.md is in batch 2 too)", got)
-	}
-	s3, clear := p.begin([]string{"d.md"})
-	if len(clear) != 0 {
-		t.Errorf("clearable %v handed out twice", clear)
-	}
-	p.abandon(s3) // never reached Bleve
-	persisted(s2)
-	got := p.cleared()
-	slices.Sort(got)
-	if !slices.Equal(got, []string{"b.md", "c.md"}) {
-		t.Errorf("after batch 2 persisted: clearable %v, want [b.md c.md] (d.md's batch was given up)", got)
-	}
-	if err := p.wait(10 * time.Millisecond); err == nil {
-		t.Error("wait returned although batch 3 was never persisted")
-	}
-	p.begin([]string{"e.md"})
-	p.forget()
-	if err := p.wait(10 * time.Second); err != nil {
-		t.Errorf("after forget: %v", err)
-	}
-	if got := p.cleared(); len(got) != 0 {
-		t.Errorf("after forget: clearable %v, want none", got)
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"mnemo/engine/fulltext"
 )
 
 // These tests simulate a crash inside a sync batch, which only the package
@@ -70,10 +72,10 @@ func TestRepairInterruptedBatch(t *testing.T) {
 	if err := e.st.markPending([]string{"a.md", "ghost.md"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	b := e.ft.idx.NewBatch()
-	b.Index("a.md", &ftDoc{Title: "A", Body: "A\nhalfwritten zeppelin"})
-	b.Index("ghost.md", &ftDoc{Title: "Ghost", Body: "Ghost\nzeppelin"})
-	if err := e.ft.idx.Batch(b); err != nil {
+	b := e.ft.NewBatch()
+	b.Index("a.md", fulltext.MappedDoc("A", "A\nhalfwritten zeppelin"))
+	b.Index("ghost.md", fulltext.MappedDoc("Ghost", "Ghost\nzeppelin"))
+	if err := e.ft.Batch(b); err != nil {
 		t.Fatal(err)
 	}
 	crashClose(t, e)
@@ -162,15 +164,15 @@ func crashClose(t *testing.T, e *Engine) {
 	t.Helper()
 	// Bleve persists in order: once a last, empty batch is on disk, all
 	// before it are.
-	seq, _ := e.persist.begin(nil)
-	if err := e.ftBatch(e.ft.idx.NewBatch(), seq); err != nil {
+	seq, _ := e.persist.Begin(nil)
+	if err := e.ftBatch(e.ft.NewBatch(), seq); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.persist.wait(persistTimeout); err != nil {
+	if err := e.persist.Wait(persistTimeout); err != nil {
 		t.Fatal(err)
 	}
 	e.closed.Store(true)
-	if err := errors.Join(e.ft.close(), e.st.close()); err != nil {
+	if err := errors.Join(e.ft.Close(), e.st.close()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,16 +4,22 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
 )
 
-// maxPage bounds Page so that Page × PageSize cannot overflow.
-const maxPage = 1_000_000
+// Bounds of a Query, which front ends' schemas state: MaxPage so that
+// Page × PageSize cannot overflow, MaxPageSize so that one page stays a
+// page.
+const (
+	MaxPage     = 1_000_000
+	MaxPageSize = 200
+)
 
 // Validate checks a query and fills in its defaults. Search calls it; it is
 // exported so front ends can reject a bad request before opening an index.
@@ -22,21 +28,14 @@ func (q Query) Validate() (Query, error) {
 	if q.Text == "" {
 		return q, ErrEmptyQuery
 	}
-	switch m := Mode(strings.ToLower(strings.TrimSpace(string(q.Mode)))); m {
-	case "":
-		q.Mode = Hybrid
-	case Hybrid, Semantic, FullText:
-		q.Mode = m
-	case "full-text", "full_text", "text":
-		q.Mode = FullText
-	default:
-		return q, fmt.Errorf("%q: %w", q.Mode, ErrBadMode)
-	}
 	var err error
-	if q.Page, err = countOr("page", q.Page, 1, maxPage, ErrBadPage); err != nil {
+	if q.Mode, err = rank.ParseMode(q.Mode); err != nil {
 		return q, err
 	}
-	if q.PageSize, err = countOr("pageSize", q.PageSize, 10, 200, ErrBadPageSize); err != nil {
+	if q.Page, err = rank.Count("page", q.Page, 1, MaxPage, ErrBadPage); err != nil {
+		return q, err
+	}
+	if q.PageSize, err = rank.Count("pageSize", q.PageSize, 10, MaxPageSize, ErrBadPageSize); err != nil {
 		return q, err
 	}
 	f, err := cleanRel(q.Folder)
@@ -52,36 +51,19 @@ func (q Query) Validate() (Query, error) {
 		}
 	}
 	q.Tags = tags
-	if !q.From.IsZero() && !q.To.IsZero() && q.From.After(q.To) {
-		return q, fmt.Errorf("from %s, to %s: %w", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), ErrBadRange)
+	if err := rank.CheckRange(q.From, q.To); err != nil {
+		return q, err
 	}
 	if q.MinScore < 0 || q.MinScore > 1 || math.IsNaN(q.MinScore) {
 		return q, fmt.Errorf("minScore %v: %w", q.MinScore, ErrBadMinScore)
 	}
-	switch s := Sort(strings.ToLower(strings.TrimSpace(string(q.Sort)))); s {
-	case "":
-		q.Sort = ByRelevance
-	case ByRelevance, ByRecency:
-		q.Sort = s
-	default:
-		return q, fmt.Errorf("%q: %w", q.Sort, ErrBadSort)
+	if q.Sort, err = rank.ParseSort(q.Sort); err != nil {
+		return q, err
 	}
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
 	return q, nil
-}
-
-// countOr checks a count argument: 0 means def, 1..max is taken as is, and
-// anything else is an error naming the argument and wrapping bad.
-func countOr(name string, v, def, max int, bad error) (int, error) {
-	switch {
-	case v == 0:
-		return def, nil
-	case v < 0 || v > max:
-		return v, fmt.Errorf("%s %d: %w", name, v, bad)
-	}
-	return v, nil
 }
 
 // scope is the one place that decides whether a memory is inside a query's
@@ -125,20 +107,12 @@ func (s scope) match(r *record) bool {
 }
 
 // candidate is one memory that matched, with its evidence.
-type candidate struct {
-	rec       *record
-	text, sem float64 // normalised 0–1
-	textRank  int     // 1-based, 0 if not a text match
-	semRank   int
-	matched   int     // query terms matched
-	chunk     int     // best chunk
-	fused     float64 // before decay
-	decay     float64
-	score     float64
-}
+type candidate = rank.Candidate[*record]
 
-func (c *candidate) inText() bool { return c.text > 0 }
-func (c *candidate) inSem() bool  { return c.semRank > 0 }
+// Key, Dated and Updated are what ranking orders a memory by (rank.Item).
+func (r *record) Key() string        { return r.Path }
+func (r *record) Dated() time.Time   { return r.dated() }
+func (r *record) Updated() time.Time { return r.updated() }
 
 // Search answers q. Scores are in 0–1 in every mode: FullText is BM25
 // divided by the best BM25 in scope, Semantic is the best chunk's cosine
@@ -150,7 +124,22 @@ func (c *candidate) inSem() bool  { return c.semRank > 0 }
 // then paged. The vector store is asked only for as many chunks as the
 // page needs (none when the text matches settle the page): if a memory it
 // did not return could still reach the page, it is asked again for more.
+//
+// A search first waits its turn at Config.Admit, the process's gate, so
+// that every front end's searches share one bound.
 func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
+	leave, err := e.cfg.Admit.Enter(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	defer leave()
+	return e.search(ctx, q)
+}
+
+// search is Search past the gate. The engine's own searches (the
+// suggestions of an unknown concept) call it: they are part of a request
+// that was not a search, and do not queue behind searches.
+func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 	if q.Now.IsZero() {
 		q.Now = e.now()
 	}
@@ -217,7 +206,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
 	var cands []candidate
 	for n := plan.chunks; ; n *= 4 {
 		cands = e.fuse(plan, sc, text, qv, found)
-		if qv == nil || !plan.wantsMore(cands, found) {
+		if qv == nil || !rank.WantsMore(plan.Plan, cands, found.Complete, float64(found.Bound)) {
 			break
 		}
 		if found, err = e.semanticCandidates(ctx, qv, sc, n); err != nil {
@@ -242,7 +231,7 @@ func (e *Engine) searchable(q Query, page *Page) (done bool, err error) {
 // text. done says the answer is page as it stands (an index being built
 // that holds nothing yet); err, that q cannot be answered. The caller
 // holds e.mu.
-func (e *Engine) searchableLocked(q Query, page *Page) (terms queryTerms, done bool, err error) {
+func (e *Engine) searchableLocked(q Query, page *Page) (terms fulltext.Terms, done bool, err error) {
 	page.Indexing = e.building()
 	if e.lastSync.IsZero() && len(e.files) == 0 {
 		if page.Indexing {
@@ -253,8 +242,8 @@ func (e *Engine) searchableLocked(q Query, page *Page) (terms queryTerms, done b
 	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
 		return terms, false, err
 	}
-	terms = e.ft.analyzeQuery(q.Text)
-	if terms.empty() {
+	terms = e.ft.AnalyzeQuery(q.Text)
+	if terms.Empty() {
 		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	return terms, false, nil
@@ -278,24 +267,22 @@ func (e *Engine) hint(q Query, p Page) string {
 // needed them.
 const countAllChunks = 5000
 
-// searchPlan is what the stages after the candidates need to know of a query.
+// searchPlan is what the stages after the candidates need to know of a
+// query: the ranking layer's plan, and what only the memory corpus uses.
 type searchPlan struct {
-	mode     Mode
-	fuser    fuser
-	floor    float64 // cosine a memory needs to join on meaning alone
-	strength float64 // decay strength: the factor lies in [1−strength, 1]
-	need     int     // results up to the end of the requested page
-	minScore float64
-	sort     Sort
-	now      time.Time
-	chunks   int // how many chunks to ask the vector store for first
+	rank.Plan
+	now    time.Time // the clock for decay
+	chunks int       // how many chunks to ask the vector store for first
 }
 
 func (e *Engine) plan(q Query) searchPlan {
 	need := q.Page * q.PageSize
 	return searchPlan{
-		mode: q.Mode, fuser: newFuser(e.cfg.Fusion, e.rank), floor: e.rank.SemanticFloor,
-		strength: e.cfg.Decay.Strength, need: need, minScore: q.MinScore, sort: q.Sort, now: q.Now,
+		Plan: rank.Plan{
+			Mode: q.Mode, Fuser: rank.NewFuser(e.cfg.Fusion, e.rank), Floor: e.rank.SemanticFloor,
+			Strength: e.cfg.Decay.Strength, Need: need, MinScore: q.MinScore, Sort: q.Sort,
+		},
+		now: q.Now,
 		// A memory has 1–2 chunks on most vaults: four chunks per wanted
 		// result usually settles the page in one vector query.
 		chunks: max(64, 4*need),
@@ -319,8 +306,8 @@ func (e *Engine) embedQuery(ctx context.Context, q Query) ([]float32, error) {
 
 // textCandidates is stage one: every memory in scope that matches a query
 // term, with its BM25 score divided by the best one in scope.
-func (e *Engine) textCandidates(ctx context.Context, terms queryTerms, sc scope) ([]candidate, error) {
-	hits, err := e.ft.scoreText(ctx, terms, e.rank.bm25(), e.totals)
+func (e *Engine) textCandidates(ctx context.Context, terms fulltext.Terms, sc scope) ([]candidate, error) {
+	hits, err := e.ft.Score(ctx, terms, fulltext.NewBM25(e.rank), e.totals)
 	if err != nil {
 		return nil, err
 	}
@@ -328,15 +315,15 @@ func (e *Engine) textCandidates(ctx context.Context, terms queryTerms, sc scope)
 	cands := make([]candidate, 0, len(hits))
 	var best float64
 	for _, h := range hits {
-		r := e.files[h.path]
+		r := e.files[h.Path]
 		if r == nil || (filtered && !sc.match(r)) {
 			continue
 		}
-		cands = append(cands, candidate{rec: r, text: h.score, matched: h.matched, textRank: 1})
-		best = math.Max(best, h.score)
+		cands = append(cands, candidate{Rec: r, Text: h.Score, Matched: h.Matched, TextRank: 1})
+		best = math.Max(best, h.Score)
 	}
 	for i := range cands {
-		cands[i].text /= best
+		cands[i].Text /= best
 	}
 	return cands, nil
 }
@@ -366,71 +353,25 @@ func (e *Engine) fuse(p searchPlan, sc scope, text []candidate, qv []float32, fo
 		taken := make(map[string]bool, len(cands))
 		for i := range cands {
 			c := &cands[i]
-			taken[c.rec.Path] = true
-			if h, ok := e.vec.Nearest(qv, c.rec.Path); ok && h.Similarity > 0 {
-				c.sem, c.chunk, c.semRank = math.Min(float64(h.Similarity), 1), h.Chunk, 1
+			taken[c.Rec.Path] = true
+			if h, ok := e.vec.Nearest(qv, c.Rec.Path); ok && h.Similarity > 0 {
+				c.Sem, c.Chunk, c.SemRank = math.Min(float64(h.Similarity), 1), h.Chunk, 1
 			}
 		}
 		filtered := sc.filters()
 		for _, h := range found.Hits {
-			if float64(h.Similarity) < p.floor || taken[h.ID] {
+			if float64(h.Similarity) < p.Floor || taken[h.ID] {
 				continue
 			}
 			r := e.files[h.ID]
 			if r == nil || (filtered && !sc.match(r)) {
 				continue
 			}
-			cands = append(cands, candidate{rec: r, sem: math.Min(float64(h.Similarity), 1), chunk: h.Chunk, semRank: 1})
+			cands = append(cands, candidate{Rec: r, Sem: math.Min(float64(h.Similarity), 1), Chunk: h.Chunk, SemRank: 1})
 		}
 	}
-	p.fuser.fuseAll(cands, p.mode)
+	rank.FuseAll(p.Fuser, cands, p.Mode)
 	return cands
-}
-
-// cut is the undecayed score below which a candidate cannot reach the
-// requested page nor pass MinScore. The decay factor lies in [1−s, 1], so
-// the need-th best lower bound fused·(1−s) is a score the page is sure to
-// reach; recency order needs every match scored.
-func (p searchPlan) cut(cands []candidate) float64 {
-	if p.sort == ByRecency {
-		return math.Inf(-1)
-	}
-	lows := make([]float64, 0, len(cands))
-	for i := range cands {
-		if cands[i].fused > 0 {
-			lows = append(lows, cands[i].fused*(1-p.strength))
-		}
-	}
-	cut := math.Inf(-1)
-	if p.need <= len(lows) {
-		cut = kthLargest(lows, p.need)
-	}
-	return math.Max(cut, p.minScore)
-}
-
-// wantsMore reports whether a memory the vector store did not return could
-// still count: its similarity is at most found.Bound, so its fused score is
-// at most what that bound fuses to. With MinScore every match above it
-// counts; by recency every match above the floor does.
-func (p searchPlan) wantsMore(cands []candidate, found vectors.Found) bool {
-	if found.Complete || float64(found.Bound) < p.floor {
-		return false
-	}
-	seen := 0
-	for i := range cands {
-		if cands[i].semRank > 0 {
-			seen++
-		}
-	}
-	best := float64(found.Bound)
-	if p.mode == Hybrid {
-		best = p.fuser.fuse(0, best, 0, seen+1)
-	}
-	threshold := p.cut(cands)
-	if p.minScore > 0 {
-		threshold = p.minScore
-	}
-	return best >= threshold
 }
 
 // decayAndCut is stage four: candidates that can reach the page get their
@@ -438,139 +379,50 @@ func (p searchPlan) wantsMore(cands []candidate, found vectors.Found) bool {
 // MinScore are dropped. It fills the page's counts and returns the scored
 // candidates.
 func (e *Engine) decayAndCut(p searchPlan, cands []candidate, page *Page) []*candidate {
-	cut := p.cut(cands)
-	var list []*candidate
-	for i := range cands {
-		c := &cands[i]
-		if c.fused <= 0 {
-			continue
-		}
-		if c.fused >= cut || p.minScore > 0 || p.sort == ByRecency {
-			c.decay = e.cfg.Decay.Factor(c.rec.Path, decay.Reference(e.reads[c.rec.Path], c.rec.Created, c.rec.mtime()), p.now)
-			c.score = c.fused * c.decay
-			if c.score < p.minScore {
-				continue
-			}
-		} else {
-			c.score = -1 // scored low enough that only TotalCount needs it
-		}
-		page.TotalCount++
-		if c.inText() {
-			page.TextResultCount++
-		}
-		if c.inSem() {
-			page.SemanticResultCount++
-		}
-		if c.score >= 0 {
-			list = append(list, c)
-		}
-	}
+	list, n := rank.DecayAndCut(p.Plan, cands, func(r *record) float64 {
+		return e.cfg.Decay.Factor(r.Path, decay.Reference(e.reads[r.Path], r.Created, r.mtime()), p.now)
+	})
+	page.TotalCount += n.Total
+	page.TextResultCount += n.Text
+	page.SemanticResultCount += n.Semantic
 	return list
 }
 
 // page is stage five: the scored candidates in order, the requested page of
 // them, with snippets unless the query asked for none.
-func (e *Engine) page(q Query, terms queryTerms, list []*candidate) []Result {
-	sortCandidates(list, q.Sort)
-	lo := (q.Page - 1) * q.PageSize
+func (e *Engine) page(q Query, terms fulltext.Terms, list []*candidate) []Result {
+	rank.SortCandidates(list, q.Sort)
+	lo, hi := rank.PageBounds(q.Page, q.PageSize, len(list))
 	out := []Result{}
-	if lo >= len(list) {
-		return out
-	}
-	for _, c := range list[lo:min(lo+q.PageSize, len(list))] {
-		r := c.rec
+	for _, c := range list[lo:hi] {
+		r := c.Rec
 		res := Result{
 			URI: URI(r.Path), Path: r.Path, Title: r.Title,
-			Score: round(c.score), TextScore: round(c.text), SemanticScore: round(c.sem), Decay: round(c.decay),
+			Score: rank.Round(c.Score), TextScore: rank.Round(c.Text), SemanticScore: rank.Round(c.Sem), Decay: rank.Round(c.Decay),
 			Created: r.Created, Modified: r.Modified, Tags: nonNil(r.Tags),
 		}
 		if res.Modified.IsZero() {
 			res.Modified = r.mtime()
 		}
 		if q.NoSnippets {
-			res.Snippets, res.MatchCount = []string{}, c.matched
+			res.Snippets, res.MatchCount = []string{}, c.Matched
 		} else {
-			res.Snippets, res.MatchCount = e.snippets(r, terms, c.chunk, c.semRank > 0)
+			res.Snippets, res.MatchCount = e.snippets(r, terms, c.Chunk, c.SemRank > 0)
 		}
 		out = append(out, res)
 	}
 	return out
 }
 
-// kthLargest returns the k-th largest value of xs (1-based); xs is reordered.
-func kthLargest(xs []float64, k int) float64 {
-	lo, hi, want := 0, len(xs)-1, k-1
-	for lo < hi {
-		p := xs[(lo+hi)/2]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] > p {
-				i++
-			}
-			for xs[j] < p {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case want <= j:
-			hi = j
-		case want >= i:
-			lo = i
-		default:
-			return xs[want]
-		}
+// snippets cuts a memory's snippets from its stored excerpt index (see
+// fulltext.Index.MemorySnippets), and counts its matches.
+func (e *Engine) snippets(r *record, q fulltext.Terms, chunk int, semantic bool) ([]string, int) {
+	x, err := e.st.excerpt(r.Path, q)
+	if err != nil {
+		return []string{}, 0 // an index without excerpts is rebuilt at open (schema 3)
 	}
-	return xs[want]
+	return e.ft.MemorySnippets(x, r.Title, r.Tags, q, chunk, semantic)
 }
-
-// rankBy hands out 1-based ranks by key, best first (ties by path), to the
-// candidates whose key is positive; the others get rank 0.
-func rankBy(cs []candidate, key func(*candidate) float64, set func(*candidate, int), rankOf func(*candidate) int) {
-	var ps []*candidate
-	for i := range cs {
-		set(&cs[i], 0)
-		if key(&cs[i]) > 0 {
-			ps = append(ps, &cs[i])
-		}
-	}
-	sort.Slice(ps, func(i, j int) bool { return key(ps[i]) > key(ps[j]) })
-	// Equal keys share a rank (1, 2, 2, 4), so fusion cannot turn a tie
-	// into an order; sortCandidates breaks ties newer-first.
-	for i, c := range ps {
-		r := i + 1
-		if i > 0 && key(c) == key(ps[i-1]) {
-			r = rankOf(ps[i-1])
-		}
-		set(c, r)
-	}
-}
-
-// sortCandidates orders a result list: by score (ties: newer first, then
-// path), or by recency (most recently updated first, ties by score).
-func sortCandidates(cs []*candidate, by Sort) {
-	sort.Slice(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if by == ByRecency {
-			if ua, ub := a.rec.updated(), b.rec.updated(); !ua.Equal(ub) {
-				return ua.After(ub)
-			}
-		}
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		if da, db := a.rec.dated(), b.rec.dated(); !da.Equal(db) {
-			return da.After(db)
-		}
-		return a.rec.Path < b.rec.Path
-	})
-}
-
-func round(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func nonNil(s []string) []string {
 	if s == nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
 )
 
@@ -84,56 +85,56 @@ func exhaustive(t *testing.T, e *Engine, q Query) []string {
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
 	textScore := map[string]float64{}
 	if q.Mode != Semantic {
-		text, err := e.textCandidates(ctx, e.ft.analyzeQuery(q.Text), sc)
+		text, err := e.textCandidates(ctx, e.ft.AnalyzeQuery(q.Text), sc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range text {
-			textScore[c.rec.Path] = c.text
+			textScore[c.Rec.Path] = c.Text
 		}
 	}
 	qv, err := e.embedQuery(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFuser(e.cfg.Fusion, e.rank)
+	f := rank.NewFuser(e.cfg.Fusion, e.rank)
 	var all []*candidate
 	for p, r := range e.files {
 		if !sc.match(r) {
 			continue
 		}
-		c := &candidate{rec: r, text: textScore[p]}
+		c := &candidate{Rec: r, Text: textScore[p]}
 		if q.Mode != FullText {
 			if h, ok := e.vec.Nearest(qv, p); ok && h.Similarity > 0 {
-				c.sem = math.Min(float64(h.Similarity), 1)
+				c.Sem = math.Min(float64(h.Similarity), 1)
 			}
 		}
 		_, isText := textScore[p]
-		if !isText && c.sem < e.rank.SemanticFloor {
-			c.sem = 0
+		if !isText && c.Sem < e.rank.SemanticFloor {
+			c.Sem = 0
 		}
 		switch q.Mode {
 		case FullText:
-			c.fused = c.text
+			c.Fused = c.Text
 		case Semantic:
-			c.fused = c.sem
+			c.Fused = c.Sem
 		default:
-			c.fused = f.fuse(c.text, c.sem, 0, 0)
+			c.Fused = f.Fuse(c.Text, c.Sem, 0, 0)
 		}
-		if c.fused <= 0 {
+		if c.Fused <= 0 {
 			continue
 		}
-		c.score = c.fused * e.cfg.Decay.Factor(p, decay.Reference(e.reads[p], r.Created, r.mtime()), q.Now)
-		if c.score < q.MinScore {
+		c.Score = c.Fused * e.cfg.Decay.Factor(p, decay.Reference(e.reads[p], r.Created, r.mtime()), q.Now)
+		if c.Score < q.MinScore {
 			continue
 		}
 		all = append(all, c)
 	}
-	sortCandidates(all, q.Sort)
+	rank.SortCandidates(all, q.Sort)
 	lo := (q.Page - 1) * q.PageSize
 	var out []string
 	for _, c := range all[min(lo, len(all)):min(lo+q.PageSize, len(all))] {
-		out = append(out, c.rec.Path)
+		out = append(out, c.Rec.Path)
 	}
 	return out
 }
@@ -213,7 +214,7 @@ func testStagesMatchExhaustive(t *testing.T, e *Engine) {
 }
 
 func testTextCandidates(t *testing.T, e *Engine) {
-	terms := e.ft.analyzeQuery("database backup")
+	terms := e.ft.AnalyzeQuery("database backup")
 	all, err := e.textCandidates(context.Background(), terms, scope{})
 	if err != nil {
 		t.Fatal(err)
@@ -228,18 +229,18 @@ func testTextCandidates(t *testing.T, e *Engine) {
 	for _, cs := range [][]candidate{all, in} {
 		best := 0.0
 		for _, c := range cs {
-			if c.text <= 0 || c.text > 1 {
-				t.Fatalf("%s: text score %v outside (0, 1]", c.rec.Path, c.text)
+			if c.Text <= 0 || c.Text > 1 {
+				t.Fatalf("%s: text score %v outside (0, 1]", c.Rec.Path, c.Text)
 			}
-			best = math.Max(best, c.text)
+			best = math.Max(best, c.Text)
 		}
 		if best != 1 {
 			t.Fatalf("best text score %v, want 1 (normalised by the best in scope)", best)
 		}
 	}
 	for _, c := range in {
-		if !inFolder(c.rec.Path, "people") {
-			t.Fatalf("%s is outside the folder scope", c.rec.Path)
+		if !inFolder(c.Rec.Path, "people") {
+			t.Fatalf("%s is outside the folder scope", c.Rec.Path)
 		}
 	}
 }
@@ -279,7 +280,7 @@ func testFuse(t *testing.T, e *Engine) {
 	ctx := context.Background()
 	q := Query{Text: "postgres sql music", Mode: Hybrid}
 	q, _ = q.Validate()
-	text, err := e.textCandidates(ctx, e.ft.analyzeQuery(q.Text), scope{})
+	text, err := e.textCandidates(ctx, e.ft.AnalyzeQuery(q.Text), scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,16 +297,16 @@ func testFuse(t *testing.T, e *Engine) {
 	}
 	low := 0
 	for _, c := range cands {
-		h, _ := e.vec.Nearest(qv, c.rec.Path)
+		h, _ := e.vec.Nearest(qv, c.Rec.Path)
 		want := math.Max(0, float64(h.Similarity))
-		if math.Abs(c.sem-want) > 1e-6 {
-			t.Fatalf("%s: sem %v, want its nearest chunk's %v", c.rec.Path, c.sem, want)
+		if math.Abs(c.Sem-want) > 1e-6 {
+			t.Fatalf("%s: sem %v, want its nearest chunk's %v", c.Rec.Path, c.Sem, want)
 		}
-		if c.sem > 0 && c.sem < p.floor {
+		if c.Sem > 0 && c.Sem < p.Floor {
 			low++
 		}
-		if wf := p.fuser.fuse(c.text, c.sem, 0, 0); c.fused != wf {
-			t.Fatalf("%s: fused %v, want %v", c.rec.Path, c.fused, wf)
+		if wf := p.Fuser.Fuse(c.Text, c.Sem, 0, 0); c.Fused != wf {
+			t.Fatalf("%s: fused %v, want %v", c.Rec.Path, c.Fused, wf)
 		}
 	}
 	if low == 0 {
@@ -319,55 +320,16 @@ func testFuse(t *testing.T, e *Engine) {
 	cands = e.fuse(p, scope{}, text, qv, found)
 	seen := map[string]bool{}
 	for _, c := range cands {
-		if seen[c.rec.Path] {
-			t.Fatalf("%s appears twice", c.rec.Path)
+		if seen[c.Rec.Path] {
+			t.Fatalf("%s appears twice", c.Rec.Path)
 		}
-		seen[c.rec.Path] = true
-		if c.text == 0 && c.sem < p.floor {
-			t.Fatalf("%s joined on meaning alone at %v, below the floor %v", c.rec.Path, c.sem, p.floor)
+		seen[c.Rec.Path] = true
+		if c.Text == 0 && c.Sem < p.Floor {
+			t.Fatalf("%s joined on meaning alone at %v, below the floor %v", c.Rec.Path, c.Sem, p.Floor)
 		}
 	}
 	if len(cands) <= len(text) {
 		t.Fatal("no memory joined on meaning alone: the case tests nothing")
-	}
-}
-
-func TestPlanCutAndWantsMore(t *testing.T) {
-	f := fuser{method: WeightedSum, wText: 1, wVec: 0.5}
-	cands := func(fused ...float64) []candidate {
-		var cs []candidate
-		for _, x := range fused {
-			cs = append(cs, candidate{fused: x, semRank: 1})
-		}
-		return cs
-	}
-	tests := []struct {
-		name      string
-		plan      searchPlan
-		cands     []candidate
-		found     vectors.Found
-		cut       float64
-		wantsMore bool
-	}{
-		{"too few candidates: anything may count", searchPlan{mode: Semantic, need: 3, floor: 0.3, strength: 0.02}, cands(0.9, 0.8), vectors.Found{Bound: 0.7}, 0, true},
-		{"bound below the page", searchPlan{mode: Semantic, need: 2, floor: 0.3, strength: 0.02}, cands(0.9, 0.8, 0.5), vectors.Found{Bound: 0.7}, 0.8 * 0.98, false},
-		{"bound within decay of the page", searchPlan{mode: Semantic, need: 2, floor: 0.3, strength: 0.02}, cands(0.9, 0.8), vectors.Found{Bound: 0.79}, 0.8 * 0.98, true},
-		{"complete", searchPlan{mode: Semantic, need: 5, floor: 0.3}, cands(0.9), vectors.Found{Bound: -1, Complete: true}, 0, false},
-		{"bound below the floor", searchPlan{mode: Semantic, need: 5, floor: 0.3}, cands(0.9), vectors.Found{Bound: 0.29}, 0, false},
-		{"hybrid: text fills the page above 1/3", searchPlan{mode: Hybrid, fuser: f, need: 2, floor: 0.3}, cands(0.9, 0.5), vectors.Found{Bound: 1}, 0.5, false},
-		{"hybrid: page below what meaning alone can reach", searchPlan{mode: Hybrid, fuser: f, need: 2, floor: 0.3}, cands(0.9, 0.2), vectors.Found{Bound: 1}, 0.2, true},
-		{"min score", searchPlan{mode: Semantic, need: 1, floor: 0.3, minScore: 0.5}, cands(0.9), vectors.Found{Bound: 0.6}, 0.9, true},
-		{"recency counts everything above the floor", searchPlan{mode: Semantic, need: 1, floor: 0.3, sort: ByRecency}, cands(0.9, 0.95), vectors.Found{Bound: 0.31}, math.Inf(-1), true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.plan.cut(slices.Clone(tc.cands)); math.Abs(got-tc.cut) > 1e-12 && got != tc.cut {
-				t.Errorf("cut = %v, want %v", got, tc.cut)
-			}
-			if got := tc.plan.wantsMore(slices.Clone(tc.cands), tc.found); got != tc.wantsMore {
-				t.Errorf("wantsMore = %v, want %v", got, tc.wantsMore)
-			}
-		})
 	}
 }
 
@@ -380,9 +342,9 @@ func testDecayAndCutThenPage(t *testing.T, e *Engine) {
 	sort.Strings(paths)
 	var cands []candidate
 	for i, p := range paths[:30] {
-		cands = append(cands, candidate{rec: e.files[p], fused: 1 - float64(i)/40, text: 1 - float64(i)/40, textRank: 1})
+		cands = append(cands, candidate{Rec: e.files[p], Fused: 1 - float64(i)/40, Text: 1 - float64(i)/40, TextRank: 1})
 	}
-	cands = append(cands, candidate{rec: e.files[paths[30]], fused: 0}) // no evidence: never counted
+	cands = append(cands, candidate{Rec: e.files[paths[30]], Fused: 0}) // no evidence: never counted
 	q := Query{Text: "x", Page: 2, PageSize: 5, Now: now, NoSnippets: true}
 	q, _ = q.Validate()
 	p := e.plan(q)
@@ -395,7 +357,7 @@ func testDecayAndCutThenPage(t *testing.T, e *Engine) {
 	if len(list) < 10 || len(list) >= 30 {
 		t.Fatalf("%d candidates scored, want the page's contenders only (10 ≤ n < 30)", len(list))
 	}
-	res := e.page(q, e.ft.analyzeQuery(q.Text), list)
+	res := e.page(q, e.ft.AnalyzeQuery(q.Text), list)
 	if len(res) != 5 {
 		t.Fatalf("page 2 has %d results, want 5", len(res))
 	}
@@ -410,8 +372,8 @@ func testDecayAndCutThenPage(t *testing.T, e *Engine) {
 	page = Page{}
 	list = e.decayAndCut(p, slices.Clone(cands), &page)
 	for _, c := range list {
-		if c.score < 0.6 {
-			t.Fatalf("%s scored %v, below MinScore", c.rec.Path, c.score)
+		if c.Score < 0.6 {
+			t.Fatalf("%s scored %v, below MinScore", c.Rec.Path, c.Score)
 		}
 	}
 	if page.TotalCount != len(list) || page.TotalCount == 0 || page.TotalCount >= 30 {

@@ -13,7 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"mnemo/engine/admit"
 	"mnemo/engine/embed"
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
@@ -112,6 +114,10 @@ type SessionsConfig struct {
 	MirrorDeleted bool
 	// Progress, if set, is called during Sync with transcripts done and total.
 	Progress func(done, total int)
+	// Admit is the process's search gate, shared with the memory corpus
+	// (Config.Admit): every Search waits its turn there. nil admits every
+	// search at once.
+	Admit *admit.Gate
 }
 
 // Sessions is an open sessions index. It is safe for concurrent use.
@@ -123,7 +129,7 @@ type Sessions struct {
 	dim  int
 
 	st  *sessionStore
-	ft  *fulltext
+	ft  *fulltext.Index
 	vec vectors.Store // one item per message
 
 	syncMu    sync.Mutex
@@ -141,7 +147,7 @@ type Sessions struct {
 	byPath    map[string]*session
 	msgs      map[string]*message // by Bleve document id
 	nextSID   uint32
-	totals    [len(textFields)]int64
+	totals    [fulltext.NumFields]int64
 	skips     map[string][]Skip   // by source key
 	forgotten map[[32]byte]string // forgotten transcripts: path hash → source key
 	srcErrs   map[string]string   // by source key: why Discover failed
@@ -152,6 +158,22 @@ type Sessions struct {
 	// completed: until one does, the index holds part of the transcripts.
 	unfinished string
 }
+
+// SessionsIndex is the sessions corpus as a front end reaches it: what the
+// MCP session tools and the sessions commands call. *Sessions implements
+// it, and so does a client of the serve that holds the index
+// (cmd/mnemo/remote).
+type SessionsIndex interface {
+	Search(ctx context.Context, q SessionQuery) (SessionPage, error)
+	GetSession(ctx context.Context, id string, offset, limit int) (SessionView, error)
+	GetMessage(ctx context.Context, id, messageID string, n int) (SessionView, error)
+	Sync(ctx context.Context, full bool) (SessionsReport, error)
+	Status(ctx context.Context) (SessionsStatus, error)
+	List(ctx context.Context, q SessionListQuery) (SessionList, error)
+	Forget(ctx context.Context, q ForgetQuery) (ForgetReport, error)
+}
+
+var _ SessionsIndex = (*Sessions)(nil)
 
 // session is one indexed transcript.
 type session struct {
@@ -201,7 +223,7 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	if cfg.Ranking != nil {
 		rk = *cfg.Ranking
 	}
-	if err := rk.validate(); err != nil {
+	if err := rk.Validate(); err != nil {
 		return nil, err
 	}
 	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
@@ -252,19 +274,19 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
 	ftPath := filepath.Join(s.dir, fulltextDir)
-	ft, err := openFulltext(ftPath, !s.cfg.ReadOnly, durableBatches)
+	ft, err := fulltext.Open(ftPath, !s.cfg.ReadOnly, fulltext.DurableBatches, nil)
 	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
 		s.needFull = "full-text index was unreadable: " + err.Error()
 		s.noteDamage(err)
-		ft, err = openFulltext(ftPath, true, durableBatches)
+		ft, err = fulltext.Open(ftPath, true, fulltext.DurableBatches, nil)
 	}
 	if err != nil {
 		return err
 	}
-	s.noteDamage(ft.damage)
+	s.noteDamage(ft.Damage())
 	s.ft = ft
 	if err := s.resetMemory(); err != nil {
 		return err
@@ -297,7 +319,7 @@ func (s *Sessions) open(ctx context.Context) error {
 		}
 	}
 	if s.needFull == "" {
-		if n, err := s.ft.idx.DocCount(); err == nil && int(n) != len(s.msgs) {
+		if n, err := s.ft.DocCount(); err == nil && int(n) != len(s.msgs) {
 			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, len(s.msgs))
 		}
 	}
@@ -312,7 +334,7 @@ func (s *Sessions) resetMemory() error {
 	s.byPath = map[string]*session{}
 	s.msgs = map[string]*message{}
 	s.nextSID = 1
-	s.totals = [len(textFields)]int64{}
+	s.totals = [fulltext.NumFields]int64{}
 	s.skips = map[string][]Skip{}
 	s.srcErrs = map[string]string{}
 	var err error
@@ -409,7 +431,7 @@ func (s *Sessions) Close() error {
 	}
 	var errs []error
 	if s.ft != nil {
-		errs = append(errs, s.ft.close())
+		errs = append(errs, s.ft.Close())
 	}
 	if s.st != nil {
 		if !s.cfg.ReadOnly {

@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 )
 
@@ -166,14 +167,14 @@ func (s *Sessions) selectForget(q ForgetQuery) ([]*session, error) {
 // dropSessions removes sel from the full-text index and from memory; the
 // store has already dropped them.
 func (s *Sessions) dropSessions(sel []*session, forgotten map[[32]byte]string) {
-	fb := s.ft.idx.NewBatch()
+	fb := s.ft.NewBatch()
 	for _, ss := range sel {
 		for seq := range ss.seqs {
 			fb.Delete(docID(ss.SID, seq))
 		}
 	}
 	// A failure here is repaired by the purge, which rebuilds the index.
-	s.ft.idx.Batch(fb)
+	s.ft.Batch(fb)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ss := range sel {
@@ -214,7 +215,7 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 	if err := errors.Join(os.RemoveAll(tmp), os.RemoveAll(old)); err != nil {
 		return fmt.Errorf("remove a purge's leftovers: %w", err)
 	}
-	ft, err := openFulltext(tmp, true, durableBatches)
+	ft, err := fulltext.Open(tmp, true, fulltext.DurableBatches, nil)
 	if err != nil {
 		return err
 	}
@@ -225,15 +226,15 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 	}
 	s.mu.RUnlock()
 	if err := s.reindexInto(ctx, ft, nil, known); err != nil {
-		ft.close()
+		ft.Close()
 		return fmt.Errorf("rebuild the sessions full-text index: %w", err)
 	}
-	if err := ft.close(); err != nil {
+	if err := ft.Close(); err != nil {
 		return fmt.Errorf("rebuild the sessions full-text index: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ft.close()
+	s.ft.Close()
 	if err := os.Rename(cur, old); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("swap in the rebuilt full-text index: %w", err)
 	}
@@ -241,7 +242,7 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 		return fmt.Errorf("swap in the rebuilt full-text index: %w", err)
 	}
 	syncDir(s.dir)
-	if s.ft, err = openFulltext(cur, true, durableBatches); err != nil {
+	if s.ft, err = fulltext.Open(cur, true, fulltext.DurableBatches, nil); err != nil {
 		return err
 	}
 	s.damage.Clear()
@@ -316,32 +317,32 @@ func syncDir(dir string) {
 
 // reindexInto puts into ft every message the state store holds for sids
 // (nil: every session), analysed afresh; with known, only those sessions.
-func (s *Sessions) reindexInto(ctx context.Context, ft *fulltext, sids []uint32, known map[uint32]bool) error {
-	a := ft.newAnalyser()
-	fb := ft.idx.NewBatch()
+func (s *Sessions) reindexInto(ctx context.Context, ft *fulltext.Index, sids []uint32, known map[uint32]bool) error {
+	a := ft.NewAnalyser()
+	fb := ft.NewBatch()
 	n := 0
 	err := s.st.forEachText(sids, func(sid, seq uint32, text string) error {
 		if known != nil && !known[sid] {
 			return nil
 		}
-		if err := fb.IndexAdvanced(analysedDoc(docID(sid, seq), a.message(text))); err != nil {
+		if err := fb.IndexAdvanced(fulltext.NewDoc(docID(sid, seq), a.Message(text))); err != nil {
 			return err
 		}
 		if n++; n%s.batchMsgs == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := ft.idx.Batch(fb); err != nil {
+			if err := ft.Batch(fb); err != nil {
 				return err
 			}
-			fb, a = ft.idx.NewBatch(), ft.newAnalyser()
+			fb, a = ft.NewBatch(), ft.NewAnalyser()
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return ft.idx.Batch(fb)
+	return ft.Batch(fb)
 }
 
 // forget drops sel from the store, remembers the forgotten transcripts and

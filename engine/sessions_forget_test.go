@@ -15,6 +15,7 @@ import (
 	"github.com/blevesearch/vellum"
 	zapv17 "github.com/blevesearch/zapx/v17"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 )
 
@@ -44,18 +45,18 @@ func forgetFixture(t *testing.T) string {
 func filesHolding(t *testing.T, dir string, words ...string) []string {
 	t.Helper()
 	forms := map[string]string{}
-	en, err := newMapping()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, w := range words {
 		forms[strings.ToLower(w)] = w
-		for _, tok := range en.AnalyzerNamed(analyzerEN).Analyze([]byte(w)) {
-			forms[string(tok.Term)] = w
+		terms, err := fulltext.EnglishTerms(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, term := range terms {
+			forms[term] = w
 		}
 	}
 	var out []string
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -164,7 +165,7 @@ func TestSessionsForget(t *testing.T) {
 		if _, err := s.GetSession(context.Background(), "gone", 0, 0); !errors.Is(err, ErrNoSession) {
 			t.Errorf("%s: GetSession(gone): %v", when, err)
 		}
-		if n, _ := s.ft.idx.DocCount(); int(n) != len(s.msgs) {
+		if n, _ := s.ft.DocCount(); int(n) != len(s.msgs) {
 			t.Errorf("%s: Bleve holds %d documents, the store %d", when, n, len(s.msgs))
 		}
 	}

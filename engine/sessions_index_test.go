@@ -177,7 +177,7 @@ func TestSessionsArchive(t *testing.T) {
 		if st.Sessions != 2 || st.Archived != 1 || st.Sources[0].Archived != 1 || st.Messages != 5 {
 			t.Errorf("%s: status %+v, want 2 sessions, 1 archived, 5 messages", when, st)
 		}
-		if n, _ := s.ft.idx.DocCount(); n != 5 {
+		if n, _ := s.ft.DocCount(); n != 5 {
 			t.Errorf("%s: Bleve holds %d documents, want 5", when, n)
 		}
 	}
@@ -195,7 +195,7 @@ func TestSessionsArchive(t *testing.T) {
 	if err := s.st.markPending(map[uint32]uint32{sid: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ft.idx.Index(docID(sid, 2), &ftDoc{Body: "ghost ledger"}); err != nil {
+	if err := plantDoc(s.ft, docID(sid, 2), "ghost ledger"); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
 )
 
 // SessionListQuery lists sessions without a query, newest first, a page
@@ -52,10 +55,10 @@ const maxTitleRunes = 100
 // last message, then the first (undated sessions last).
 func (s *Sessions) List(ctx context.Context, q SessionListQuery) (SessionList, error) {
 	var err error
-	if q.Page, err = countOr("page", q.Page, 1, maxPage, ErrBadPage); err != nil {
+	if q.Page, err = rank.Count("page", q.Page, 1, MaxPage, ErrBadPage); err != nil {
 		return SessionList{}, err
 	}
-	if q.PageSize, err = countOr("pageSize", q.PageSize, 10, maxSessionLimit, ErrBadPageSize); err != nil {
+	if q.PageSize, err = rank.Count("pageSize", q.PageSize, 10, MaxSessionLimit, ErrBadPageSize); err != nil {
 		return SessionList{}, err
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
@@ -155,7 +158,7 @@ func (s *Sessions) title(ss *session) string {
 // runes, at a word boundary when there is one in the last third, marking
 // the cut with "…".
 func titleLine(text string, n int) string {
-	text = oneLine(text)
+	text = fulltext.OneLine(text)
 	if utf8.RuneCountInString(text) <= n {
 		return text
 	}

@@ -11,26 +11,29 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
 )
 
 // Errors of the sessions API, for errors.Is.
 var (
 	ErrBadRole       = errors.New("unknown role (want user or assistant)")
-	ErrBadLimit      = errors.New("limit must be between 1 and 200")
-	ErrBadMaxHits    = errors.New("maxHits must be between 1 and 20")
+	ErrBadLimit      = fmt.Errorf("limit must be between 1 and %d", MaxSessionLimit)
+	ErrBadMaxHits    = fmt.Errorf("maxHits must be between 1 and %d", MaxSessionHits)
 	ErrBadOffset     = errors.New("offset must be 0 or more")
-	ErrBadContext    = errors.New("context must be between 0 and 50")
+	ErrBadContext    = fmt.Errorf("context must be between 0 and %d", MaxMessageContext)
 	ErrNoSession     = errors.New("session not found")
 	ErrNoMessage     = errors.New("message not found in the session")
 	ErrBadMessageArg = errors.New("messageId is required")
 )
 
-// Bounds of a sessions query.
+// Bounds of a sessions query, which front ends' schemas state: sessions
+// per page, hits per session, and messages either side of GetMessage's.
 const (
-	maxSessionLimit   = 200
-	maxHitsPerSession = 20
-	maxContext        = 50
+	MaxSessionLimit   = 200
+	MaxSessionHits    = 20
+	MaxMessageContext = 50
 )
 
 // MaxSessionMessages is the most messages one GetSession returns: the one
@@ -58,21 +61,30 @@ type SessionQuery struct {
 
 // Validate checks q and fills in its defaults.
 func (q SessionQuery) Validate() (SessionQuery, error) {
-	mq, err := Query{Text: q.Text, Mode: q.Mode, Sort: q.Sort, From: q.From, To: q.To}.Validate()
-	if err != nil {
+	q.Text = strings.TrimSpace(q.Text)
+	if q.Text == "" {
+		return q, ErrEmptyQuery
+	}
+	var err error
+	if q.Mode, err = rank.ParseMode(q.Mode); err != nil {
 		return q, err
 	}
-	q.Text, q.Mode, q.Sort = mq.Text, mq.Mode, mq.Sort
+	if err := rank.CheckRange(q.From, q.To); err != nil {
+		return q, err
+	}
+	if q.Sort, err = rank.ParseSort(q.Sort); err != nil {
+		return q, err
+	}
 	switch r := strings.ToLower(strings.TrimSpace(q.Role)); r {
 	case "", "user", "assistant":
 		q.Role = r
 	default:
 		return q, fmt.Errorf("%q: %w", q.Role, ErrBadRole)
 	}
-	if q.Limit, err = countOr("limit", q.Limit, 10, maxSessionLimit, ErrBadLimit); err != nil {
+	if q.Limit, err = rank.Count("limit", q.Limit, 10, MaxSessionLimit, ErrBadLimit); err != nil {
 		return q, err
 	}
-	if q.MaxHits, err = countOr("maxHits", q.MaxHits, 3, maxHitsPerSession, ErrBadMaxHits); err != nil {
+	if q.MaxHits, err = rank.Count("maxHits", q.MaxHits, 3, MaxSessionHits, ErrBadMaxHits); err != nil {
 		return q, err
 	}
 	q.Project = strings.TrimSpace(q.Project)
@@ -174,8 +186,18 @@ func (sc sessionScope) message(m *message) bool {
 // of the message, clipped at 0, joining on meaning alone above the
 // semantic floor), fusion (fusion.go), then grouping by session. Messages
 // carry no recency decay: a transcript is a record of what was said, and
-// "latest first" is sort recency or the date filters.
+// "latest first" is sort recency or the date filters. A search first
+// waits its turn at SessionsConfig.Admit, the process's gate.
 func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, error) {
+	leave, err := s.cfg.Admit.Enter(ctx)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	defer leave()
+	return s.search(ctx, q)
+}
+
+func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, error) {
 	q, err := q.Validate()
 	if err != nil {
 		return SessionPage{}, err
@@ -203,7 +225,7 @@ func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, err
 		return page, nil
 	}
 	sc := newSessionScope(q)
-	p := sessionPlan{mode: q.Mode, fuser: newFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
+	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
 		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
 
 	type semantic struct {
@@ -267,7 +289,7 @@ func (s *Sessions) searchable(q SessionQuery, page *SessionPage) (done bool, err
 // text. done says the answer is page as it stands (a first sync that
 // has stored nothing yet); err, that q cannot be answered. The caller
 // holds s.mu.
-func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms queryTerms, done bool, err error) {
+func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms fulltext.Terms, done bool, err error) {
 	page.Indexing = s.indexingNow()
 	if s.lastSync.IsZero() && len(s.msgs) == 0 {
 		if page.Indexing {
@@ -278,8 +300,8 @@ func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms qu
 	if err := s.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
 		return terms, false, fmt.Errorf("sessions %w", err)
 	}
-	terms = s.ft.analyzeQuery(q.Text)
-	if terms.empty() {
+	terms = s.ft.AnalyzeQuery(q.Text)
+	if terms.Empty() {
 		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	return terms, false, nil
@@ -369,18 +391,18 @@ func (s *Sessions) bestText(text []candidate, p sessionPlan) ([]candidate, map[u
 	all := make(map[uint32]struct{}, 256)
 	scores := make([]float64, len(text))
 	for i := range text {
-		all[s.msgs[text[i].rec.Path].sid] = struct{}{}
-		scores[i] = text[i].text
+		all[s.msgs[text[i].Rec.Path].sid] = struct{}{}
+		scores[i] = text[i].Text
 	}
-	cut := kthLargest(scores, k)
+	cut := rank.KthLargest(scores, k)
 	kept := make([]candidate, 0, k)
 	for _, c := range text {
-		if c.text > cut {
+		if c.Text > cut {
 			kept = append(kept, c)
 		}
 	}
 	for _, c := range text { // ties at the cut fill what is left
-		if c.text == cut && len(kept) < k {
+		if c.Text == cut && len(kept) < k {
 			kept = append(kept, c)
 		}
 	}
@@ -405,7 +427,7 @@ func (sc sessionScope) labels() []string {
 // sessionPlan is what the stages after the candidates need of a query.
 type sessionPlan struct {
 	mode        Mode
-	fuser       fuser
+	fuser       rank.Fuser
 	floor       float64
 	limit, hits int
 	chunks      int // how many message vectors to ask the store for first
@@ -422,8 +444,8 @@ func (s *Sessions) inScope(sc sessionScope, m *message) bool {
 
 // textCandidates is stage one: every message in scope that matches a query
 // term, with its BM25 score divided by the best one in scope.
-func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sessionScope) ([]candidate, error) {
-	hits, err := s.ft.scoreText(ctx, terms, s.rank.bm25(), s.totals)
+func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope) ([]candidate, error) {
+	hits, err := s.ft.Score(ctx, terms, fulltext.NewBM25(s.rank), s.totals)
 	if err != nil {
 		s.noteDamage(err)
 		return nil, err
@@ -431,15 +453,15 @@ func (s *Sessions) textCandidates(ctx context.Context, terms queryTerms, sc sess
 	cands := make([]candidate, 0, len(hits))
 	var top float64
 	for _, h := range hits {
-		m := s.msgs[h.path]
+		m := s.msgs[h.Path]
 		if m == nil || !s.inScope(sc, m) {
 			continue
 		}
-		cands = append(cands, candidate{rec: &m.rec, text: h.score, matched: h.matched, textRank: 1})
-		top = math.Max(top, h.score)
+		cands = append(cands, candidate{Rec: &m.rec, Text: h.Score, Matched: h.Matched, TextRank: 1})
+		top = math.Max(top, h.Score)
 	}
 	for i := range cands {
-		cands[i].text /= top
+		cands[i].Text /= top
 	}
 	return cands, nil
 }
@@ -454,9 +476,9 @@ func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []f
 		taken := make(map[string]bool, len(cands))
 		for i := range cands {
 			c := &cands[i]
-			taken[c.rec.Path] = true
-			if h, ok := s.vec.Nearest(qv, c.rec.Path); ok && h.Similarity > 0 {
-				c.sem, c.semRank = math.Min(float64(h.Similarity), 1), 1
+			taken[c.Rec.Path] = true
+			if h, ok := s.vec.Nearest(qv, c.Rec.Path); ok && h.Similarity > 0 {
+				c.Sem, c.SemRank = math.Min(float64(h.Similarity), 1), 1
 			}
 		}
 		for _, h := range found.Hits {
@@ -467,12 +489,12 @@ func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []f
 			if m == nil || !s.inScope(sc, m) {
 				continue
 			}
-			cands = append(cands, candidate{rec: &m.rec, sem: math.Min(float64(h.Similarity), 1), semRank: 1})
+			cands = append(cands, candidate{Rec: &m.rec, Sem: math.Min(float64(h.Similarity), 1), SemRank: 1})
 		}
 	}
-	p.fuser.fuseAll(cands, p.mode)
+	rank.FuseAll(p.fuser, cands, p.mode)
 	for i := range cands {
-		cands[i].score = cands[i].fused // sessions are not decayed
+		cands[i].Score = cands[i].Fused // sessions are not decayed
 	}
 	return cands
 }
@@ -491,10 +513,10 @@ func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
 	var out []*sessionGroup
 	for i := range cands {
 		c := &cands[i]
-		if c.score <= 0 {
+		if c.Score <= 0 {
 			continue
 		}
-		m := s.msgs[c.rec.Path]
+		m := s.msgs[c.Rec.Path]
 		g := by[m.sid]
 		if g == nil {
 			ss := s.sessions[m.sid]
@@ -506,13 +528,13 @@ func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
 			out = append(out, g)
 		}
 		g.hits = append(g.hits, c)
-		g.best = math.Max(g.best, c.score)
-		if c.rec.Created.After(g.latest) {
-			g.latest = c.rec.Created
+		g.best = math.Max(g.best, c.Score)
+		if c.Rec.Created.After(g.latest) {
+			g.latest = c.Rec.Created
 		}
 	}
 	for _, g := range out {
-		sortCandidates(g.hits, ByRelevance)
+		rank.SortCandidates(g.hits, ByRelevance)
 	}
 	return out
 }
@@ -532,23 +554,20 @@ func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool
 	if len(groups) < p.limit {
 		return true
 	}
-	bound := float64(found.Bound)
-	if p.mode == Hybrid {
-		seen := 0
-		for _, g := range groups {
-			for _, c := range g.hits {
-				if c.semRank > 0 {
-					seen++
-				}
+	seen := 0
+	for _, g := range groups {
+		for _, c := range g.hits {
+			if c.SemRank > 0 {
+				seen++
 			}
 		}
-		bound = p.fuser.fuse(0, bound, 0, seen+1)
 	}
+	bound := p.fuser.Ceiling(p.mode, float64(found.Bound), seen)
 	bests := make([]float64, len(groups))
 	for i, g := range groups {
 		bests[i] = g.best
 	}
-	return bound >= kthLargest(bests, p.limit)
+	return bound >= rank.KthLargest(bests, p.limit)
 }
 
 // sortGroups orders sessions best first (ties: latest ended), or by their
@@ -571,55 +590,21 @@ func sortGroups(gs []*sessionGroup, by Sort) {
 
 // result is stage five: one session of the page with its best hits and
 // their excerpts, read from the stored (redacted) text.
-func (s *Sessions) result(g *sessionGroup, maxHits int, terms queryTerms) SessionResult {
+func (s *Sessions) result(g *sessionGroup, maxHits int, terms fulltext.Terms) SessionResult {
 	r := SessionResult{
 		SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
 		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs), Archived: g.ss.archived(),
-		Score: round(g.best), Hits: []MessageHit{},
+		Score: rank.Round(g.best), Hits: []MessageHit{},
 	}
 	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
-		m := s.msgs[c.rec.Path]
-		excerpt, n := messageExcerpt(s.st.text(m.sid, m.seq), terms, s.ft)
+		m := s.msgs[c.Rec.Path]
+		excerpt, n := s.ft.MessageSnippet(s.st.text(m.sid, m.seq), terms)
 		r.Hits = append(r.Hits, MessageHit{
 			MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
-			Excerpt: excerpt, Score: round(c.score), MatchCount: n,
+			Excerpt: excerpt, Score: rank.Round(c.Score), MatchCount: n,
 		})
 	}
 	return r
-}
-
-// messageExcerpt is one bounded excerpt of a stored message: ±snippetRadius
-// around the window with the most matches, cut on word boundaries, matches
-// in bold, as memory snippets are; a message found by meaning alone gets
-// its start. It also returns how many matches the message holds.
-func messageExcerpt(text string, q queryTerms, ft *fulltext) (string, int) {
-	spans := ft.matchSpans(text, q)
-	if len(spans) == 0 {
-		return cut(text, 0, 2*snippetRadius, nil), 0
-	}
-	bestLo, bestN := 0, -1
-	for i, sp := range spans {
-		n := 0
-		for _, t := range spans[i:] {
-			if t.end > sp.start+2*snippetRadius {
-				break
-			}
-			n++
-		}
-		if n > bestN {
-			bestLo, bestN = i, n
-		}
-	}
-	first := spans[bestLo]
-	last := first
-	for _, t := range spans[bestLo:] {
-		if t.end > first.start+2*snippetRadius {
-			break
-		}
-		last = t
-	}
-	mid := (first.start + last.end) / 2
-	return cut(text, mid-snippetRadius, mid+snippetRadius, spans), len(spans)
 }
 
 // SessionMessage is one stored message, as GetSession and GetMessage show it.
@@ -715,7 +700,7 @@ func (s *Sessions) GetMessage(ctx context.Context, id, messageID string, n int) 
 	if strings.TrimSpace(messageID) == "" {
 		return SessionView{}, ErrBadMessageArg
 	}
-	if n < 0 || n > maxContext {
+	if n < 0 || n > MaxMessageContext {
 		return SessionView{}, fmt.Errorf("context %d: %w", n, ErrBadContext)
 	}
 	s.mu.RLock()

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/blevesearch/bleve/v2/document"
 	bolt "go.etcd.io/bbolt"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 )
@@ -65,10 +65,10 @@ func (r sessionRec) archived() bool { return !r.Archived.IsZero() }
 
 // msgRec is one message without its text.
 type msgRec struct {
-	ID   string                 `json:"i"`
-	Role string                 `json:"r"`
-	Time time.Time              `json:"t"`
-	Lens [len(textFields)]int32 `json:"l"`
+	ID   string                    `json:"i"`
+	Role string                    `json:"r"`
+	Time time.Time                 `json:"t"`
+	Lens [fulltext.NumFields]int32 `json:"l"`
 }
 
 type sessionStore struct{ db *bolt.DB }
@@ -292,7 +292,7 @@ type pendingMsg struct {
 	seq  uint32
 	rec  msgRec
 	text string
-	doc  *document.Document // its full-text document, pre-analysed
+	doc  *fulltext.Doc // its full-text document, pre-analysed
 }
 
 // commit writes a batch and clears its pending marks in one transaction.

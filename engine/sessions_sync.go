@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
@@ -308,7 +309,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 	b := &sessionBatch{skips: skips}
 	s.dispose(b, gone, rep)
 	done += len(gone)
-	a := s.ft.newAnalyser() // one per batch, as a memory sync worker keeps
+	a := s.ft.NewAnalyser() // one per batch, as a memory sync worker keeps
 	for _, j := range jobs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -321,7 +322,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 			if err := s.apply(ctx, b); err != nil {
 				return err
 			}
-			b, a = &sessionBatch{}, s.ft.newAnalyser()
+			b, a = &sessionBatch{}, s.ft.NewAnalyser()
 			progress()
 		}
 	}
@@ -383,7 +384,7 @@ const (
 // holds replaces its messages by id and the rest stay, because the index
 // is their only copy. A file at an archived session's path that holds
 // another session is a new session; the archived one stays as it was.
-func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a *analyser, rep *SessionsReport) error {
+func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a *fulltext.Analyser, rep *SessionsReport) error {
 	s.mu.RLock()
 	_, forgotten := s.forgotten[pathHash(j.path)]
 	s.mu.RUnlock()
@@ -473,7 +474,7 @@ type transcriptRead struct {
 
 // readTranscript reads j's transcript from old's cursor (from the start
 // when isNew) into a sessionWrite for old's session.
-func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, a *analyser) (*transcriptRead, error) {
+func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, a *fulltext.Analyser) (*transcriptRead, error) {
 	t := &transcriptRead{next: old.NextSeq}
 	merge := old.archived() && !isNew
 	ids := map[string]uint32{}
@@ -500,8 +501,8 @@ func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old session
 			}
 			ids[id] = seq
 			pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
-			pm.doc = analysedDoc(docID(old.SID, seq), a.message(m.Text))
-			pm.rec.Lens = analyzedLens(pm.doc)
+			pm.doc = fulltext.NewDoc(docID(old.SID, seq), a.Message(m.Text))
+			pm.rec.Lens = fulltext.FieldLens(pm.doc)
 			t.w.msgs = append(t.w.msgs, pm)
 			return nil
 		},
@@ -614,7 +615,7 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 	if err := s.st.markPending(pend); err != nil {
 		return fmt.Errorf("sessions state store: %w", err)
 	}
-	fb := s.ft.idx.NewBatch()
+	fb := s.ft.NewBatch()
 	s.mu.RLock()
 	for i, sid := range b.sids {
 		w := b.writes[i]
@@ -632,7 +633,7 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 			}
 		}
 	}
-	if err := s.ft.idx.Batch(fb); err != nil {
+	if err := s.ft.Batch(fb); err != nil {
 		return fmt.Errorf("sessions full-text batch: %w", err)
 	}
 	if err := s.st.commit(b.writes, b.sids, b.skips); err != nil {
@@ -739,7 +740,7 @@ func (s *Sessions) repairPending() error {
 	if err != nil || len(p) == 0 {
 		return err
 	}
-	fb := s.ft.idx.NewBatch()
+	fb := s.ft.NewBatch()
 	sids := make([]uint32, 0, len(p))
 	for sid, top := range p {
 		for seq := uint32(0); seq <= top; seq++ {
@@ -747,7 +748,7 @@ func (s *Sessions) repairPending() error {
 		}
 		sids = append(sids, sid)
 	}
-	if err := s.ft.idx.Batch(fb); err != nil {
+	if err := s.ft.Batch(fb); err != nil {
 		return fmt.Errorf("repair interrupted sessions batch: %w", err)
 	}
 	if err := s.reindexInto(context.Background(), s.ft, sids, nil); err != nil {
@@ -764,12 +765,12 @@ func (s *Sessions) reset() error {
 	defer s.mu.Unlock()
 	ftPath := filepath.Join(s.dir, fulltextDir)
 	if s.ft != nil {
-		s.ft.close()
+		s.ft.Close()
 	}
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove sessions full-text index: %w", err)
 	}
-	ft, err := openFulltext(ftPath, true, durableBatches)
+	ft, err := fulltext.Open(ftPath, true, fulltext.DurableBatches, nil)
 	if err != nil {
 		return err
 	}
@@ -794,7 +795,7 @@ func (s *Sessions) restoreArchived(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("read archived sessions: %w", err)
 	}
-	b, a := &sessionBatch{}, s.ft.newAnalyser()
+	b, a := &sessionBatch{}, s.ft.NewAnalyser()
 	for i := range recs {
 		rec := recs[i]
 		stored, err := s.st.messages(rec.SID, 0, math.MaxUint32)
@@ -804,8 +805,8 @@ func (s *Sessions) restoreArchived(ctx context.Context) error {
 		w := sessionWrite{rec: &rec, reset: true, msgs: make([]pendingMsg, 0, len(stored))}
 		for _, m := range stored {
 			pm := pendingMsg{seq: m.seq, text: m.Text, rec: m.msgRec}
-			pm.doc = analysedDoc(docID(rec.SID, m.seq), a.message(m.Text))
-			pm.rec.Lens = analyzedLens(pm.doc)
+			pm.doc = fulltext.NewDoc(docID(rec.SID, m.seq), a.Message(m.Text))
+			pm.rec.Lens = fulltext.FieldLens(pm.doc)
 			w.msgs = append(w.msgs, pm)
 		}
 		b.add(rec.SID, w)
@@ -813,7 +814,7 @@ func (s *Sessions) restoreArchived(ctx context.Context) error {
 			if err := s.apply(ctx, b); err != nil {
 				return err
 			}
-			b, a = &sessionBatch{}, s.ft.newAnalyser()
+			b, a = &sessionBatch{}, s.ft.NewAnalyser()
 		}
 	}
 	return s.apply(ctx, b)

@@ -11,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 )
 
@@ -31,17 +32,17 @@ var (
 
 // record is what the state store remembers of one indexed file.
 type record struct {
-	Path     string                 `json:"p"`
-	Size     int64                  `json:"s"`
-	MtimeNs  int64                  `json:"m"`
-	Hash     string                 `json:"h"`
-	Title    string                 `json:"t"`
-	Created  time.Time              `json:"c,omitzero"` // frontmatter created (zero if none: not written)
-	Modified time.Time              `json:"o,omitzero"` // frontmatter modified (zero if none: not written)
-	Tags     []string               `json:"g,omitempty"`
-	Chunks   int                    `json:"k"` // chunks in the vector store
-	Lens     [len(textFields)]int32 `json:"l"` // tokens per scored field, for BM25
-	Warnings []string               `json:"w,omitempty"`
+	Path     string                    `json:"p"`
+	Size     int64                     `json:"s"`
+	MtimeNs  int64                     `json:"m"`
+	Hash     string                    `json:"h"`
+	Title    string                    `json:"t"`
+	Created  time.Time                 `json:"c,omitzero"` // frontmatter created (zero if none: not written)
+	Modified time.Time                 `json:"o,omitzero"` // frontmatter modified (zero if none: not written)
+	Tags     []string                  `json:"g,omitempty"`
+	Chunks   int                       `json:"k"` // chunks in the vector store
+	Lens     [fulltext.NumFields]int32 `json:"l"` // tokens per scored field, for BM25
+	Warnings []string                  `json:"w,omitempty"`
 }
 
 func (r *record) mtime() time.Time { return time.Unix(0, r.MtimeNs).UTC() }
@@ -333,19 +334,19 @@ func (s *stateStore) resetIndexed() error {
 
 // excerpt reads what q needs of a file's excerpt index. bbolt's memory is
 // valid only inside the transaction, so it is decoded there and copied out.
-func (s *stateStore) excerpt(path string, q queryTerms) (excerpt, error) {
-	var x excerpt
+func (s *stateStore) excerpt(path string, q fulltext.Terms) (fulltext.Excerpt, error) {
+	var x fulltext.Excerpt
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketExcerpts)
 		if b == nil {
-			return fmt.Errorf("no excerpt indexes: %w", errBadExcerpts)
+			return fmt.Errorf("no excerpt indexes: %w", fulltext.ErrBadExcerpts)
 		}
 		v := b.Get([]byte(path))
 		if v == nil {
 			return fmt.Errorf("%s: no excerpt index", path)
 		}
 		var err error
-		x, err = readExcerpt(v, q)
+		x, err = fulltext.ReadExcerpt(v, q)
 		return err
 	})
 	return x, err

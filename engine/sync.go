@@ -14,9 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/document"
-
+	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 	"mnemo/engine/vectors"
 	"mnemo/graph"
@@ -340,7 +338,7 @@ func (e *Engine) reset() error {
 	defer e.mu.Unlock()
 	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
 	if e.ft != nil {
-		e.ft.close()
+		e.ft.Close()
 	}
 	if err := os.RemoveAll(ftPath); err != nil {
 		return fmt.Errorf("remove full-text index: %w", err)
@@ -358,10 +356,10 @@ func (e *Engine) reset() error {
 	if err := e.st.resetIndexed(); err != nil {
 		return fmt.Errorf("reset state store: %w", err)
 	}
-	e.persist.forget() // the old index's batches, persisted or not, are gone with their marks
+	e.persist.Forget() // the old index's batches, persisted or not, are gone with their marks
 	e.files = map[string]*record{}
 	e.skips = map[string]string{}
-	e.totals = [len(textFields)]int64{}
+	e.totals = [fulltext.NumFields]int64{}
 	return nil
 }
 
@@ -451,7 +449,7 @@ type outcome struct {
 	skip    string // reason, if the file is not indexed
 	touched bool   // same content, new size/mtime: no re-indexing
 	rec     *record
-	doc     *document.Document // full-text document, text fields pre-analysed
+	doc     *fulltext.Doc // full-text document, text fields pre-analysed
 	vecs    [][]float32
 	excerpt []byte
 	links   []graph.Mention // the concepts the file links to
@@ -477,7 +475,7 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{a: e.ft.newAnalyser()}
+			w := &worker{a: e.ft.NewAnalyser()}
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(jobs) {
@@ -493,8 +491,8 @@ func (e *Engine) process(ctx context.Context, jobs []syncJob) []outcome {
 
 // worker is what one goroutine of process keeps from file to file.
 type worker struct {
-	a        *analyser
-	excerpts excerptEncoder
+	a        *fulltext.Analyser
+	excerpts fulltext.ExcerptEncoder
 }
 
 // processOne reads, parses and embeds one file; dim is the index's vector
@@ -550,12 +548,12 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) 
 	for i, c := range doc.Chunks {
 		bounds[i] = [2]int{c.Start, c.Start + len(c.Text)}
 	}
-	mt := w.a.memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
-	excerpt := w.excerpts.encode(doc.Text, bounds, mt.excerpt)
-	o.doc, o.vecs, o.excerpt, o.links = analysedDoc(j.path, mt.fields), vecs, bytes.Clone(excerpt), graphMentions(doc)
+	mt := w.a.Memory(doc.Title, doc.Text, strings.Join(doc.Tags, " "))
+	excerpt := w.excerpts.Encode(doc.Text, bounds, mt.Excerpt)
+	o.doc, o.vecs, o.excerpt, o.links = fulltext.NewDoc(j.path, mt.Fields), vecs, bytes.Clone(excerpt), graphMentions(doc)
 	o.concept, o.aliases = doc.Concept, doc.Aliases
 	o.rec = &record{
-		Lens:     analyzedLens(o.doc),
+		Lens:     fulltext.FieldLens(o.doc),
 		Path:     j.path,
 		Size:     j.size,
 		MtimeNs:  j.mtimeNs,
@@ -617,8 +615,8 @@ func (e *Engine) apply(ctx context.Context, out []outcome, unskip []string, rep 
 
 // fulltextBatch is what a batch writes to the full-text index: the new
 // documents, and deletions for the files removed or skipped now.
-func (e *Engine) fulltextBatch(out []outcome) (*bleve.Batch, error) {
-	b := e.ft.idx.NewBatch()
+func (e *Engine) fulltextBatch(out []outcome) (*fulltext.Batch, error) {
+	b := e.ft.NewBatch()
 	for _, o := range out {
 		switch {
 		case o.touched:

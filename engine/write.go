@@ -30,7 +30,7 @@ var (
 const (
 	maxTitleBytes = 512
 	maxSlugBytes  = 96
-	maxTags       = 64
+	MaxTags       = 64 // the front ends state it in their schemas
 	maxTagBytes   = 128
 	maxNameBytes  = 255
 )
@@ -494,8 +494,8 @@ func cleanTitle(t string) (string, error) {
 
 // cleanTags lowercases tags, drops a leading '#', and removes duplicates.
 func cleanTags(tags []string) ([]string, error) {
-	if len(tags) > maxTags {
-		return nil, fmt.Errorf("%d tags, over the limit of %d: %w", len(tags), maxTags, ErrInvalid)
+	if len(tags) > MaxTags {
+		return nil, fmt.Errorf("%d tags, over the limit of %d: %w", len(tags), MaxTags, ErrInvalid)
 	}
 	out := []string{}
 	seen := map[string]bool{}

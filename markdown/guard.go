@@ -3,14 +3,14 @@ package markdown
 import "bytes"
 
 // goldmark, like most CommonMark parsers, has inputs on which it takes
-// quadratic time: containers nested on one line ("> > > …", "- - - … x",
-// goldmark issue #592), and inline content dense with brackets, backticks
-// or emphasis markers ("[](" repeated, "[a](<b" repeated, "[a]: "
-// repeated). 64 KiB of "[](" takes 2.5 s; a 10 MiB file would take hours
-// and stall every sync that meets it. No memory written by a person or an
-// agent looks like that, so defuse rewrites only such regions, before
-// goldmark sees them, into backslash-escaped text that parses in linear
-// time and reads the same in the plain text.
+// quadratic time: containers nested on one line ("> > > …", "- - - … x"),
+// and inline content dense with brackets, backticks or emphasis markers
+// ("[](" repeated, "[a](<b" repeated, "[a]: " repeated). A file of the
+// size limit made of them would take hours and stall every sync that
+// meets it. No memory written by a person or an agent looks like that, so
+// defuse rewrites only such regions, before goldmark sees them, into
+// backslash-escaped text that parses in linear time and reads the same in
+// the plain text.
 const (
 	// maxNesting is the deepest container nesting (quotes and list items
 	// opened on one line) passed to goldmark. Real notes use a handful;
@@ -18,10 +18,11 @@ const (
 	maxNesting = 16
 	// heavyBudget bounds markup characters × bytes for one inline block
 	// (a paragraph, list item, heading or table row), which is what the
-	// slow paths cost. A 4 KiB paragraph with 120 brackets, backticks and
-	// asterisks stays under it; a 10 MiB file of blocks just under it
-	// parses in about 7 s on one core, 4 s of which is goldmark's linear
-	// cost for such dense markup.
+	// slow paths cost. It is set high enough that a dense but real
+	// paragraph (4 KiB with 120 brackets, backticks and asterisks) stays
+	// under it, and low enough that a file at the size limit made of
+	// blocks just under it still parses in seconds, most of that
+	// goldmark's linear cost for such dense markup.
 	heavyBudget = 1 << 19
 )
 
@@ -56,6 +57,39 @@ type region struct{ start, end int }
 // must stay verbatim. The quote and list markers that open a line are
 // never escaped, so the structure around a defused block survives.
 func defuse(src []byte) (out []byte, changed bool) {
+	heavy, inserts := dangers(src)
+	if len(heavy) == 0 && len(inserts) == 0 {
+		return src, false
+	}
+	return escapeAt(src, heavy, inserts), true
+}
+
+// blockWeight tallies the block being read: once it ends, its line
+// contents are heavy if its markup times its size is over heavyBudget.
+type blockWeight struct {
+	heavy  []region // line contents to escape completely
+	block  []region // line contents of the current block
+	markup int      // markup characters in block
+	size   int      // bytes in block
+}
+
+func (w *blockWeight) end() {
+	if w.markup*w.size > heavyBudget {
+		w.heavy = append(w.heavy, w.block...)
+	}
+	w.block, w.markup, w.size = w.block[:0], 0, 0
+}
+
+func (w *blockWeight) add(r region, rest []byte) {
+	w.markup += countMarkup(rest)
+	w.size += len(rest)
+	w.block = append(w.block, r)
+}
+
+// dangers finds what defuse must escape, line by line: the line contents
+// of heavy blocks, and the offsets where a single escape cuts nesting too
+// deep.
+func dangers(src []byte) (heavy []region, inserts []int) {
 	// A block holds no more markup and no more bytes than the whole
 	// source, so most files cannot hold a heavy block, and then only the
 	// nesting needs looking at, line by line.
@@ -63,20 +97,7 @@ func defuse(src []byte) (out []byte, changed bool) {
 	// overflow.)
 	n := len(src)
 	weighBlocks := n > 0 && n > heavyBudget/n && countMarkup(src) > heavyBudget/n
-	var (
-		heavy   []region // line contents to escape completely
-		inserts []int    // single escapes that cut deep nesting
-		block   []region // line contents of the current block
-		markup  int      // markup characters in block
-		size    int      // bytes in block
-	)
-	endBlock := func() {
-		if markup*size > heavyBudget {
-			heavy = append(heavy, block...)
-		}
-		block, markup, size = block[:0], 0, 0
-	}
-
+	var w blockWeight
 	var fence byte // '`' or '~' while inside fenced code
 	fenceLen := 0
 	for pos := 0; pos < len(src); {
@@ -95,12 +116,12 @@ func defuse(src []byte) (out []byte, changed bool) {
 			continue
 		}
 		if c, n, ok := fenceLine(line); ok {
-			endBlock()
+			w.end()
 			fence, fenceLen = c, n
 			continue
 		}
 		if isBlank(line) {
-			endBlock()
+			w.end()
 			continue
 		}
 		content, item, deep := containerPrefix(line)
@@ -109,25 +130,25 @@ func defuse(src []byte) (out []byte, changed bool) {
 		}
 		rest := line[content:]
 		if isBlank(rest) {
-			endBlock() // ">" alone separates paragraphs inside a quote
+			w.end() // ">" alone separates paragraphs inside a quote
 			continue
 		}
 		if !weighBlocks {
 			continue
 		}
 		if item || rest[0] == '|' || rest[0] == '#' {
-			endBlock()
+			w.end()
 		}
-		markup += countMarkup(rest)
-		size += len(rest)
-		block = append(block, region{lineStart + content, end})
+		w.add(region{lineStart + content, end}, rest)
 	}
-	endBlock()
+	w.end()
+	return w.heavy, inserts
+}
 
-	if len(heavy) == 0 && len(inserts) == 0 {
-		return src, false
-	}
-	out = make([]byte, 0, len(src)+len(src)/8)
+// escapeAt copies src with a backslash before every markup character in
+// heavy and at every offset in inserts (both in source order).
+func escapeAt(src []byte, heavy []region, inserts []int) []byte {
+	out := make([]byte, 0, len(src)+len(src)/8)
 	h, k := 0, 0
 	for i, c := range src {
 		for h < len(heavy) && heavy[h].end <= i {
@@ -142,7 +163,7 @@ func defuse(src []byte) (out []byte, changed bool) {
 		}
 		out = append(out, c)
 	}
-	return out, true
+	return out
 }
 
 // fenceLine reports whether line opens fenced code: three or more '`' or

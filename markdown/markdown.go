@@ -29,10 +29,9 @@ import (
 // is almost certainly an export or a log that does not belong in the index.
 const DefaultMaxBytes = 10 << 20
 
-// Default chunk sizes. 100-word chunks measured best for the built-in static
-// embedder (an average of word vectors blurs as a chunk grows: semantic
-// nDCG@10 on LoCoMo sessions .511 at 200 words, .582 at 100; see
-// docs/benchmarks.md), and a 30-word overlap keeps a sentence that straddles
+// Default chunk sizes. Short chunks suit the built-in static embedder, an
+// average of word vectors, which blurs as a chunk grows (docs/benchmarks.md
+// compares chunk sizes); a 30-word overlap keeps a sentence that straddles
 // a window boundary whole in at least one chunk.
 const (
 	defaultChunkWords   = 100

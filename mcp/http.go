@@ -50,6 +50,10 @@ type HTTPOptions struct {
 	// MaxConns caps the connections open at once (more wait to be
 	// accepted); 0 means DefaultMaxConns.
 	MaxConns int
+	// Page, if set, is served at every path but /mcp, with only the
+	// loopback Host check in front: it is the web page, whose own API asks
+	// for the token (a browser opening the page cannot send it).
+	Page http.Handler
 	// Timeouts of one request: its headers, its body, writing its answer
 	// (a tool call may run long: a full sync), and an idle keep-alive
 	// connection. 0 means the Default*.
@@ -101,8 +105,15 @@ func serveHTTP(ctx context.Context, s *sdk.Server, opts Options) error {
 		&sdk.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: ho.MaxBodyBytes, SessionTimeout: ho.SessionTimeout})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard(ho, h))
+	var handler http.Handler = RequireToken(ho.Token, mux)
+	if ho.Page != nil {
+		mux = http.NewServeMux()
+		mux.Handle("/mcp", RequireToken(ho.Token, guard(ho, h)))
+		mux.Handle("/", LoopbackHost(ho.Page))
+		handler = mux
+	}
 	hs := &http.Server{
-		Handler:           RequireToken(ho.Token, mux),
+		Handler:           handler,
 		ReadHeaderTimeout: ho.ReadHeaderTimeout,
 		IdleTimeout:       ho.IdleTimeout,
 		// ReadTimeout and WriteTimeout are set per request by guard: a

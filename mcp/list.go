@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"mnemo/engine"
 )
 
 type listIn struct {
@@ -164,15 +166,15 @@ func (s *server) recentTool() tool[recentIn, recentOut] {
 		idempotent: true,
 		schema: func(in *jsonschema.Schema) {
 			l := property(in, "limit")
-			l.Default, l.Minimum, l.Maximum = json.RawMessage("20"), ptr(1.0), ptr(float64(maxPageSize))
+			l.Default, l.Minimum, l.Maximum = json.RawMessage("20"), ptr(1.0), ptr(float64(engine.MaxPageSize))
 			property(in, "timespan").MaxLength = ptr(32)
 			f := property(in, "filter")
 			f.Default, f.Enum = json.RawMessage(`"all"`), []any{"all", "thinking", "assumptions", "memory"}
 			property(in, "includeContent").Default = json.RawMessage("false")
 		},
 		run: func(ctx context.Context, in *recentIn) (*recentOut, error) {
-			if in.Limit < 1 || in.Limit > maxPageSize {
-				return nil, fmt.Errorf("limit must be between 1 and %d (got %d)", maxPageSize, in.Limit)
+			if in.Limit < 1 || in.Limit > engine.MaxPageSize {
+				return nil, fmt.Errorf("limit must be between 1 and %d (got %d)", engine.MaxPageSize, in.Limit)
 			}
 			span, err := parseSpan(in.Timespan)
 			if err != nil {

@@ -14,13 +14,12 @@ import (
 	"mnemo/engine"
 )
 
-// Argument limits shared by the tools.
+// Argument limits shared by the tools, beyond the engine's own bounds
+// (engine.MaxPage, engine.MaxPageSize, engine.MaxTags, …), which the
+// schemas state as the engine declares them.
 const (
 	maxQueryChars = 4096
 	maxPathBytes  = 4096 // identifiers, folders, destinations
-	maxPage       = 1_000_000
-	maxPageSize   = 200
-	maxTags       = 64
 )
 
 // searchArgs are the SearchMemories arguments, in the order the schema
@@ -104,12 +103,12 @@ func (s *server) searchTool() tool[engine.Query, searchOut] {
 			m.Default = json.RawMessage(`"Hybrid"`)
 			m.Examples = []any{"Hybrid", "Semantic", "FullText"}
 			ps := property(in, "pageSize")
-			ps.Default, ps.Minimum, ps.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(maxPageSize))
+			ps.Default, ps.Minimum, ps.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(engine.MaxPageSize))
 			p := property(in, "page")
-			p.Default, p.Minimum, p.Maximum = json.RawMessage("1"), ptr(1.0), ptr(float64(maxPage))
+			p.Default, p.Minimum, p.Maximum = json.RawMessage("1"), ptr(1.0), ptr(float64(engine.MaxPage))
 			ms := property(in, "minScore")
 			ms.Minimum, ms.Maximum = ptr(0.0), ptr(1.0)
-			property(in, "tags").MaxItems = ptr(maxTags)
+			property(in, "tags").MaxItems = ptr(engine.MaxTags)
 			st := property(in, "sort")
 			st.Default, st.Enum = json.RawMessage(`"relevance"`), []any{"relevance", "recency"}
 		},
@@ -124,21 +123,16 @@ func (s *server) search(ctx context.Context, q *engine.Query) (*searchOut, error
 		return nil, fmt.Errorf("query is required")
 	case utf8.RuneCountInString(q.Text) > maxQueryChars:
 		return nil, fmt.Errorf("query is %d characters, over the limit of %d", utf8.RuneCountInString(q.Text), maxQueryChars)
-	case q.Page < 1 || q.Page > maxPage:
-		return nil, fmt.Errorf("page must be between 1 and %d (got %d)", maxPage, q.Page)
-	case q.PageSize < 1 || q.PageSize > maxPageSize:
-		return nil, fmt.Errorf("pageSize must be between 1 and %d (got %d)", maxPageSize, q.PageSize)
+	case q.Page < 1 || q.Page > engine.MaxPage:
+		return nil, fmt.Errorf("page must be between 1 and %d (got %d)", engine.MaxPage, q.Page)
+	case q.PageSize < 1 || q.PageSize > engine.MaxPageSize:
+		return nil, fmt.Errorf("pageSize must be between 1 and %d (got %d)", engine.MaxPageSize, q.PageSize)
 	case len(q.Folder) > maxPathBytes:
 		return nil, fmt.Errorf("folder is %d bytes, over the %d-byte limit", len(q.Folder), maxPathBytes)
-	case len(q.Tags) > maxTags:
-		return nil, fmt.Errorf("%d tags, over the limit of %d", len(q.Tags), maxTags)
-	}
-	leave, err := s.searches.enter(ctx)
-	if err != nil {
-		return nil, err
+	case len(q.Tags) > engine.MaxTags:
+		return nil, fmt.Errorf("%d tags, over the limit of %d", len(q.Tags), engine.MaxTags)
 	}
 	p, err := s.eng.Search(ctx, *q)
-	leave()
 	if errors.Is(err, engine.ErrIndexNotReady) {
 		// Before its first sync has begun: the server always syncs at
 		// start, so "run sync" would send the model after a step that is

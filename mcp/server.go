@@ -25,7 +25,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -60,14 +59,6 @@ type Options struct {
 	// MaxSnippetBytes caps each search snippet; 0 means DefaultMaxSnippetBytes.
 	MaxSnippetBytes int
 
-	// MaxSearches bounds the searches that run at once; 0 means
-	// DefaultMaxSearches(). Others wait their turn in arrival order, for at
-	// most SearchQueueTimeout (0 means DefaultSearchQueueTimeout), and then
-	// fail with ErrBusy — a tool error that says "busy, retry" — rather
-	// than pile up.
-	MaxSearches        int
-	SearchQueueTimeout time.Duration
-
 	// Lookup and Environ read the environment for GetConfig; nil means
 	// os.LookupEnv and os.Environ. Only GetConfig reads them.
 	Lookup  func(string) (string, bool)
@@ -80,19 +71,21 @@ type Options struct {
 
 	// Sessions, if set, serves the agent-session tools SearchSessions,
 	// GetSession and GetMessage (sessions.go), and Sync syncs it too.
-	Sessions Sessions
+	Sessions engine.SessionsIndex
 
 	// Logger receives the server's log; nil discards it. Over stdio it must
 	// not write to stdout.
 	Logger *slog.Logger
 }
 
-// server is what the tool handlers share.
+// server is what the tool handlers share. Searches are bounded by the
+// process's gate, which the corpora pass (engine.Config.Admit): a search
+// that finds it full past its queue timeout fails with admit.ErrBusy, a
+// tool error that says "busy, retry".
 type server struct {
-	eng      *engine.Engine
-	sess     Sessions // nil: no sessions index
-	opts     Options
-	searches *gate // bounds searches at once, memories and sessions alike
+	eng  engine.Memories
+	sess engine.SessionsIndex // nil: no sessions index
+	opts Options
 }
 
 func (s *server) logf(format string, args ...any) {
@@ -103,8 +96,9 @@ func (s *server) logf(format string, args ...any) {
 
 const instructions = `mnemo is a memory of markdown files. Search it with SearchMemories before answering questions about past work, decisions or people; open a result with ReadMemory (by its uri) before relying on it. Concepts linked as [[WikiLinks]] form a graph: BuildContext shows what surrounds one. Record what is worth keeping with WriteMemory; change a memory with EditMemory, passing the checksum ReadMemory returned so a concurrent change is not overwritten.`
 
-// NewServer returns an MCP server with mnemo's tools, serving eng.
-func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
+// NewServer returns an MCP server with mnemo's tools, serving eng: an
+// open *engine.Engine, or anything else that answers as the memory corpus.
+func NewServer(eng engine.Memories, opts Options) *sdk.Server {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -117,19 +111,13 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ
 	}
-	if opts.MaxSearches <= 0 {
-		opts.MaxSearches = DefaultMaxSearches()
-	}
-	if opts.SearchQueueTimeout <= 0 {
-		opts.SearchQueueTimeout = DefaultSearchQueueTimeout
-	}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "mnemo", Title: "mnemo memory", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger})
-	srv := &server{eng: eng, sess: opts.Sessions, opts: opts, searches: newGate(opts.MaxSearches, opts.SearchQueueTimeout)}
+	srv := &server{eng: eng, sess: opts.Sessions, opts: opts}
 	add(s, srv, srv.searchTool())
 	add(s, srv, srv.readTool())
 	add(s, srv, srv.writeTool())
@@ -158,7 +146,7 @@ func NewServer(eng *engine.Engine, opts Options) *sdk.Server {
 
 // Serve serves eng until ctx is done or, over stdio, the client hangs up:
 // over stdio by default, over streamable HTTP if opts.HTTPAddr is set.
-func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
+func Serve(ctx context.Context, eng engine.Memories, opts Options) error {
 	return ServeServer(ctx, NewServer(eng, opts), opts)
 }
 

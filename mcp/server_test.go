@@ -202,7 +202,7 @@ func TestListToolsAndSchemas(t *testing.T) {
 			t.Errorf("%s: no description or annotations", tl.Name)
 		}
 	}
-	// SearchMemories: the arguments and result fields issue 4 names.
+	// SearchMemories: the arguments and result fields agents rely on.
 	in, out := schema(tools["SearchMemories"].InputSchema), schema(tools["SearchMemories"].OutputSchema)
 	for _, p := range []string{"query", "mode", "pageSize", "page", "folder", "tags", "minScore", "from", "to", "sort"} {
 		if in.Properties[p] == nil {

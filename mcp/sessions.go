@@ -14,26 +14,6 @@ import (
 	"mnemo/engine"
 )
 
-// Sessions is what the session tools need of the sessions index;
-// *engine.Sessions satisfies it, and so does a client of a running serve.
-type Sessions interface {
-	Search(ctx context.Context, q engine.SessionQuery) (engine.SessionPage, error)
-	GetSession(ctx context.Context, id string, offset, limit int) (engine.SessionView, error)
-	GetMessage(ctx context.Context, id, messageID string, n int) (engine.SessionView, error)
-	Sync(ctx context.Context, full bool) (engine.SessionsReport, error)
-	Status(ctx context.Context) (engine.SessionsStatus, error)
-	List(ctx context.Context, q engine.SessionListQuery) (engine.SessionList, error)
-	Forget(ctx context.Context, q engine.ForgetQuery) (engine.ForgetReport, error)
-}
-
-// Bounds of the session tools.
-const (
-	maxSessionsLimit = 200
-	maxSessionHits   = 20
-	maxShowLimit     = engine.MaxSessionMessages
-	maxMessageCtx    = 50
-)
-
 // searchSessionsIn is SearchSessions' arguments. The snake_case and
 // CodeArchitect spellings are aliases, so prompts written for pond
 // (pond_search) and CodeArchitect (search_session) keep working.
@@ -67,9 +47,9 @@ func searchSessionsSchema(in *jsonschema.Schema) {
 	m.Default = json.RawMessage(`"hybrid"`)
 	m.Examples = []any{"hybrid", "semantic", "fulltext"}
 	l := property(in, "limit")
-	l.Default, l.Minimum, l.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(maxSessionsLimit))
+	l.Default, l.Minimum, l.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(engine.MaxSessionLimit))
 	h := property(in, "maxHits")
-	h.Default, h.Minimum, h.Maximum = json.RawMessage("3"), ptr(1.0), ptr(float64(maxSessionHits))
+	h.Default, h.Minimum, h.Maximum = json.RawMessage("3"), ptr(1.0), ptr(float64(engine.MaxSessionHits))
 	r := property(in, "role")
 	r.Enum = []any{"user", "assistant"}
 	for _, name := range []string{"project", "sessionId", "session_id", "sourceAgent", "source_agent"} {
@@ -127,10 +107,10 @@ func (in *searchSessionsIn) query() (engine.SessionQuery, error) {
 		return engine.SessionQuery{}, errors.New("query is required")
 	case utf8.RuneCountInString(in.Query) > maxQueryChars:
 		return engine.SessionQuery{}, fmt.Errorf("query is %d characters, over the limit of %d", utf8.RuneCountInString(in.Query), maxQueryChars)
-	case in.Limit < 1 || in.Limit > maxSessionsLimit:
-		return engine.SessionQuery{}, fmt.Errorf("limit must be between 1 and %d (got %d)", maxSessionsLimit, in.Limit)
-	case in.MaxHits < 1 || in.MaxHits > maxSessionHits:
-		return engine.SessionQuery{}, fmt.Errorf("maxHits must be between 1 and %d (got %d)", maxSessionHits, in.MaxHits)
+	case in.Limit < 1 || in.Limit > engine.MaxSessionLimit:
+		return engine.SessionQuery{}, fmt.Errorf("limit must be between 1 and %d (got %d)", engine.MaxSessionLimit, in.Limit)
+	case in.MaxHits < 1 || in.MaxHits > engine.MaxSessionHits:
+		return engine.SessionQuery{}, fmt.Errorf("maxHits must be between 1 and %d (got %d)", engine.MaxSessionHits, in.MaxHits)
 	}
 	for _, v := range []string{in.Project, in.SessionID, in.SessionIDAlias, in.SourceAgent, in.SourceAgentAlias} {
 		if len(v) > maxPathBytes {
@@ -221,12 +201,7 @@ func (s *server) searchSessionsTool() tool[searchSessionsIn, searchSessionsOut] 
 			if err != nil {
 				return nil, err
 			}
-			leave, err := s.searches.enter(ctx)
-			if err != nil {
-				return nil, err
-			}
 			p, err := s.sess.Search(ctx, q)
-			leave()
 			if errors.Is(err, engine.ErrNoTerms) {
 				return nil, fmt.Errorf("%w; to list sessions without a query, use ListSessions", err)
 			}
@@ -329,8 +304,8 @@ func (s *server) getSessionTool() tool[getSessionIn, sessionViewOut] {
 			o := property(in, "offset")
 			o.Default, o.Minimum = json.RawMessage("0"), ptr(0.0)
 			l := property(in, "limit")
-			l.Default, l.Minimum, l.Maximum = json.RawMessage("50"), ptr(1.0), ptr(float64(maxShowLimit))
-			l.Description = fmt.Sprintf("messages to return, 1 to %d", maxShowLimit)
+			l.Default, l.Minimum, l.Maximum = json.RawMessage("50"), ptr(1.0), ptr(float64(engine.MaxSessionMessages))
+			l.Description = fmt.Sprintf("messages to return, 1 to %d", engine.MaxSessionMessages)
 		},
 		run: func(ctx context.Context, in *getSessionIn) (*sessionViewOut, error) {
 			id, err := sessionID(in.SessionID, in.SessionIDAlias)
@@ -340,8 +315,8 @@ func (s *server) getSessionTool() tool[getSessionIn, sessionViewOut] {
 			if in.Offset < 0 || in.Offset > 1<<31 {
 				return nil, fmt.Errorf("offset must be 0 or more (got %d)", in.Offset)
 			}
-			if in.Limit < 1 || in.Limit > maxShowLimit {
-				return nil, fmt.Errorf("limit must be between 1 and %d (got %d)", maxShowLimit, in.Limit)
+			if in.Limit < 1 || in.Limit > engine.MaxSessionMessages {
+				return nil, fmt.Errorf("limit must be between 1 and %d (got %d)", engine.MaxSessionMessages, in.Limit)
 			}
 			v, err := s.sess.GetSession(ctx, id, in.Offset, in.Limit)
 			if err != nil {
@@ -370,7 +345,7 @@ func (s *server) getMessageTool() tool[getMessageIn, sessionViewOut] {
 		schema: func(in *jsonschema.Schema) {
 			property(in, "messageId").MaxLength = ptr(maxPathBytes)
 			c := property(in, "context")
-			c.Default, c.Minimum, c.Maximum = json.RawMessage("2"), ptr(0.0), ptr(float64(maxMessageCtx))
+			c.Default, c.Minimum, c.Maximum = json.RawMessage("2"), ptr(0.0), ptr(float64(engine.MaxMessageContext))
 		},
 		run: func(ctx context.Context, in *getMessageIn) (*sessionViewOut, error) {
 			id, err := sessionID(in.SessionID, in.SessionIDAlias)
@@ -382,8 +357,8 @@ func (s *server) getMessageTool() tool[getMessageIn, sessionViewOut] {
 				return nil, errors.New("messageId is required")
 			case len(in.MessageID) > maxPathBytes:
 				return nil, fmt.Errorf("messageId is %d bytes, over the %d-byte limit", len(in.MessageID), maxPathBytes)
-			case in.Context < 0 || in.Context > maxMessageCtx:
-				return nil, fmt.Errorf("context must be between 0 and %d (got %d)", maxMessageCtx, in.Context)
+			case in.Context < 0 || in.Context > engine.MaxMessageContext:
+				return nil, fmt.Errorf("context must be between 0 and %d (got %d)", engine.MaxMessageContext, in.Context)
 			}
 			v, err := s.sess.GetMessage(ctx, id, in.MessageID, in.Context)
 			if err != nil {

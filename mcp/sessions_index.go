@@ -157,9 +157,9 @@ func (s *server) listSessionsTool() tool[listSessionsIn, listSessionsOut] {
 		idempotent: true,
 		schema: func(in *jsonschema.Schema) {
 			ps := property(in, "pageSize")
-			ps.Default, ps.Minimum, ps.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(maxPageSize))
+			ps.Default, ps.Minimum, ps.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(engine.MaxSessionLimit))
 			p := property(in, "page")
-			p.Default, p.Minimum, p.Maximum = json.RawMessage("1"), ptr(1.0), ptr(float64(maxPage))
+			p.Default, p.Minimum, p.Maximum = json.RawMessage("1"), ptr(1.0), ptr(float64(engine.MaxPage))
 			for _, name := range []string{"project", "sourceAgent", "source_agent"} {
 				property(in, name).MaxLength = ptr(maxPathBytes)
 			}
@@ -198,10 +198,10 @@ func (s *server) listSessionsTool() tool[listSessionsIn, listSessionsOut] {
 
 func (in *listSessionsIn) query() (engine.SessionListQuery, error) {
 	switch {
-	case in.Page < 1 || in.Page > maxPage:
-		return engine.SessionListQuery{}, fmt.Errorf("page must be between 1 and %d (got %d)", maxPage, in.Page)
-	case in.PageSize < 1 || in.PageSize > maxPageSize:
-		return engine.SessionListQuery{}, fmt.Errorf("pageSize must be between 1 and %d (got %d)", maxPageSize, in.PageSize)
+	case in.Page < 1 || in.Page > engine.MaxPage:
+		return engine.SessionListQuery{}, fmt.Errorf("page must be between 1 and %d (got %d)", engine.MaxPage, in.Page)
+	case in.PageSize < 1 || in.PageSize > engine.MaxSessionLimit:
+		return engine.SessionListQuery{}, fmt.Errorf("pageSize must be between 1 and %d (got %d)", engine.MaxSessionLimit, in.PageSize)
 	}
 	for _, v := range []string{in.Project, in.SourceAgent, in.SourceAgentAlias} {
 		if len(v) > maxPathBytes {

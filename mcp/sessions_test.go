@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mnemo/engine"
+	"mnemo/engine/admit"
 	"mnemo/engine/transcript"
 	"mnemo/mcp"
 )
@@ -20,6 +21,12 @@ const testSession = "0d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 // newSessions indexes one Claude Code transcript of four messages in a
 // temporary folder and returns the open sessions index.
 func newSessions(t testing.TB) *engine.Sessions {
+	t.Helper()
+	return newGatedSessions(t, nil)
+}
+
+// newGatedSessions is newSessions whose searches pass g.
+func newGatedSessions(t testing.TB, g *admit.Gate) *engine.Sessions {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "projects", "-home-dev-ledger", testSession+".jsonl")
@@ -46,7 +53,7 @@ func newSessions(t testing.TB) *engine.Sessions {
 	}
 	must(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	src := engine.TranscriptSource(transcript.Source{Kind: transcript.ClaudeCode, Root: filepath.Join(dir, "projects")}, transcript.Options{})
-	s, err := engine.OpenSessions(context.Background(), engine.SessionsConfig{IndexDir: filepath.Join(dir, "index"), Sources: []engine.SessionSource{src}})
+	s, err := engine.OpenSessions(context.Background(), engine.SessionsConfig{IndexDir: filepath.Join(dir, "index"), Sources: []engine.SessionSource{src}, Admit: g})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	_, err = s.Sync(context.Background(), false)
@@ -184,5 +191,23 @@ func TestSessionTools(t *testing.T) {
 	small := newEnv(t, true, nil, mcp.Options{Sessions: newSessions(t), MaxResponseBytes: 1200})
 	if v := ok[sessionView](small, "GetSession", map[string]any{"sessionId": testSession}); !v.Truncated || len(v.Messages) >= 4 {
 		t.Errorf("capped GetSession = %+v", v)
+	}
+}
+
+// TestSessionSearchesShareTheGate: SearchSessions waits at the gate the
+// process gives the sessions corpus (the memory corpus's too): with its
+// only turn taken, it answers busy; with the turn free, it answers.
+func TestSessionSearchesShareTheGate(t *testing.T) {
+	g := admit.New(1, 10*time.Millisecond)
+	e := newEnv(t, true, nil, mcp.Options{Sessions: newGatedSessions(t, g)})
+	leave, err := g.Enter(context.Background())
+	must(t, err)
+	msg := e.fails("SearchSessions", map[string]any{"query": "retry budget"})
+	leave()
+	if !strings.HasPrefix(msg, "server busy: 1 searches running") {
+		t.Errorf("SearchSessions with the gate full: %q, want server busy", msg)
+	}
+	if res := e.call("SearchSessions", map[string]any{"query": "retry budget"}); res.IsError {
+		t.Errorf("SearchSessions with the gate free: %q", text(res))
 	}
 }

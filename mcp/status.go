@@ -217,7 +217,7 @@ type variable struct {
 type configLimit struct {
 	MaxResponseBytes int `json:"maxResponseBytes"`
 	MaxSnippetBytes  int `json:"maxSnippetBytes"`
-	MaxPageSize      int `json:"maxPageSize"`
+	MaxPageSize      int `json:"engine.MaxPageSize"`
 }
 
 func (s *server) configTool() tool[configIn, configOut] {
@@ -235,7 +235,7 @@ func (s *server) configTool() tool[configIn, configOut] {
 			return &configOut{
 				MemoryDir: st.MemoryDir, IndexDir: st.IndexDir, Embedder: st.Embedder, Dimensions: st.Dimensions, ReadOnly: st.ReadOnly,
 				Variables: s.variables(),
-				Limits:    configLimit{MaxResponseBytes: s.opts.MaxResponseBytes, MaxSnippetBytes: s.opts.MaxSnippetBytes, MaxPageSize: maxPageSize},
+				Limits:    configLimit{MaxResponseBytes: s.opts.MaxResponseBytes, MaxSnippetBytes: s.opts.MaxSnippetBytes, MaxPageSize: engine.MaxPageSize},
 			}, nil
 		},
 		text: func(o *configOut) string {

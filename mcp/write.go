@@ -48,7 +48,7 @@ func (s *server) writeTool() tool[writeIn, memoryRef] {
 			"that BuildContext, Visualize and FindSimilarConcepts walk, linking memories that mention the same concept.",
 		destructive: false,
 		schema: func(in *jsonschema.Schema) {
-			property(in, "tags").MaxItems = ptr(maxTags)
+			property(in, "tags").MaxItems = ptr(engine.MaxTags)
 		},
 		run: func(ctx context.Context, in *writeIn) (*memoryRef, error) {
 			if len(in.Folder) > maxPathBytes {

@@ -22,7 +22,7 @@ import (
 	"mnemo/markdown"
 )
 
-// TestKill9 is issue 3's crash harness. It builds mnemo, writes a vault of a
+// TestKill9 is the crash harness. It builds mnemo, writes a vault of a
 // few thousand small memories (each with a token found in no other file),
 // and then, round after round, changes files and kills a mnemo that is
 // writing the index with SIGKILL at a random moment:

@@ -186,36 +186,17 @@ type evalCompare struct {
 // runEval reads the queries, runs them through one engine, scores the run
 // and prints the report.
 func (a *app) runEval(ctx context.Context, path string, f evalFlags) error {
-	in, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	qs, unjudged, err := readEvalQueries(in, path, f)
-	in.Close()
+	qs, judged, unjudged, err := loadEval(path, f)
 	if err != nil {
 		return err
 	}
-	opt := eval.Options{Scope: f.scope, ExcludeCategory: f.exclude}
-	var judged []eval.Query
-	keep := qs[:0]
-	for _, q := range qs {
-		if opt.Selects(q.judged) {
-			keep = append(keep, q)
-			judged = append(judged, q.judged)
-		}
-	}
-	qs = keep
 	var other eval.Run
 	if f.compare != "" {
 		if other, err = readRunFile(f.compare); err != nil {
 			return err
 		}
 	}
-
-	run := eval.Run{}
-	var lat []time.Duration
-	var failed []evalFailure
-	var saved []batchResult
+	var r evalRun
 	err = a.withEngine(ctx, f.noSync, nil, func(e backend) error {
 		if !f.noSync {
 			rep, err := e.Sync(ctx, false)
@@ -224,60 +205,24 @@ func (a *app) runEval(ctx context.Context, path string, f evalFlags) error {
 			}
 			a.noteRebuild(rep)
 		}
-		for _, q := range qs {
-			sq := q.search
-			sq.NoSnippets = true // ranking only, as search --batch does
-			start := time.Now()
-			p, err := e.Search(ctx, sq)
-			took := time.Since(start)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			res := batchResult{ID: q.id, Results: []batchHit{}}
-			paths := []string{}
-			if err != nil {
-				failed = append(failed, evalFailure{q.judged.ID, oneLine(err.Error())})
-				res.Error = oneLine(err.Error())
-			} else {
-				lat = append(lat, took)
-				res.TotalCount = p.TotalCount
-				for _, r := range p.Results {
-					paths = append(paths, r.Path)
-					res.Results = append(res.Results, batchHit{r.Path, r.URI, r.Score, r.TextScore, r.SemanticScore})
-				}
-			}
-			run[q.judged.ID] = paths
-			saved = append(saved, res)
-		}
-		return nil
+		r, err = runEvalQueries(ctx, e, qs)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	if f.saveRun != "" {
-		if err := writeRunFile(f.saveRun, saved); err != nil {
+		if err := writeRunFile(f.saveRun, r.saved); err != nil {
 			return err
 		}
 	}
-
-	rep := eval.Evaluate(judged, run, opt)
-	out := evalOutput{
-		Queries: path, Mode: orDefault(f.search.mode, string(engine.Hybrid)), Scope: f.scope, AsOf: f.asOf,
-		ExcludeCategory: orEmpty(f.exclude), Unjudged: unjudged, Failed: orEmpty(failed),
-		Subsets: rep.Subsets, LatencyMs: eval.Summarise(lat),
+	out, err := scoreEval(path, f, judged, unjudged, r, other)
+	if err != nil {
+		return err
 	}
-	if other != nil {
-		orep := eval.Evaluate(judged, other, opt)
-		diff, p, err := eval.PairedTest(rep.Values(f.metric), orep.Values(f.metric))
-		if err != nil {
-			return err
-		}
-		out.Compare = &evalCompare{Run: f.compare, Missing: orep.Missing, Subsets: orep.Subsets,
-			Metric: f.metric, Diff: diff, P: p, N: len(rep.PerQuery), Draws: eval.Draws}
-	}
-	if len(failed) > 0 {
+	if len(r.failed) > 0 {
 		fmt.Fprintf(a.stderr, "mnemo: eval: %d of %d queries failed and score as empty lists (first: %s: %s)\n",
-			len(failed), len(qs), failed[0].ID, failed[0].Error)
+			len(r.failed), len(qs), r.failed[0].ID, r.failed[0].Error)
 	}
 	if out.Compare != nil && out.Compare.Missing > 0 {
 		fmt.Fprintf(a.stderr, "mnemo: eval: %d of %d queries are missing from %s and score as empty lists\n",
@@ -287,6 +232,93 @@ func (a *app) runEval(ctx context.Context, path string, f evalFlags) error {
 		return writeJSON(a.stdout, out)
 	}
 	return writeEval(a.stdout, out)
+}
+
+// loadEval reads the queries of path and keeps those the options select
+// (--scope, --exclude-category), with their judgments.
+func loadEval(path string, f evalFlags) (qs []evalQuery, judged []eval.Query, unjudged int, err error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("eval: %w", err)
+	}
+	qs, unjudged, err = readEvalQueries(in, path, f)
+	in.Close()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	opt := eval.Options{Scope: f.scope, ExcludeCategory: f.exclude}
+	keep := qs[:0]
+	for _, q := range qs {
+		if opt.Selects(q.judged) {
+			keep = append(keep, q)
+			judged = append(judged, q.judged)
+		}
+	}
+	return keep, judged, unjudged, nil
+}
+
+// evalRun is what running the queries gave: the ranked paths by query,
+// the latencies of those that answered, those that failed, and every
+// answer as search --batch would write it (for --save-run).
+type evalRun struct {
+	run    eval.Run
+	lat    []time.Duration
+	failed []evalFailure
+	saved  []batchResult
+}
+
+// runEvalQueries runs every query on e, ranking only. A query that fails
+// scores as an empty list; only ctx ending stops the run.
+func runEvalQueries(ctx context.Context, e backend, qs []evalQuery) (evalRun, error) {
+	r := evalRun{run: eval.Run{}}
+	for _, q := range qs {
+		sq := q.search
+		sq.NoSnippets = true // ranking only, as search --batch does
+		start := time.Now()
+		p, err := e.Search(ctx, sq)
+		took := time.Since(start)
+		if ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+		res := batchResult{ID: q.id, Results: []batchHit{}}
+		paths := []string{}
+		if err != nil {
+			r.failed = append(r.failed, evalFailure{q.judged.ID, oneLine(err.Error())})
+			res.Error = oneLine(err.Error())
+		} else {
+			r.lat = append(r.lat, took)
+			res.TotalCount = p.TotalCount
+			for _, h := range p.Results {
+				paths = append(paths, h.Path)
+				res.Results = append(res.Results, batchHit{h.Path, h.URI, h.Score, h.TextScore, h.SemanticScore})
+			}
+		}
+		r.run[q.judged.ID] = paths
+		r.saved = append(r.saved, res)
+	}
+	return r, nil
+}
+
+// scoreEval scores the run against the judgments, and against the run
+// --compare read (other, if not nil) with a paired test on --metric.
+func scoreEval(path string, f evalFlags, judged []eval.Query, unjudged int, r evalRun, other eval.Run) (evalOutput, error) {
+	opt := eval.Options{Scope: f.scope, ExcludeCategory: f.exclude}
+	rep := eval.Evaluate(judged, r.run, opt)
+	out := evalOutput{
+		Queries: path, Mode: orDefault(f.search.mode, string(engine.Hybrid)), Scope: f.scope, AsOf: f.asOf,
+		ExcludeCategory: orEmpty(f.exclude), Unjudged: unjudged, Failed: orEmpty(r.failed),
+		Subsets: rep.Subsets, LatencyMs: eval.Summarise(r.lat),
+	}
+	if other != nil {
+		orep := eval.Evaluate(judged, other, opt)
+		diff, p, err := eval.PairedTest(rep.Values(f.metric), orep.Values(f.metric))
+		if err != nil {
+			return out, err
+		}
+		out.Compare = &evalCompare{Run: f.compare, Missing: orep.Missing, Subsets: orep.Subsets,
+			Metric: f.metric, Diff: diff, P: p, N: len(rep.PerQuery), Draws: eval.Draws}
+	}
+	return out, nil
 }
 
 // readRunFile reads a run saved by --save-run, search --batch --json or

@@ -38,25 +38,34 @@ Communities use Louvain at resolution $` + EnvLouvainGamma + ` (default 1).`,
 		},
 	}
 	cmd.PersistentFlags().BoolVar(&noSync, "no-sync", false, "use the index as it is, without syncing first")
-	concept := func(args []string) (string, error) {
-		name := strings.TrimSpace(strings.Join(args, " "))
-		if name == "" {
-			return "", usagef("a concept name is required")
-		}
-		return name, nil
+	cmd.AddCommand(a.graphContextCmd(&noSync), a.graphShowCmd(&noSync), a.graphSimilarCmd(&noSync), a.graphConceptsCmd(&noSync))
+	return cmd
+}
+
+// conceptArg is the concept a graph subcommand names: its arguments
+// joined, so that an unquoted name of several words works.
+func conceptArg(args []string) (string, error) {
+	name := strings.TrimSpace(strings.Join(args, " "))
+	if name == "" {
+		return "", usagef("a concept name is required")
 	}
+	return name, nil
+}
+
+// graphContextCmd is `mnemo graph context`, as the BuildContext tool.
+func (a *app) graphContextCmd(noSync *bool) *cobra.Command {
 	var depth, maxN int
 	var content bool
-	ctxCmd := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "context CONCEPT",
 		Short:   "What surrounds a concept: direct and expanded relations, community",
 		Example: `  mnemo graph context "connection pooling" --depth 3 --max 10`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := concept(args)
+			name, err := conceptArg(args)
 			if err != nil {
 				return err
 			}
-			return a.withGraph(cmd.Context(), noSync, func(e backend) error {
+			return a.withGraph(cmd.Context(), *noSync, func(e backend) error {
 				c, err := e.BuildContext(cmd.Context(), engine.ContextQuery{Concept: name, Depth: depth, MaxEntities: maxN, IncludeContent: content})
 				if err != nil {
 					return err
@@ -69,21 +78,25 @@ Communities use Louvain at resolution $` + EnvLouvainGamma + ` (default 1).`,
 			})
 		},
 	}
-	ctxCmd.Flags().IntVar(&depth, "depth", engine.DefaultContextDepth, fmt.Sprintf("steps out to walk, 1 to %d", engine.MaxContextDepth))
-	ctxCmd.Flags().IntVar(&maxN, "max", engine.DefaultMaxEntities, fmt.Sprintf("direct relations, and expanded ones, at most, 1 to %d", engine.MaxEntities))
-	ctxCmd.Flags().BoolVar(&content, "content", false, "add a preview of a memory to each relation")
+	cmd.Flags().IntVar(&depth, "depth", engine.DefaultContextDepth, fmt.Sprintf("steps out to walk, 1 to %d", engine.MaxContextDepth))
+	cmd.Flags().IntVar(&maxN, "max", engine.DefaultMaxEntities, fmt.Sprintf("direct relations, and expanded ones, at most, 1 to %d", engine.MaxEntities))
+	cmd.Flags().BoolVar(&content, "content", false, "add a preview of a memory to each relation")
+	return cmd
+}
 
-	var showDepth, showMax int
-	showCmd := &cobra.Command{
+// graphShowCmd is `mnemo graph show`, as the Visualize tool.
+func (a *app) graphShowCmd(noSync *bool) *cobra.Command {
+	var depth, maxN int
+	cmd := &cobra.Command{
 		Use:   "show CONCEPT",
 		Short: "Print a Mermaid diagram of a concept's neighbourhood",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := concept(args)
+			name, err := conceptArg(args)
 			if err != nil {
 				return err
 			}
-			return a.withGraph(cmd.Context(), noSync, func(e backend) error {
-				d, err := e.Visualize(cmd.Context(), name, showDepth, showMax)
+			return a.withGraph(cmd.Context(), *noSync, func(e backend) error {
+				d, err := e.Visualize(cmd.Context(), name, depth, maxN)
 				if err != nil {
 					return err
 				}
@@ -95,20 +108,24 @@ Communities use Louvain at resolution $` + EnvLouvainGamma + ` (default 1).`,
 			})
 		},
 	}
-	showCmd.Flags().IntVar(&showDepth, "depth", engine.DefaultContextDepth, fmt.Sprintf("steps out to draw, 1 to %d", engine.MaxContextDepth))
-	showCmd.Flags().IntVar(&showMax, "max", engine.DefaultVisualNodes, fmt.Sprintf("concepts in the diagram at most, 1 to %d", engine.MaxVisualNodes))
+	cmd.Flags().IntVar(&depth, "depth", engine.DefaultContextDepth, fmt.Sprintf("steps out to draw, 1 to %d", engine.MaxContextDepth))
+	cmd.Flags().IntVar(&maxN, "max", engine.DefaultVisualNodes, fmt.Sprintf("concepts in the diagram at most, 1 to %d", engine.MaxVisualNodes))
+	return cmd
+}
 
-	var simMax int
-	simCmd := &cobra.Command{
+// graphSimilarCmd is `mnemo graph similar`, as the FindSimilarConcepts tool.
+func (a *app) graphSimilarCmd(noSync *bool) *cobra.Command {
+	var maxN int
+	cmd := &cobra.Command{
 		Use:   "similar CONCEPT",
 		Short: "Concepts closest in meaning (cosine of concept vectors, 0 to 1)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := concept(args)
+			name, err := conceptArg(args)
 			if err != nil {
 				return err
 			}
-			return a.withGraph(cmd.Context(), noSync, func(e backend) error {
-				s, err := e.FindSimilarConcepts(cmd.Context(), name, simMax)
+			return a.withGraph(cmd.Context(), *noSync, func(e backend) error {
+				s, err := e.FindSimilarConcepts(cmd.Context(), name, maxN)
 				if err != nil {
 					return err
 				}
@@ -120,49 +137,62 @@ Communities use Louvain at resolution $` + EnvLouvainGamma + ` (default 1).`,
 			})
 		},
 	}
-	simCmd.Flags().IntVar(&simMax, "max", engine.DefaultSimilar, fmt.Sprintf("results at most, 1 to %d", engine.MaxSimilar))
+	cmd.Flags().IntVar(&maxN, "max", engine.DefaultSimilar, fmt.Sprintf("results at most, 1 to %d", engine.MaxSimilar))
+	return cmd
+}
 
-	conceptsCmd := &cobra.Command{
+// graphConceptsCmd is `mnemo graph concepts`: every concept, or (with an
+// ID) those of one memory, as the ExtractConceptsFromFile tool.
+func (a *app) graphConceptsCmd(noSync *bool) *cobra.Command {
+	return &cobra.Command{
 		Use:   "concepts [ID]",
 		Short: "List every concept with its mentions and files, or the concepts of one memory",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := strings.TrimSpace(strings.Join(args, " "))
-			return a.withGraph(cmd.Context(), noSync, func(e backend) error {
+			return a.withGraph(cmd.Context(), *noSync, func(e backend) error {
 				if id != "" {
-					fc, err := e.FileConcepts(cmd.Context(), id)
-					if err != nil {
-						return err
-					}
-					if a.g.json {
-						return writeJSON(a.stdout, fc)
-					}
-					_, err = fmt.Fprintln(a.stdout, mcp.FileConceptsText(&fc))
-					return err
+					return a.fileConcepts(cmd.Context(), e, id)
 				}
-				cs, err := e.Concepts(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if cs == nil {
-					cs = []engine.ConceptInfo{}
-				}
-				if a.g.json {
-					return writeJSON(a.stdout, struct {
-						Concepts []engine.ConceptInfo `json:"concepts"`
-					}{cs})
-				}
-				var b strings.Builder
-				fmt.Fprintln(&b, plural(len(cs), "concept", "concepts"))
-				for _, c := range cs {
-					fmt.Fprintf(&b, "%6d  %5d  %s\n", c.Mentions, c.Files, c.Name)
-				}
-				_, err = fmt.Fprint(a.stdout, b.String())
-				return err
+				return a.allConcepts(cmd.Context(), e)
 			})
 		},
 	}
-	cmd.AddCommand(ctxCmd, showCmd, simCmd, conceptsCmd)
-	return cmd
+}
+
+// fileConcepts prints the concepts one memory links to.
+func (a *app) fileConcepts(ctx context.Context, e backend, id string) error {
+	fc, err := e.FileConcepts(ctx, id)
+	if err != nil {
+		return err
+	}
+	if a.g.json {
+		return writeJSON(a.stdout, fc)
+	}
+	_, err = fmt.Fprintln(a.stdout, mcp.FileConceptsText(&fc))
+	return err
+}
+
+// allConcepts prints every concept with its mentions and files.
+func (a *app) allConcepts(ctx context.Context, e backend) error {
+	cs, err := e.Concepts(ctx)
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		cs = []engine.ConceptInfo{}
+	}
+	if a.g.json {
+		return writeJSON(a.stdout, struct {
+			Concepts []engine.ConceptInfo `json:"concepts"`
+		}{cs})
+	}
+	var b strings.Builder
+	fmt.Fprintln(&b, plural(len(cs), "concept", "concepts"))
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%6d  %5d  %s\n", c.Mentions, c.Files, c.Name)
+	}
+	_, err = fmt.Fprint(a.stdout, b.String())
+	return err
 }
 
 // withGraph runs fn on the index after an incremental sync (unless

@@ -16,7 +16,7 @@ import (
 // backend is what the commands other than serve need of an index: the
 // engine itself, or the running mnemo serve that holds it.
 type backend interface {
-	remote.Backend // what a running serve answers, and an open engine too
+	engine.Searcher // what a running serve answers, and an open engine too
 	Close() error
 }
 
@@ -126,7 +126,7 @@ func startHandoff(ctx context.Context, e *engine.Engine, sess *engine.Sessions, 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var sb remote.SessionsBackend
+		var sb engine.SessionsIndex
 		if sess != nil {
 			sb = sess
 		}

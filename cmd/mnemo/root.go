@@ -177,7 +177,7 @@ Exit status: 0 success, 1 error, 2 usage error.`,
 	f.StringVar(&a.g.fusion, "fusion", "", "how hybrid mode combines the two indexes: weighted or rrf (default weighted)")
 	f.StringVar(&a.g.embedder, "embedder", "", "builtin, ollama:<model> or openai:<model> (overrides $"+embed.EnvEmbedder+"; changing it re-embeds every memory)")
 
-	root.AddCommand(a.syncCmd(), a.searchCmd(), a.readCmd(), a.statusCmd(), a.serveCmd(), a.evalCmd(), a.graphCmd(), a.sessionsCmd())
+	root.AddCommand(a.syncCmd(), a.searchCmd(), a.readCmd(), a.statusCmd(), a.serveCmd(), a.uiCmd(), a.evalCmd(), a.graphCmd(), a.sessionsCmd())
 	return root
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine"
+	"mnemo/engine/admit"
 	"mnemo/mcp"
 )
 
@@ -37,26 +38,17 @@ type serveFlags struct {
 	http     string        // --http: serve MCP over streamable HTTP here instead of stdio
 	g        globals       // the shared flags, for the MCP server's GetConfig
 
-	maxSearches int           // 0: mcp's default (one per core)
-	searchQueue time.Duration // 0: mcp's default (5 s)
+	maxSearches int           // 0: the gate's default (one per core)
+	searchQueue time.Duration // 0: the gate's default (5 s)
 	debugAddr   string        // --debug-addr: net/http/pprof on this loopback address
 
 	token          httpTokenSource // what --http and --debug-addr require of every request
 	sessionTimeout time.Duration   // 0: mcp's default
+	page           *webPage        // --http: the web page at /, beside /mcp (ui.go)
 }
 
-func (a *app) serveCmd() *cobra.Command {
-	var debounceMs int
-	var noWatch bool
-	var httpAddr, debugAddr string
-	var maxSearches, queueMs int
-	var noSessions bool
-	var sf0 sessionsFlags
-	var tokenFile, sessionIdle string
-	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Keep the index fresh: watch the memory folder until stopped",
-		Long: `Open the index as its one writer, bring it up to date with the memory folder
+// serveHelp is serve's --help text.
+const serveHelp = `Open the index as its one writer, bring it up to date with the memory folder
 (an incremental sync picks up whatever changed while nothing ran), then watch
 the folder and index every change shortly after it is written, until SIGINT
 or SIGTERM; the index is then closed cleanly.
@@ -98,74 +90,106 @@ that off, --source KIND=DIR (repeatable) replaces the default roots.
 While it runs, the other commands (search, read, status, eval, sync) from
 any terminal go through it, over the socket INDEX/serve.sock: they see its
 latest state, and their reads are recorded; the socket and the process behind
-it must be this user's.`,
+it must be this user's.`
+
+// serveArgs are serve's flags as given, before the environment is read.
+type serveArgs struct {
+	debounceMs             int
+	noWatch                bool
+	httpAddr, debugAddr    string
+	maxSearches, queueMs   int
+	noSessions             bool
+	sessions               sessionsFlags
+	tokenFile, sessionIdle string
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var sa serveArgs
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Keep the index fresh: watch the memory folder until stopped",
+		Long:  serveHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("serve takes no arguments (got %q)", args[0])
 			}
-			var flagMs *int
-			if cmd.Flags().Changed("debounce-ms") {
-				flagMs = &debounceMs
-			}
-			sf, err := serveOptions(flagMs, noWatch, os.LookupEnv)
-			if err != nil {
-				return err
-			}
-			sf.http, sf.g, sf.debugAddr = httpAddr, a.g, debugAddr
-			if httpAddr != "" {
-				if err := mcp.CheckHTTPAddr(httpAddr); err != nil {
-					return usageError{err} // before the index is opened
-				}
-			}
-			var flagMax, flagQueue *int
-			if cmd.Flags().Changed("max-searches") {
-				flagMax = &maxSearches
-			}
-			if cmd.Flags().Changed("search-queue-ms") {
-				flagQueue = &queueMs
-			}
-			if sf.maxSearches, sf.searchQueue, err = searchLimits(flagMax, flagQueue, os.LookupEnv); err != nil {
-				return err
-			}
-			if err := checkDebugAddr(sf.debugAddr); err != nil {
-				return err
-			}
-			cfg, err := a.engineConfig(cmd.Context()) // includes --embedder / MAENIFOLD_EMBEDDER
-			if err != nil {
-				return err
-			}
-			withSessions, err := sessionsOn(noSessions, os.LookupEnv)
-			if err != nil {
-				return err
-			}
-			if sf.sessionTimeout, err = sessionTimeout(sessionIdle, os.LookupEnv); err != nil {
-				return err
-			}
-			if sf.http != "" || sf.debugAddr != "" {
-				if sf.token, err = httpToken(cfg.IndexDir, tokenFile, os.LookupEnv); err != nil {
-					return err
-				}
-			}
-			log := newLogger(a.stderr)
-			log.print(fmt.Sprintf("serve pid=%d memory=%s index=%s watch=%t debounce=%s",
-				os.Getpid(), cfg.MemoryDir, cfg.IndexDir, sf.watch, debounceText(sf.debounce)))
-			r := &roles{a: a, sf: sf, cfg: cfg, sessFlags: &sf0, withSessions: withSessions, logf: log.print,
-				mcpLog: slog.New(slog.NewTextHandler(logWriter(log.print), &slog.HandlerOptions{Level: slog.LevelWarn}))}
-			r.proxy = mcp.NewProxy(mcp.ProxyOptions{Version: buildVersion(), Logger: r.mcpLog})
-			return serve(cmd.Context(), r, sf, log.print)
+			return a.runServe(cmd, &sa)
 		},
 	}
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "read the HTTP bearer token from this file (mode 0600); default $"+EnvHTTPToken+", else INDEX/"+tokenName+", made at first start")
-	cmd.Flags().StringVar(&sessionIdle, "session-timeout", "", "close an MCP HTTP session idle this long, e.g. 30m or 2h (overrides $"+EnvSessionTimeout+"; default 30m)")
-	cmd.Flags().IntVar(&debounceMs, "debounce-ms", 0, "milliseconds a file must be quiet before it is re-indexed (overrides $"+EnvDebounce+"; default 150)")
-	cmd.Flags().BoolVar(&noWatch, "no-watch", false, "sync once and do not watch (like $"+EnvAutoSync+"=false)")
-	cmd.Flags().IntVar(&maxSearches, "max-searches", 0, "searches that run at once (overrides $"+EnvMaxSearches+"; default one per core)")
-	cmd.Flags().IntVar(&queueMs, "search-queue-ms", 0, "milliseconds a search may wait for its turn before a \"busy, retry\" error (overrides $"+EnvSearchQueue+"; default 5000)")
-	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060; off by default")
-	cmd.Flags().BoolVar(&noSessions, "no-sessions", false, "do not index or serve agent sessions (like $"+EnvSessions+"=false)")
-	cmd.Flags().StringArrayVar(&sf0.sources, "source", nil, "KIND=DIR: a transcript root for the sessions index (repeatable; replaces the defaults)")
-	cmd.Flags().StringVar(&httpAddr, "http", "", "serve MCP over streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
+	cmd.Flags().StringVar(&sa.tokenFile, "token-file", "", "read the HTTP bearer token from this file (mode 0600); default $"+EnvHTTPToken+", else INDEX/"+tokenName+", made at first start")
+	cmd.Flags().StringVar(&sa.sessionIdle, "session-timeout", "", "close an MCP HTTP session idle this long, e.g. 30m or 2h (overrides $"+EnvSessionTimeout+"; default 30m)")
+	cmd.Flags().IntVar(&sa.debounceMs, "debounce-ms", 0, "milliseconds a file must be quiet before it is re-indexed (overrides $"+EnvDebounce+"; default 150)")
+	cmd.Flags().BoolVar(&sa.noWatch, "no-watch", false, "sync once and do not watch (like $"+EnvAutoSync+"=false)")
+	cmd.Flags().IntVar(&sa.maxSearches, "max-searches", 0, "searches that run at once (overrides $"+EnvMaxSearches+"; default one per core)")
+	cmd.Flags().IntVar(&sa.queueMs, "search-queue-ms", 0, "milliseconds a search may wait for its turn before a \"busy, retry\" error (overrides $"+EnvSearchQueue+"; default 5000)")
+	cmd.Flags().StringVar(&sa.debugAddr, "debug-addr", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060; off by default")
+	cmd.Flags().BoolVar(&sa.noSessions, "no-sessions", false, "do not index or serve agent sessions (like $"+EnvSessions+"=false)")
+	cmd.Flags().StringArrayVar(&sa.sessions.sources, "source", nil, "KIND=DIR: a transcript root for the sessions index (repeatable; replaces the defaults)")
+	cmd.Flags().StringVar(&sa.httpAddr, "http", "", "serve MCP over streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
 	return cmd
+}
+
+// serveFlagsOf reads serve's flags and the environment they override,
+// refusing a bad value before the index is opened.
+func (a *app) serveFlagsOf(cmd *cobra.Command, sa *serveArgs) (serveFlags, error) {
+	given := func(name string, v *int) *int {
+		if cmd.Flags().Changed(name) {
+			return v
+		}
+		return nil
+	}
+	sf, err := serveOptions(given("debounce-ms", &sa.debounceMs), sa.noWatch, os.LookupEnv)
+	if err != nil {
+		return sf, err
+	}
+	sf.http, sf.g, sf.debugAddr = sa.httpAddr, a.g, sa.debugAddr
+	if sa.httpAddr != "" {
+		if err := mcp.CheckHTTPAddr(sa.httpAddr); err != nil {
+			return sf, usageError{err} // before the index is opened
+		}
+	}
+	if sf.maxSearches, sf.searchQueue, err = searchLimits(given("max-searches", &sa.maxSearches), given("search-queue-ms", &sa.queueMs), os.LookupEnv); err != nil {
+		return sf, err
+	}
+	return sf, checkDebugAddr(sf.debugAddr)
+}
+
+// runServe is serve once its arguments are checked: it reads the rest of
+// its configuration, then serves until stopped.
+func (a *app) runServe(cmd *cobra.Command, sa *serveArgs) error {
+	sf, err := a.serveFlagsOf(cmd, sa)
+	if err != nil {
+		return err
+	}
+	cfg, err := a.engineConfig(cmd.Context()) // includes --embedder / MAENIFOLD_EMBEDDER
+	if err != nil {
+		return err
+	}
+	// One gate for the process: MCP's searches, the socket's and the
+	// sessions corpus's all wait in the same queue.
+	cfg.Admit = admit.New(sf.maxSearches, sf.searchQueue)
+	withSessions, err := sessionsOn(sa.noSessions, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if sf.sessionTimeout, err = sessionTimeout(sa.sessionIdle, os.LookupEnv); err != nil {
+		return err
+	}
+	if sf.http != "" || sf.debugAddr != "" {
+		if sf.token, err = httpToken(cfg.IndexDir, sa.tokenFile, os.LookupEnv); err != nil {
+			return err
+		}
+	}
+	if sf.http != "" {
+		sf.page = newWebPage(cfg.IndexDir, sf.token.token)
+	}
+	log := newLogger(a.stderr)
+	log.print(fmt.Sprintf("serve pid=%d memory=%s index=%s watch=%t debounce=%s",
+		os.Getpid(), cfg.MemoryDir, cfg.IndexDir, sf.watch, debounceText(sf.debounce)))
+	r := &roles{a: a, sf: sf, cfg: cfg, sessFlags: &sa.sessions, withSessions: withSessions, logf: log.print,
+		mcpLog: slog.New(slog.NewTextHandler(logWriter(log.print), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	r.proxy = mcp.NewProxy(mcp.ProxyOptions{Version: buildVersion(), Logger: r.mcpLog})
+	return serve(cmd.Context(), r, sf, log.print)
 }
 
 // serveOptions reads serve's flags (flagMs nil: --debounce-ms not given)
@@ -200,7 +224,7 @@ func serveOptions(flagMs *int, noWatch bool, lookup func(string) (string, bool))
 }
 
 // searchLimits reads the search gate's settings (a nil flag was not
-// given); 0 leaves the MCP server's default.
+// given); 0 leaves the gate's default (admit.New).
 func searchLimits(flagMax, flagQueueMs *int, lookup func(string) (string, bool)) (int, time.Duration, error) {
 	read := func(flag *int, flagName, env string, lo, hi int) (int, error) {
 		n, name := 0, ""
@@ -262,7 +286,7 @@ func openServeSessions(ctx context.Context, sf *sessionsFlags, cfg engine.Config
 	if err != nil {
 		return nil, err
 	}
-	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion, MirrorDeleted: mirror})
+	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion, MirrorDeleted: mirror, Admit: cfg.Admit})
 	if err != nil {
 		return nil, fmt.Errorf("sessions index: %w", err)
 	}
@@ -385,10 +409,11 @@ var errHungUp = errors.New("mcp client hung up")
 func runServers(ctx context.Context, srv *sdk.Server, sf serveFlags, logf func(string)) error {
 	opts := mcp.Options{
 		HTTPAddr: sf.http,
-		HTTP:     mcp.HTTPOptions{Token: sf.token.token, SessionTimeout: sf.sessionTimeout},
+		HTTP:     mcp.HTTPOptions{Token: sf.token.token, SessionTimeout: sf.sessionTimeout, Page: sf.page.handler()},
 		Listening: func(url string) {
 			logf("mcp listening on " + url + "; every request needs the header Authorization: Bearer <token>, the token " + sf.token.where)
 			logf("add it to Claude Code with: claude mcp add --transport http mnemo " + url + ` --header "Authorization: Bearer ` + sf.token.shell + `"`)
+			sf.page.listening(strings.TrimSuffix(url, "mcp"), logf)
 		},
 	}
 	if sf.http == "" {
@@ -443,7 +468,7 @@ func serveSettings(sf serveFlags, lookup func(string) (string, bool)) []decay.Se
 		{Name: EnvLouvainGamma, Value: strings.TrimSpace(gamma), Source: map[bool]string{true: "env", false: "default"}[gammaSet],
 			Help: "resolution of the concept graph's Louvain communities; higher gives more, smaller ones"},
 	}
-	maxSearches, queueMs := strconv.Itoa(mcp.DefaultMaxSearches()), strconv.FormatInt(mcp.DefaultSearchQueueTimeout.Milliseconds(), 10)
+	maxSearches, queueMs := strconv.Itoa(admit.DefaultMax()), strconv.FormatInt(admit.DefaultQueueTimeout.Milliseconds(), 10)
 	if sf.maxSearches > 0 {
 		maxSearches = strconv.Itoa(sf.maxSearches)
 	}

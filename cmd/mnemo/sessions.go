@@ -24,7 +24,7 @@ import (
 // sessionsBackend is what the sessions commands need: the sessions index
 // itself, or the running mnemo serve that holds it.
 type sessionsBackend interface {
-	mcp.Sessions
+	engine.SessionsIndex
 	Close() error
 }
 

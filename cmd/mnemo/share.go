@@ -110,6 +110,8 @@ func (r *roles) attach(ctx context.Context) (attached bool, err error) {
 		return false, err
 	}
 	r.logf(fmt.Sprintf("front end of the serve that holds the index (%s): forwarding every tool call to it", holderName(r.cfg.IndexDir)))
+	r.sf.page.front(true)
+	defer r.sf.page.front(false)
 	if flags := r.a.engineFlags(); len(flags) > 0 {
 		r.logf("note: the holder answers with its own settings; " + strings.Join(flags, ", ") + " apply only if this serve takes the index over")
 	}
@@ -182,6 +184,10 @@ func (r *roles) hold(ctx context.Context, e *engine.Engine) (err error) {
 		defer stop()
 		return ss.Wait()
 	}
+	if r.sf.page != nil {
+		r.sf.page.hold(e, sess)
+		defer r.sf.page.hold(nil, nil)
+	}
 	stopHandoff := startHandoff(ctx, e, sess, r.cfg.IndexDir, serveMCP, r.logf)
 	defer stopHandoff()
 	return keepFresh(ctx, e, sess, r.sf, r.logf)
@@ -242,11 +248,9 @@ func (r *roles) openSessions(ctx context.Context) (*engine.Sessions, error) {
 // toolOptions configure the MCP server that runs the tools on the index.
 func (r *roles) toolOptions(sess *engine.Sessions) mcp.Options {
 	opts := mcp.Options{
-		Version:            buildVersion(),
-		Settings:           serveSettings(r.sf, os.LookupEnv),
-		MaxSearches:        r.sf.maxSearches,
-		SearchQueueTimeout: r.sf.searchQueue,
-		Logger:             r.mcpLog,
+		Version:  buildVersion(),
+		Settings: serveSettings(r.sf, os.LookupEnv),
+		Logger:   r.mcpLog,
 	}
 	if sess != nil {
 		opts.Sessions = sess

@@ -72,31 +72,58 @@ func carefulUserText(s string) (string, bool) {
 // CarefulClaude reads one Claude Code transcript by the rule: the prose
 // messages kept, and the texts of injected user lines.
 func CarefulClaude(path string) ([]CarefulMsg, []string, error) {
-	f, err := os.Open(path)
+	recs, err := carefulRecords(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
-	type rec struct {
-		Type        string  `json:"type"`
-		UUID        string  `json:"uuid"`
-		Parent      *string `json:"parentUuid"`
-		IsSidechain bool    `json:"isSidechain"`
-		IsMeta      bool    `json:"isMeta"`
-		Compact     bool    `json:"isCompactSummary"`
-		Visible     bool    `json:"isVisibleInTranscriptOnly"`
-		APIError    bool    `json:"isApiErrorMessage"`
-		Message     *struct {
-			Model   string          `json:"model"`
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
+	var msgs []CarefulMsg
+	var injected []string
+	for _, r := range recs {
+		m, inj := carefulProse(r)
+		msgs, injected = append(msgs, m...), append(injected, inj...)
 	}
-	var recs []rec
+	gone := carefulAbandoned(recs, msgs)
+	kept := msgs[:0]
+	for _, m := range msgs {
+		if !gone[m.UUID] {
+			kept = append(kept, m)
+		}
+	}
+	return kept, injected, nil
+}
+
+// carefulRec is the part of a line the rule looks at.
+type carefulRec struct {
+	Type        string  `json:"type"`
+	UUID        string  `json:"uuid"`
+	Parent      *string `json:"parentUuid"`
+	IsSidechain bool    `json:"isSidechain"`
+	IsMeta      bool    `json:"isMeta"`
+	Compact     bool    `json:"isCompactSummary"`
+	Visible     bool    `json:"isVisibleInTranscriptOnly"`
+	APIError    bool    `json:"isApiErrorMessage"`
+	Message     *struct {
+		Model   string          `json:"model"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+	// parent is Parent when that record is in the file, else "".
+	parent string
+}
+
+// carefulRecords is every line that parses and has a uuid, once per uuid,
+// in file order.
+func carefulRecords(path string) ([]carefulRec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var recs []carefulRec
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		var r rec
+		var r carefulRec
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.UUID == "" || seen[r.UUID] {
 			continue
 		}
@@ -104,51 +131,58 @@ func CarefulClaude(path string) ([]CarefulMsg, []string, error) {
 		recs = append(recs, r)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	parent := func(r rec) string {
-		if r.Parent == nil || !seen[*r.Parent] {
-			return ""
+	for i, r := range recs {
+		if r.Parent != nil && seen[*r.Parent] {
+			recs[i].parent = *r.Parent
 		}
-		return *r.Parent
 	}
-	var msgs []CarefulMsg
-	var injected []string
-	for _, r := range recs {
-		if r.IsSidechain || r.Message == nil || (r.Type != "user" && r.Type != "assistant") ||
-			r.IsMeta || r.Compact || r.Visible || r.APIError || r.Message.Model == "<synthetic>" {
-			continue
+	return recs, nil
+}
+
+// carefulProse is one record's prose messages under the rule, and the
+// injected user texts it holds.
+func carefulProse(r carefulRec) (msgs []CarefulMsg, injected []string) {
+	if r.IsSidechain || r.Message == nil || (r.Type != "user" && r.Type != "assistant") ||
+		r.IsMeta || r.Compact || r.Visible || r.APIError || r.Message.Model == "<synthetic>" {
+		return nil, nil
+	}
+	var texts []string
+	var s string
+	if json.Unmarshal(r.Message.Content, &s) == nil {
+		texts = []string{s}
+	} else {
+		var blocks []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
 		}
-		var texts []string
-		var s string
-		if json.Unmarshal(r.Message.Content, &s) == nil {
-			texts = []string{s}
-		} else {
-			var blocks []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			}
-			json.Unmarshal(r.Message.Content, &blocks)
-			for _, b := range blocks {
-				if b.Type == "text" {
-					texts = append(texts, b.Text)
-				}
-			}
-		}
-		for _, t := range texts {
-			if r.Type == "user" {
-				p, inj := carefulUserText(t)
-				if inj {
-					injected = append(injected, strings.TrimSpace(t))
-				}
-				t = p
-			}
-			if t = strings.TrimSpace(t); t != "" {
-				msgs = append(msgs, CarefulMsg{UUID: r.UUID, Role: r.Type, Text: t})
+		json.Unmarshal(r.Message.Content, &blocks)
+		for _, b := range blocks {
+			if b.Type == "text" {
+				texts = append(texts, b.Text)
 			}
 		}
 	}
-	// Rewinds: later user prose beside earlier user prose under one parent.
+	for _, t := range texts {
+		if r.Type == "user" {
+			p, inj := carefulUserText(t)
+			if inj {
+				injected = append(injected, strings.TrimSpace(t))
+			}
+			t = p
+		}
+		if t = strings.TrimSpace(t); t != "" {
+			msgs = append(msgs, CarefulMsg{UUID: r.UUID, Role: r.Type, Text: t})
+		}
+	}
+	return msgs, injected
+}
+
+// carefulAbandoned is what rewinds abandoned: later user prose beside
+// earlier user prose under one parent, and all that descends from the
+// earlier.
+func carefulAbandoned(recs []carefulRec, msgs []CarefulMsg) map[string]bool {
 	prose := map[string]bool{}
 	for _, m := range msgs {
 		if m.Role == "user" {
@@ -159,7 +193,7 @@ func CarefulClaude(path string) ([]CarefulMsg, []string, error) {
 	lastProse := map[string]string{}
 	var abandonedRoots []string
 	for _, r := range recs {
-		p := parent(r)
+		p := r.parent
 		if p == "" {
 			continue
 		}
@@ -181,13 +215,7 @@ func CarefulClaude(path string) ([]CarefulMsg, []string, error) {
 		gone[u] = true
 		abandonedRoots = append(abandonedRoots, children[u]...)
 	}
-	kept := msgs[:0]
-	for _, m := range msgs {
-		if !gone[m.UUID] {
-			kept = append(kept, m)
-		}
-	}
-	return kept, injected, nil
+	return gone
 }
 
 // NormSpace folds runs of white space, so that a message joined from lines

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 )
@@ -34,173 +35,246 @@ func (n claudeNode) parent() string {
 	return n.LogicalParentUUID
 }
 
-type claudeRecord struct {
+// claudeRecord is one line, decoded once for the tree, the coverage count
+// and the text alike; C is how its message content is held.
+type claudeRecord[C any] struct {
 	claudeNode
-	SessionID         string     `json:"sessionId"`
-	CWD               string     `json:"cwd"`
-	Timestamp         string     `json:"timestamp"`
-	IsMeta            bool       `json:"isMeta"`
-	IsCompactSummary  bool       `json:"isCompactSummary"`
-	IsAPIErrorMessage bool       `json:"isApiErrorMessage"`
-	VisibleOnly       bool       `json:"isVisibleInTranscriptOnly"`
-	Message           *claudeMsg `json:"message"`
+	SessionID         string        `json:"sessionId"`
+	CWD               string        `json:"cwd"`
+	Timestamp         string        `json:"timestamp"`
+	IsMeta            bool          `json:"isMeta"`
+	IsCompactSummary  bool          `json:"isCompactSummary"`
+	IsAPIErrorMessage bool          `json:"isApiErrorMessage"`
+	VisibleOnly       bool          `json:"isVisibleInTranscriptOnly"`
+	Message           *claudeMsg[C] `json:"message"`
 }
 
-type claudeMsg struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
+type claudeMsg[C any] struct {
+	ID      string `json:"id"`
+	Role    string `json:"role"`
+	Model   string `json:"model"`
+	Content C      `json:"content"`
+}
+
+// claudeBlock is one content block. Input and Content are tool traffic,
+// kept as the bytes they were read from (valid only while the line is).
+type claudeBlock struct {
+	Type    string  `json:"type"`
+	Text    string  `json:"text"`
+	Name    string  `json:"name"`
+	Input   rawSpan `json:"input"`
+	Content rawSpan `json:"content"`
+}
+
+// rawSpan is a JSON value left undecoded and uncopied: tool inputs and
+// outputs are most of a transcript's bytes and none of its prose.
+type rawSpan []byte
+
+func (s *rawSpan) UnmarshalJSON(b []byte) error {
+	*s = b
+	return nil
+}
+
+// claudeContent is a message's content: a string (str) or blocks.
+type claudeContent struct {
+	str    string
+	isStr  bool
+	blocks []claudeBlock
+}
+
+// claudeLine is a decoded line.
+type claudeLine struct {
+	claudeRecord[struct{}]
+	content claudeContent
+}
+
+// decodeClaude decodes a line once. Content is mostly blocks, decoded in
+// the same pass; a string (or anything else) is a type error there, and
+// only then is the line decoded again with the content held raw.
+func decodeClaude(line []byte) (claudeLine, error) {
+	var rec claudeRecord[[]claudeBlock]
+	err := json.Unmarshal(line, &rec)
+	var te *json.UnmarshalTypeError
+	if err != nil && errors.As(err, &te) && (te.Field == "message.content" || strings.HasPrefix(te.Field, "message.content.")) {
+		return decodeClaudeRaw(line)
+	}
+	if err != nil {
+		return claudeLine{}, err
+	}
+	l := claudeLine{claudeRecord: header(rec)}
+	if rec.Message != nil {
+		l.content.blocks = rec.Message.Content
+	}
+	return l, nil
+}
+
+// decodeClaudeRaw decodes a line whose content is not blocks: a string,
+// else blocks that do not decode (no prose), as the content says.
+func decodeClaudeRaw(line []byte) (claudeLine, error) {
+	var rec claudeRecord[json.RawMessage]
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return claudeLine{}, err
+	}
+	l := claudeLine{claudeRecord: header(rec)}
+	if rec.Message == nil {
+		return l, nil
+	}
+	if json.Unmarshal(rec.Message.Content, &l.content.str) == nil {
+		l.content.isStr = true
+	} else if json.Unmarshal(rec.Message.Content, &l.content.blocks) != nil {
+		l.content.blocks = nil
+	}
+	return l, nil
+}
+
+// header is a record without its content.
+func header[C any](rec claudeRecord[C]) claudeRecord[struct{}] {
+	h := claudeRecord[struct{}]{claudeNode: rec.claudeNode, SessionID: rec.SessionID, CWD: rec.CWD, Timestamp: rec.Timestamp,
+		IsMeta: rec.IsMeta, IsCompactSummary: rec.IsCompactSummary, IsAPIErrorMessage: rec.IsAPIErrorMessage, VisibleOnly: rec.VisibleOnly}
+	if m := rec.Message; m != nil {
+		h.Message = &claudeMsg[struct{}]{ID: m.ID, Role: m.Role, Model: m.Model}
+	}
+	return h
 }
 
 func readClaude(r *run) error {
-	return readTree(r, treeFormat{node: claudeNodeOf, entry: claudeEntry,
+	return readTree(r, treeFormat{record: claudeRecordOf,
 		idKey: `"uuid":"`, parentKey: `"parentUuid":"`, rewinds: true})
-}
-
-func claudeNodeOf(r *run, line []byte, _ int64) treeNode {
-	var rec claudeRecord
-	if err := json.Unmarshal(line, &rec); err != nil || rec.UUID == "" {
-		return treeNode{}
-	}
-	if rec.IsSidechain && !isSubagentPath(r.path) {
-		return treeNode{} // a subagent's lines inside the main transcript
-	}
-	n := treeNode{ID: rec.UUID, Parent: rec.parent(), OK: true, Assistant: rec.Type == "assistant"}
-	if rec.Type == "user" {
-		t, _ := claudeText(rec, Options{})
-		n.Prose = t != ""
-	}
-	return n
 }
 
 // claudeBookkeeping are the record types without a uuid that hold no message.
 var claudeBookkeeping = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
 
-func claudeEntry(r *run, line []byte, _ int64) treeEntry {
-	var rec claudeRecord
-	if err := json.Unmarshal(line, &rec); err != nil {
-		return treeEntry{Why: Malformed}
+// claudeRecordOf is a line's place in the tree and what it holds.
+func claudeRecordOf(r *run, line []byte, _ int64) (treeNode, treeEntry) {
+	l, err := decodeClaude(line)
+	if err != nil {
+		return treeNode{}, treeEntry{Why: Malformed}
 	}
-	if rec.UUID == "" {
-		if claudeBookkeeping[rec.Type] {
-			return treeEntry{Why: Meta}
+	if l.UUID == "" {
+		if claudeBookkeeping[l.Type] {
+			return treeNode{}, treeEntry{Why: Meta}
 		}
-		return treeEntry{Why: Unknown}
+		return treeNode{}, treeEntry{Why: Unknown}
 	}
-	if rec.IsSidechain && !isSubagentPath(r.path) {
-		return treeEntry{Why: Sidechain}
+	if l.IsSidechain && !isSubagentPath(r.path) {
+		return treeNode{}, treeEntry{Why: Sidechain} // a subagent's lines inside the main transcript
 	}
-	s := &r.next.Session
-	if s.ID == "" && rec.SessionID != "" {
-		s.ID = rec.SessionID
+	n := treeNode{ID: l.UUID, Parent: l.parent(), OK: true, Assistant: l.Type == "assistant"}
+	e := treeEntry{ID: l.UUID, TS: parseTime(l.Timestamp), Project: l.CWD}
+	if l.SessionID != "" {
+		e.SessionID = l.SessionID
 		if isSubagentPath(r.path) {
 			// A subagent's lines carry its parent's sessionId: give it its own.
-			s.ID += "/" + strings.TrimSuffix(filepath.Base(r.path), ".jsonl")
+			e.SessionID += "/" + strings.TrimSuffix(filepath.Base(r.path), ".jsonl")
 		}
 	}
-	if s.Project == "" {
-		s.Project = rec.CWD
-	}
-	e := treeEntry{ID: rec.UUID, TS: parseTime(rec.Timestamp)}
-	if rec.Message == nil || (rec.Type != "user" && rec.Type != "assistant") {
-		return e
+	if l.Message == nil || (l.Type != "user" && l.Type != "assistant") {
+		return n, e
 	}
 	e.Msg = true
 	e.Role = RoleUser
-	if rec.Type == "assistant" {
+	if l.Type == "assistant" {
 		e.Role = RoleAssistant
-		e.Reply = rec.Message.ID
+		e.Reply = l.Message.ID
 	}
-	e.Text, e.Why = claudeText(rec, r.opt)
-	return e
+	e.Text, e.Why = claudeText(l, r.opt)
+	if l.Type == "user" {
+		prose := e.Text
+		if r.opt.IncludeTools {
+			prose, _ = claudeText(l, Options{})
+		}
+		n.Prose = prose != ""
+	}
+	return n, e
 }
 
 // claudeText is the prose of one record under opt ("" if none) and, when
 // there is none, why.
-func claudeText(rec claudeRecord, opt Options) (string, Reason) {
+func claudeText(l claudeLine, opt Options) (string, Reason) {
 	switch {
-	case rec.Message == nil:
+	case l.Message == nil:
 		return "", Meta
-	case rec.IsCompactSummary || rec.VisibleOnly:
+	case l.IsCompactSummary || l.VisibleOnly:
 		return "", Meta
-	case rec.IsMeta || rec.IsAPIErrorMessage:
+	case l.IsMeta || l.IsAPIErrorMessage:
 		return "", Injected
-	case rec.Type == "assistant" && rec.Message.Model == "<synthetic>":
+	case l.Type == "assistant" && l.Message.Model == "<synthetic>":
 		return "", Injected
 	}
 	role := RoleAssistant
-	if rec.Type == "user" {
+	if l.Type == "user" {
 		role = RoleUser
 	}
-	var why Reason
-	leftOut := func(r Reason) {
-		if why == "" {
-			why = r
+	p := claudeProse{role: role}
+	if l.content.isStr {
+		if t := p.clean(l.content.str); t != "" {
+			return p.done([]string{t})
 		}
-	}
-	clean := func(s string) string {
-		t, harnessed := cleanText(ClaudeCode, role, s)
-		if t == "" && harnessed {
-			leftOut(Injected)
-		}
-		return t
-	}
-	done := func(parts []string) (string, Reason) {
-		if why == "" {
-			why = Empty
-		}
-		// An image alone is not prose worth a message.
-		if len(parts) == 1 && parts[0] == "[image]" {
-			return "", why
-		}
-		return strings.Join(parts, "\n"), why
-	}
-	var s string
-	if err := json.Unmarshal(rec.Message.Content, &s); err == nil {
-		if t := clean(s); t != "" {
-			return done([]string{t})
-		}
-		return done(nil)
-	}
-	var blocks []struct {
-		Type    string          `json:"type"`
-		Text    string          `json:"text"`
-		Name    string          `json:"name"`
-		Input   json.RawMessage `json:"input"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(rec.Message.Content, &blocks); err != nil {
-		return done(nil)
+		return p.done(nil)
 	}
 	var parts []string
-	for _, b := range blocks {
-		var t string
-		switch b.Type {
-		case "text":
-			t = clean(b.Text)
-		case "image":
-			t = "[image]"
-		case "thinking", "redacted_thinking":
-			leftOut(Thinking)
-		case "tool_use", "server_tool_use":
-			if opt.IncludeTools {
-				t = strings.TrimSpace("[tool " + b.Name + "] " + string(b.Input))
-			} else {
-				leftOut(ToolCall)
-			}
-		case "tool_result", "web_search_tool_result":
-			if opt.IncludeTools {
-				t = toolResultText(b.Content)
-			} else {
-				leftOut(ToolResult)
-			}
-		}
-		if t != "" {
+	for _, b := range l.content.blocks {
+		if t := p.block(b, opt); t != "" {
 			parts = append(parts, t)
 		}
 	}
-	return done(parts)
+	return p.done(parts)
+}
+
+// claudeProse gathers one record's prose and the first reason something
+// in it was left out.
+type claudeProse struct {
+	role string
+	why  Reason
+}
+
+func (p *claudeProse) leftOut(r Reason) {
+	if p.why == "" {
+		p.why = r
+	}
+}
+
+func (p *claudeProse) clean(s string) string {
+	t, harnessed := cleanText(ClaudeCode, p.role, s)
+	if t == "" && harnessed {
+		p.leftOut(Injected)
+	}
+	return t
+}
+
+// block is one content block's prose under opt.
+func (p *claudeProse) block(b claudeBlock, opt Options) string {
+	switch b.Type {
+	case "text":
+		return p.clean(b.Text)
+	case "image":
+		return "[image]"
+	case "thinking", "redacted_thinking":
+		p.leftOut(Thinking)
+	case "tool_use", "server_tool_use":
+		if opt.IncludeTools {
+			return strings.TrimSpace("[tool " + b.Name + "] " + string(b.Input))
+		}
+		p.leftOut(ToolCall)
+	case "tool_result", "web_search_tool_result":
+		if opt.IncludeTools {
+			return toolResultText(json.RawMessage(b.Content))
+		}
+		p.leftOut(ToolResult)
+	}
+	return ""
+}
+
+func (p *claudeProse) done(parts []string) (string, Reason) {
+	if p.why == "" {
+		p.why = Empty
+	}
+	// An image alone is not prose worth a message.
+	if len(parts) == 1 && parts[0] == "[image]" {
+		return "", p.why
+	}
+	return strings.Join(parts, "\n"), p.why
 }
 
 // toolResultText flattens a tool_result's content (a string or text blocks).

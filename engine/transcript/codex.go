@@ -53,31 +53,9 @@ func readCodex(r *run) error {
 	if err != nil || from < 0 {
 		return err
 	}
-	// A rollback (Esc-Esc, /undo) is appended as an event naming how many
-	// user turns it drops; the dropped messages must not be delivered, and if
-	// some were, the session starts over. Finding one costs a scan of the new
-	// lines for the word, not a parse; replaying them reads the whole file.
-	rolled := false
-	if _, err := r.lines(from, func(line []byte, _ int64) error {
-		rolled = rolled || bytes.Contains(line, []byte(`"thread_rolled_back"`))
-		return nil
-	}); err != nil {
+	dropped, from, err := codexRollbacks(r, from)
+	if err != nil {
 		return err
-	}
-	var dropped [][2]int64
-	if rolled {
-		if dropped, err = codexDropped(r); err != nil {
-			return err
-		}
-		for _, d := range dropped {
-			if d[0] < from { // a delivered turn was rolled back
-				if err := r.restart(); err != nil {
-					return err
-				}
-				from = 0
-				break
-			}
-		}
 	}
 	r.startCount(from)
 	// Envelope-less rollouts (before mid-2025) stamp only their first line:
@@ -88,55 +66,7 @@ func readCodex(r *run) error {
 		last = codexFileTime(r)
 	}
 	end, err := r.lines(from, func(line []byte, at int64) error {
-		kind, it, ts, ok := codexParse(line)
-		if !ok {
-			r.count(Malformed)
-			return nil
-		}
-		if kind == "session_meta" && ts.IsZero() {
-			ts = parseTime(it.Timestamp)
-		}
-		if ts.IsZero() {
-			ts = last
-		} else {
-			last = ts
-		}
-		s := &r.next.Session
-		switch kind {
-		case "session_meta":
-			if s.ID == "" {
-				s.ID = it.ID
-			}
-			if s.Project == "" {
-				s.Project = it.CWD
-			}
-			r.count(Meta)
-			return nil
-		case "turn_context":
-			if s.Project == "" {
-				s.Project = it.CWD
-			}
-			r.count(Meta)
-			return nil
-		case "event_msg":
-			r.count(codexEventReason(it.Type))
-			return nil
-		case "compacted", "state":
-			r.count(Meta) // a compaction's summary; an old rollout's state marker
-			return nil
-		case "response_item":
-		default:
-			r.count(Unknown)
-			return nil
-		}
-		for _, d := range dropped {
-			if d[0] <= at && at < d[1] {
-				r.count(Abandoned) // rolled back
-				return nil
-			}
-		}
-		m, why := codexMessage(it, ts, at, r.opt)
-		return r.countMessage(m, why)
+		return codexTake(r, line, at, dropped, &last)
 	})
 	if err != nil {
 		return err
@@ -145,6 +75,86 @@ func readCodex(r *run) error {
 		r.next.Session.ID = codexIDFromName(r.path)
 	}
 	return r.settle(end)
+}
+
+// codexRollbacks finds the spans of the turns rolled back, and where the
+// read must start: from, or 0 after Reset if a delivered turn was rolled
+// back. A rollback (Esc-Esc, /undo) is appended as an event naming how many
+// user turns it drops; the dropped messages must not be delivered, and if
+// some were, the session starts over. Finding one costs a scan of the new
+// lines for the word, not a parse; replaying them reads the whole file.
+func codexRollbacks(r *run, from int64) ([][2]int64, int64, error) {
+	rolled := false
+	if _, err := r.lines(from, func(line []byte, _ int64) error {
+		rolled = rolled || bytes.Contains(line, []byte(`"thread_rolled_back"`))
+		return nil
+	}); err != nil || !rolled {
+		return nil, from, err
+	}
+	dropped, err := codexDropped(r)
+	if err != nil {
+		return nil, from, err
+	}
+	for _, d := range dropped {
+		if d[0] < from { // a delivered turn was rolled back
+			return dropped, 0, r.restart()
+		}
+	}
+	return dropped, from, nil
+}
+
+// codexTake counts one line and delivers its message, if any; last is the
+// latest time seen, which a line without one takes.
+func codexTake(r *run, line []byte, at int64, dropped [][2]int64, last *time.Time) error {
+	kind, it, ts, ok := codexParse(line)
+	if !ok {
+		r.count(Malformed)
+		return nil
+	}
+	if kind == "session_meta" && ts.IsZero() {
+		ts = parseTime(it.Timestamp)
+	}
+	if ts.IsZero() {
+		ts = *last
+	} else {
+		*last = ts
+	}
+	s := &r.next.Session
+	switch kind {
+	case "session_meta":
+		if s.ID == "" {
+			s.ID = it.ID
+		}
+		if s.Project == "" {
+			s.Project = it.CWD
+		}
+		r.count(Meta)
+		return nil
+	case "turn_context":
+		if s.Project == "" {
+			s.Project = it.CWD
+		}
+		r.count(Meta)
+		return nil
+	case "event_msg":
+		r.count(codexEventReason(it.Type))
+		return nil
+	case "compacted", "state":
+		r.count(Meta) // a compaction's summary; an old rollout's state marker
+		return nil
+	case "response_item":
+	default:
+		r.count(Unknown)
+		return nil
+	}
+	for _, d := range dropped {
+		if d[0] <= at && at < d[1] {
+			r.count(Abandoned) // rolled back
+			return nil
+		}
+	}
+	m, why := codexMessage(it, ts, at, r.opt)
+	return r.countMessage(m, why)
 }
 
 // codexParse reads one line: its record kind (session_meta, response_item,

@@ -72,46 +72,33 @@ type crushPart struct {
 
 var extractCrush = sqliteExtractor(func(ctx context.Context, db *sql.DB, path string, opt Options, emit func(string, wholeDoc) error) error {
 	project := filepath.Dir(filepath.Dir(path))
-	rows, err := db.QueryContext(ctx, `SELECT id, COALESCE(parent_session_id,''), COALESCE(title,''), created_at, updated_at FROM sessions ORDER BY created_at`)
-	if err != nil {
-		return err
-	}
 	type sess struct {
 		id, parent, title string
 		created, updated  float64
 	}
-	var all []sess
-	for rows.Next() {
-		var s sess
-		if err := rows.Scan(&s.id, &s.parent, &s.title, &s.created, &s.updated); err != nil {
-			rows.Close()
-			return err
-		}
-		all = append(all, s)
+	all, err := queryAll(ctx, db, `SELECT id, COALESCE(parent_session_id,''), COALESCE(title,''), created_at, updated_at FROM sessions ORDER BY created_at`,
+		func(rows *sql.Rows, s *sess) error {
+			return rows.Scan(&s.id, &s.parent, &s.title, &s.created, &s.updated)
+		})
+	if err != nil {
+		return err
 	}
-	rows.Close()
 	summary := "0"
 	if hasColumn(ctx, db, "messages", "is_summary_message") {
 		summary = "is_summary_message"
 	}
 	for _, s := range all {
 		doc := wholeDoc{Session: Session{ID: s.id, Project: project, Summary: s.title, Started: parseTime(s.created), Ended: parseTime(s.updated)}, Subagent: s.parent != ""}
-		mrows, err := db.QueryContext(ctx, `SELECT id, role, parts, created_at, `+summary+` FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, s.id)
-		if err != nil {
-			return err
-		}
-		for mrows.Next() {
-			var id, role, parts string
-			var created float64
-			var isSummary int
-			if mrows.Scan(&id, &role, &parts, &created, &isSummary) != nil {
-				doc.Items = append(doc.Items, drop(Malformed))
-				continue
-			}
-			doc.Items = append(doc.Items, crushItem(id, role, parts, parseTime(created), isSummary != 0))
-		}
-		err = mrows.Err()
-		mrows.Close()
+		doc.Items, err = sessionItems(ctx, db, `SELECT id, role, parts, created_at, `+summary+` FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, s.id,
+			func(rows *sql.Rows) (item, error) {
+				var id, role, parts string
+				var created float64
+				var isSummary int
+				if err := rows.Scan(&id, &role, &parts, &created, &isSummary); err != nil {
+					return item{}, err
+				}
+				return crushItem(id, role, parts, parseTime(created), isSummary != 0), nil
+			})
 		if err != nil {
 			return err
 		}

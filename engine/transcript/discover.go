@@ -16,39 +16,15 @@ import (
 // are reported as skipped, "found, not readable", never passed over in
 // silence.
 func (s Source) discoverFormat(ctx context.Context, opt Options, f format) ([]string, []Skip, error) {
-	root := s.dir()
-	var paths []string
+	var paths, containers []string
 	var skipped []Skip
-	var containers []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			if p == root && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			skipped = append(skipped, Skip{p, "unreadable: " + err.Error()})
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		rel, ok := s.rel(p)
-		if !ok || rel == "." {
-			return nil
-		}
+	linked := func(rel string) bool { return f.match(strings.Split(rel, "/")) }
+	err := s.walk(ctx, &skipped, linked, func(p, rel string, d fs.DirEntry) error {
 		parts := strings.Split(rel, "/")
 		if d.IsDir() && skipFolder(s.Kind, parts) {
 			return fs.SkipDir
 		}
 		hit := f.match(parts)
-		if d.Type()&fs.ModeSymlink != 0 {
-			if hit {
-				skipped = append(skipped, Skip{p, "symbolic link (not followed)"})
-			}
-			return nil
-		}
 		if !hit && f.unreadable != nil {
 			if why := f.unreadable(parts); why != "" {
 				skipped = append(skipped, Skip{p, "found, not readable: " + why})
@@ -76,10 +52,51 @@ func (s Source) discoverFormat(ctx context.Context, opt Options, f format) ([]st
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("discover %s: %w", s, err)
+		return nil, nil, err
 	}
 	more, sk := s.beyondWalk(ctx, opt, containers)
 	return dedupSorted(append(paths, more...)), append(skipped, sk...), nil
+}
+
+// walk visits every entry below the source's folder, in lexical order,
+// checking ctx at each: a missing folder is no error (the agent is not
+// installed), an entry that cannot be read is recorded in skipped and
+// passed over. A symbolic link is never followed (it may lead out of the
+// folder: transcripts are read where they are); it is recorded when linked
+// says its slash path below the folder names a transcript. visit gets
+// every other entry with that path.
+func (s Source) walk(ctx context.Context, skipped *[]Skip, linked func(rel string) bool, visit func(p, rel string, d fs.DirEntry) error) error {
+	root := s.dir()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			*skipped = append(*skipped, Skip{p, "unreadable: " + err.Error()})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		rel, ok := s.rel(p)
+		if !ok || rel == "." {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if linked(rel) {
+				*skipped = append(*skipped, Skip{p, "symbolic link (not followed)"})
+			}
+			return nil
+		}
+		return visit(p, rel, d)
+	})
+	if err != nil {
+		return fmt.Errorf("discover %s: %w", s, err)
+	}
+	return nil
 }
 
 // beyondWalk lists the transcripts a walk of the folder does not name

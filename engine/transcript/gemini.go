@@ -196,116 +196,160 @@ func geminiWhole(r *run, resuming bool) (bool, error) {
 	defer f.Close()
 	// Each value is bounded like a JSONL line: one message of 200 MB is
 	// counted too long, not held.
-	capped := &capReader{r: io.LimitReader(f, r.fi.Size())}
-	capped.allow(r.opt.MaxLineBytes)
-	dec := json.NewDecoder(bufio.NewReaderSize(capped, 64<<10))
-	var head struct {
+	p := &geminiPass{r: r, capped: &capReader{r: io.LimitReader(f, r.fi.Size())}, resuming: resuming, verified: !resuming}
+	p.capped.allow(r.opt.MaxLineBytes)
+	p.dec = json.NewDecoder(bufio.NewReaderSize(p.capped, 64<<10))
+	// Every record is counted on every changed read: the file is rewritten
+	// whole, so what it holds is counted whole (Coverage.Whole).
+	r.startCount(0)
+	if t, err := p.dec.Token(); err != nil || t != json.Delim('{') {
+		return p.malformed(err)
+	}
+	for p.dec.More() {
+		if err := r.ctx.Err(); err != nil {
+			return false, err
+		}
+		p.capped.allow(r.opt.MaxLineBytes)
+		t, err := p.dec.Token()
+		if err != nil {
+			return p.malformed(err)
+		}
+		if key, _ := t.(string); key == "messages" {
+			if stop, ok, err := p.messages(); stop {
+				return ok, err
+			}
+		} else if err := p.field(key); err != nil {
+			return p.malformed(err)
+		}
+	}
+	if !p.verified {
+		return false, nil // fewer messages than before: rewound
+	}
+	p.finish()
+	return true, nil
+}
+
+// geminiPass is the state of one pass over a whole-file transcript.
+type geminiPass struct {
+	r      *run
+	capped *capReader
+	dec    *json.Decoder
+	head   struct {
 		SessionID   string
 		ProjectHash string
 		Summary     string
 	}
-	count, prefix := 0, ""
-	index := 0
-	verified := !resuming
-	// Every record is counted on every changed read: the file is rewritten
-	// whole, so what it holds is counted whole (Coverage.Whole).
-	r.startCount(0)
-	malformed := func(err error) (bool, error) {
-		// A torn or damaged file: keep what was delivered, count it, and let
-		// the next read (after the writer finished) try again.
-		if errors.Is(err, errValueTooLong) {
-			r.count(TooLong)
-		} else {
-			r.count(Malformed)
-		}
-		if resuming && !verified {
-			r.next = r.prev
-			return true, nil
-		}
-		r.next.Count, r.next.Prefix = count, prefix
+	count, index int
+	prefix       string
+	// verified: the messages delivered before were found unchanged (or
+	// there were none: not resuming).
+	resuming, verified bool
+}
+
+// malformed ends a pass on a torn or damaged file: it keeps what was
+// delivered, counts the damage, and lets the next read (after the writer
+// finished) try again.
+func (p *geminiPass) malformed(err error) (bool, error) {
+	r := p.r
+	if errors.Is(err, errValueTooLong) {
+		r.count(TooLong)
+	} else {
+		r.count(Malformed)
+	}
+	if p.resuming && !p.verified {
+		r.next = r.prev
 		return true, nil
 	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return malformed(err)
+	r.next.Count, r.next.Prefix = p.count, p.prefix
+	return true, nil
+}
+
+// field reads the value of a top-level key other than messages.
+func (p *geminiPass) field(key string) error {
+	switch key {
+	case "sessionId":
+		return p.dec.Decode(&p.head.SessionID)
+	case "projectHash":
+		return p.dec.Decode(&p.head.ProjectHash)
+	case "summary":
+		return p.dec.Decode(&p.head.Summary)
 	}
-	for dec.More() {
-		if err := r.ctx.Err(); err != nil {
-			return false, err
-		}
-		capped.allow(r.opt.MaxLineBytes)
-		t, err := dec.Token()
-		if err != nil {
-			return malformed(err)
-		}
-		key, _ := t.(string)
-		switch key {
-		case "sessionId":
-			err = dec.Decode(&head.SessionID)
-		case "projectHash":
-			err = dec.Decode(&head.ProjectHash)
-		case "summary":
-			err = dec.Decode(&head.Summary)
-		case "messages":
-			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-				return malformed(err)
+	var skip json.RawMessage
+	return p.dec.Decode(&skip)
+}
+
+// messages reads the messages array; stop says the pass ends there, with
+// ok and err as geminiWhole's answer.
+func (p *geminiPass) messages() (stop, ok bool, err error) {
+	if t, err := p.dec.Token(); err != nil || t != json.Delim('[') {
+		ok, err := p.malformed(err)
+		return true, ok, err
+	}
+	for p.dec.More() {
+		if p.index%256 == 0 {
+			if err := p.r.ctx.Err(); err != nil {
+				return true, false, err
 			}
-			for dec.More() {
-				if index%256 == 0 {
-					if err := r.ctx.Err(); err != nil {
-						return false, err
-					}
-				}
-				capped.allow(r.opt.MaxLineBytes)
-				var m geminiMsg
-				if err := dec.Decode(&m); err != nil {
-					return malformed(err)
-				}
-				msg, why := geminiMessage(m, index, head.SessionID, r.opt)
-				index++
-				if msg.Text == "" {
-					r.count(why)
-					continue
-				}
-				r.countIndexed()
-				prefix = prefixHash(prefix, msg)
-				count++
-				if !verified {
-					if count < r.prev.Count {
-						continue
-					}
-					if prefix != r.prev.Prefix {
-						return false, nil
-					}
-					verified = true
-					r.next.Session, r.next.Messages = r.prev.Session, r.prev.Messages
-					continue
-				}
-				if err := r.emit(msg); err != nil {
-					return true, err
-				}
-			}
-			_, err = dec.Token() // ]
+		}
+		p.capped.allow(p.r.opt.MaxLineBytes)
+		var m geminiMsg
+		if err := p.dec.Decode(&m); err != nil {
+			ok, err := p.malformed(err)
+			return true, ok, err
+		}
+		if stop, ok, err := p.message(m); stop {
+			return true, ok, err
+		}
+	}
+	if _, err := p.dec.Token(); err != nil { // ]
+		ok, err := p.malformed(err)
+		return true, ok, err
+	}
+	return false, false, nil
+}
+
+// message counts one message and delivers it if it is past what was
+// delivered before; stop as for messages.
+func (p *geminiPass) message(m geminiMsg) (stop, ok bool, err error) {
+	r := p.r
+	msg, why := geminiMessage(m, p.index, p.head.SessionID, r.opt)
+	p.index++
+	if msg.Text == "" {
+		r.count(why)
+		return false, false, nil
+	}
+	r.countIndexed()
+	p.prefix = prefixHash(p.prefix, msg)
+	p.count++
+	if !p.verified {
+		switch {
+		case p.count < r.prev.Count:
+		case p.prefix != r.prev.Prefix:
+			return true, false, nil
 		default:
-			var skip json.RawMessage
-			err = dec.Decode(&skip)
+			p.verified = true
+			r.next.Session, r.next.Messages = r.prev.Session, r.prev.Messages
 		}
-		if err != nil {
-			return malformed(err)
-		}
+		return false, false, nil
 	}
-	if !verified {
-		return false, nil // fewer messages than before: rewound
+	if err := r.emit(msg); err != nil {
+		return true, true, err
 	}
+	return false, false, nil
+}
+
+// finish records the session and where the pass ended.
+func (p *geminiPass) finish() {
+	r := p.r
 	s := &r.next.Session
-	s.ID = head.SessionID
+	s.ID = p.head.SessionID
 	if s.ID == "" {
 		s.ID = strings.TrimSuffix(filepath.Base(r.path), ".json")
 	}
-	s.Summary = head.Summary
-	geminiProject(r, head.ProjectHash)
-	r.next.Count, r.next.Prefix = count, prefix
+	s.Summary = p.head.Summary
+	geminiProject(r, p.head.ProjectHash)
+	r.next.Count, r.next.Prefix = p.count, p.prefix
 	r.cur.Offset, r.cur.Size, r.cur.ModTime = r.fi.Size(), r.fi.Size(), r.fi.ModTime()
-	return true, nil
 }
 
 // errValueTooLong is capReader's refusal.

@@ -92,22 +92,15 @@ var extractGoose = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 	if hasColumn(ctx, db, "sessions", "parent_session_id") {
 		parent = "COALESCE(parent_session_id,'')"
 	}
-	rows, err := db.QueryContext(ctx, `SELECT id, COALESCE(name,''), COALESCE(description,''), COALESCE(working_dir,''),
-		COALESCE(CAST(created_at AS TEXT),''), COALESCE(CAST(updated_at AS TEXT),''), `+parent+` FROM sessions`)
+	type sess struct{ id, name, desc, dir, created, updated, parent string }
+	all, err := queryAll(ctx, db, `SELECT id, COALESCE(name,''), COALESCE(description,''), COALESCE(working_dir,''),
+		COALESCE(CAST(created_at AS TEXT),''), COALESCE(CAST(updated_at AS TEXT),''), `+parent+` FROM sessions`,
+		func(rows *sql.Rows, s *sess) error {
+			return rows.Scan(&s.id, &s.name, &s.desc, &s.dir, &s.created, &s.updated, &s.parent)
+		})
 	if err != nil {
 		return err
 	}
-	type sess struct{ id, name, desc, dir, created, updated, parent string }
-	var all []sess
-	for rows.Next() {
-		var s sess
-		if err := rows.Scan(&s.id, &s.name, &s.desc, &s.dir, &s.created, &s.updated, &s.parent); err != nil {
-			rows.Close()
-			return err
-		}
-		all = append(all, s)
-	}
-	rows.Close()
 	meta := "''"
 	if hasColumn(ctx, db, "messages", "metadata_json") {
 		meta = "COALESCE(metadata_json,'')"
@@ -122,21 +115,15 @@ var extractGoose = sqliteExtractor(func(ctx context.Context, db *sql.DB, path st
 			title = s.desc
 		}
 		doc := wholeDoc{Session: Session{ID: s.id, Project: s.dir, Summary: title, Started: parseTime(s.created), Ended: parseTime(s.updated)}, Subagent: s.parent != ""}
-		mrows, err := db.QueryContext(ctx, `SELECT `+msgID+`, role, content_json, created_timestamp, `+meta+` FROM messages WHERE session_id = ? ORDER BY created_timestamp, id`, s.id)
-		if err != nil {
-			return err
-		}
-		for mrows.Next() {
-			var id, role, content, md string
-			var created int64
-			if mrows.Scan(&id, &role, &content, &created, &md) != nil {
-				doc.Items = append(doc.Items, drop(Malformed))
-				continue
-			}
-			doc.Items = append(doc.Items, gooseItem(id, role, json.RawMessage(content), created, md, opt))
-		}
-		err = mrows.Err()
-		mrows.Close()
+		doc.Items, err = sessionItems(ctx, db, `SELECT `+msgID+`, role, content_json, created_timestamp, `+meta+` FROM messages WHERE session_id = ? ORDER BY created_timestamp, id`, s.id,
+			func(rows *sql.Rows) (item, error) {
+				var id, role, content, md string
+				var created int64
+				if err := rows.Scan(&id, &role, &content, &created, &md); err != nil {
+					return item{}, err
+				}
+				return gooseItem(id, role, json.RawMessage(content), created, md, opt), nil
+			})
 		if err != nil {
 			return err
 		}

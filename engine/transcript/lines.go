@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // anchorBytes is how much of the file before the cursor's offset is hashed to
@@ -114,14 +115,11 @@ func (r *run) lines(from int64, fn func(line []byte, at int64) error) (int64, er
 
 // linesIn is lines over the bytes between from and to.
 func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int64, error) {
-	f, err := r.open()
+	f, err := r.openAt(from)
 	if err != nil {
 		return from, err
 	}
 	defer f.Close()
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return from, err
-	}
 	br := bufio.NewReaderSize(io.LimitReader(f, to-from), 64<<10)
 	off := from
 	// acc holds a line longer than the reader's buffer; it is the run's, so
@@ -189,6 +187,19 @@ func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int
 			}
 		}
 	}
+}
+
+// openAt opens the transcript, positioned at off.
+func (r *run) openAt(off int64) (*os.File, error) {
+	f, err := r.open()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // appendBounded appends b to acc, growing it at most to limit: append's own

@@ -41,7 +41,7 @@ type openclawEntry struct {
 }
 
 func readOpenClaw(r *run) error {
-	return readTree(r, treeFormat{node: openclawNode, entry: openclawMessage, idKey: `"id":"`, parentKey: `"parentId":"`, retries: true})
+	return readTree(r, treeFormat{record: openclawRecord, idKey: `"id":"`, parentKey: `"parentId":"`, retries: true})
 }
 
 var openclawKnown = map[string]bool{
@@ -49,21 +49,39 @@ var openclawKnown = map[string]bool{
 	"branch_summary": true, "custom": true, "custom_message": true, "label": true, "session_info": true,
 }
 
-func openclawNode(r *run, line []byte, at int64) treeNode {
+// openclawRecord decodes a line once for its place in the tree and what it
+// holds. A line that does not decode whole may still name its place.
+func openclawRecord(r *run, line []byte, at int64) (treeNode, treeEntry) {
+	var e openclawEntry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return openclawNode(line, at), treeEntry{Why: Malformed}
+	}
+	return openclawNodeOf(e.Type, e.ID, e.ParentID, at), openclawMessage(r, e, at)
+}
+
+// openclawNode reads only the tree fields of a line.
+func openclawNode(line []byte, at int64) treeNode {
 	var e struct {
 		Type     string  `json:"type"`
 		ID       string  `json:"id"`
 		ParentID *string `json:"parentId"`
 	}
-	if err := json.Unmarshal(line, &e); err != nil || !openclawKnown[e.Type] {
-		return treeNode{} // malformed, the header, or unknown: counted by openclawMessage
+	if err := json.Unmarshal(line, &e); err != nil {
+		return treeNode{}
 	}
-	n := treeNode{ID: e.ID, OK: true}
-	if e.ID == "" {
+	return openclawNodeOf(e.Type, e.ID, e.ParentID, at)
+}
+
+func openclawNodeOf(typ, id string, parent *string, at int64) treeNode {
+	if !openclawKnown[typ] {
+		return treeNode{} // the header, or unknown: counted by openclawMessage
+	}
+	n := treeNode{ID: id, OK: true}
+	if id == "" {
 		n.ID = piLineID(at) // version 1: no ids, one entry after another
 	}
-	if e.ParentID != nil {
-		n.Parent = *e.ParentID
+	if parent != nil {
+		n.Parent = *parent
 	}
 	return n
 }
@@ -71,20 +89,9 @@ func openclawNode(r *run, line []byte, at int64) treeNode {
 // piLineID names an entry of a version 1 file, which has no ids, by its place.
 func piLineID(at int64) string { return "L" + strconv.FormatInt(at, 10) }
 
-func openclawMessage(r *run, line []byte, at int64) treeEntry {
-	var e openclawEntry
-	if err := json.Unmarshal(line, &e); err != nil {
-		return treeEntry{Why: Malformed}
-	}
-	s := &r.next.Session
+func openclawMessage(r *run, e openclawEntry, at int64) treeEntry {
 	if e.Type == "session" {
-		if s.ID == "" {
-			s.ID = e.ID
-		}
-		if s.Project == "" {
-			s.Project = e.CWD
-		}
-		return treeEntry{Why: Meta}
+		return treeEntry{Why: Meta, SessionID: e.ID, Project: e.CWD}
 	}
 	if !openclawKnown[e.Type] {
 		return treeEntry{Why: Unknown}

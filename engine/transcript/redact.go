@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/report"
 )
 
 // Secrets never enter the index: Read redacts every message and summary
@@ -109,25 +110,31 @@ var extraRules = []extraRule{
 		re: regexp.MustCompile(`\[REDACTED:aws-access-key\][\s,;:|"']{1,6}([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|\z)`)},
 }
 
-// redactor is gitleaks' default detector, built on first use.
+// redactor is gitleaks' default detector and the keyword pass over its
+// rules and ours, built on first use.
 var redactor struct {
 	once sync.Once
-	det  *detect.Detector
+	scan *scanner
 	err  error
 }
 
-func detector() (*detect.Detector, error) {
+func loadRedactor() *scanner {
 	redactor.once.Do(func() {
-		redactor.det, redactor.err = detect.NewDetectorDefaultConfig()
+		var det *detect.Detector
+		det, redactor.err = detect.NewDetectorDefaultConfig()
+		if redactor.err != nil {
+			det = nil
+		}
+		redactor.scan = newScanner(det)
 	})
-	return redactor.det, redactor.err
+	return redactor.scan
 }
 
 // RedactorError reports whether gitleaks' rule set failed to load (then
 // Redact applies only its own extra rules). Callers show it in their status.
 func RedactorError() error {
-	_, err := detector()
-	return err
+	loadRedactor()
+	return redactor.err
 }
 
 // Redact returns text with every secret it recognises replaced by a
@@ -136,26 +143,33 @@ func Redact(text string) string {
 	if text == "" {
 		return text
 	}
-	// The keywords are looked for in one lower-cased copy: a scan per
-	// keyword over it is cheaper than a case-folding scan per keyword.
-	lower := strings.ToLower(text)
-	for _, r := range extraRules {
-		if r.applies(text, lower) {
+	s := loadRedactor()
+	// The keywords are looked for in one lower-cased copy, all in one pass.
+	h := s.kw.find(strings.ToLower(text))
+	for i, r := range extraRules {
+		if s.applies(i, text, h) {
 			if out := r.replace(text); out != text {
-				text, lower = out, strings.ToLower(out)
+				text, h = out, s.kw.find(strings.ToLower(out))
 			}
 		}
 	}
-	det, err := detector()
-	if err != nil {
+	if s.full == nil {
 		return text
 	}
-	findings := det.DetectString(text)
-	if len(findings) == 0 {
-		return text
-	}
-	// Longest secrets first, so a secret that contains another is replaced whole.
-	sort.SliceStable(findings, func(i, j int) bool { return len(findings[i].Secret) > len(findings[j].Secret) })
+	return replaceFindings(text, s.detect(text, h))
+}
+
+// replaceFindings puts each finding's marker in place of its secret.
+func replaceFindings(text string, findings []report.Finding) string {
+	// Longest secrets first, so a secret that contains another is replaced
+	// whole; between rules that find the same secret, the first by name,
+	// whatever order gitleaks found them in.
+	sort.SliceStable(findings, func(i, j int) bool {
+		if a, b := len(findings[i].Secret), len(findings[j].Secret); a != b {
+			return a > b
+		}
+		return findings[i].RuleID < findings[j].RuleID
+	})
 	for _, f := range findings {
 		secret := f.Secret
 		if secret == "" || !strings.Contains(text, secret) {
@@ -167,20 +181,6 @@ func Redact(text string) string {
 		text = strings.ReplaceAll(text, secret, "[REDACTED:"+f.RuleID+"]")
 	}
 	return text
-}
-
-// applies is the cheap test before the expression runs; lower is text
-// lower-cased.
-func (r extraRule) applies(text, lower string) bool {
-	if r.after != "" {
-		return strings.Contains(text, r.after)
-	}
-	for _, k := range r.keywords {
-		if k == strings.ToLower(k) && strings.Contains(lower, k) || strings.Contains(text, k) {
-			return true
-		}
-	}
-	return false
 }
 
 // spans lists the [start, end) of every part of text the rule replaces.

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -215,36 +214,12 @@ func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, er
 	if f, ok := formats[s.Kind]; ok {
 		return s.discoverFormat(ctx, opt, f)
 	}
-	root := s.dir()
 	var paths []string
 	var skipped []Skip
 	subagents := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			if path == root && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			skipped = append(skipped, Skip{path, "unreadable: " + err.Error()})
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		rel, ok := s.rel(path)
-		if !ok || rel == "." {
-			return nil
-		}
+	linked := func(rel string) bool { t, sub := s.classify(rel); return t || sub }
+	err := s.walk(ctx, &skipped, linked, func(path, rel string, d fs.DirEntry) error {
 		t, sub := s.classify(rel)
-		if d.Type()&fs.ModeSymlink != 0 {
-			// A link may lead out of the root: transcripts are read where they are.
-			if t || sub {
-				skipped = append(skipped, Skip{path, "symbolic link (not followed)"})
-			}
-			return nil
-		}
 		if d.IsDir() {
 			if s.Kind == CodeArchitect && t {
 				if _, err := os.Stat(filepath.Join(path, "full.md")); err == nil {
@@ -275,10 +250,10 @@ func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, er
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("discover %s: %w", s, err)
+		return nil, nil, err
 	}
 	if subagents > 0 {
-		skipped = append(skipped, Skip{root, fmt.Sprintf("%d subagent transcripts (not indexed by default)", subagents)})
+		skipped = append(skipped, Skip{s.dir(), fmt.Sprintf("%d subagent transcripts (not indexed by default)", subagents)})
 	}
 	return paths, skipped, nil
 }

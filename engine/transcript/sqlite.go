@@ -148,3 +148,42 @@ func hasColumn(ctx context.Context, db *sql.DB, table, col string) bool {
 	err := db.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name=?", table, col).Scan(&n)
 	return err == nil && n > 0
 }
+
+// queryAll runs query and scans every row of it with scan; a row that does
+// not scan ends the read with its error.
+func queryAll[T any](ctx context.Context, db *sql.DB, query string, scan func(*sql.Rows, *T) error) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var all []T
+	for rows.Next() {
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, err
+		}
+		all = append(all, v)
+	}
+	return all, nil
+}
+
+// sessionItems runs a session's message query (its one parameter the
+// session id) and reads one item a row with read; a row that does not scan
+// is a malformed item, not the end of the read.
+func sessionItems(ctx context.Context, db *sql.DB, query, session string, read func(*sql.Rows) (item, error)) ([]item, error) {
+	rows, err := db.QueryContext(ctx, query, session)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []item
+	for rows.Next() {
+		it, err := read(rows)
+		if err != nil {
+			it = drop(Malformed)
+		}
+		items = append(items, it)
+	}
+	return items, rows.Err()
+}

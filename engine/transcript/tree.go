@@ -16,8 +16,10 @@ import (
 // Claude Code, pi and OpenClaw write a conversation as a tree in an
 // append-only JSONL file: every record names its parent, and going back to
 // an earlier point (a rewind, a branch) adds a second child there. treeRead
-// finds the conversation without holding the text: a first pass maps ids to
-// parents, a second delivers the records of the conversation.
+// finds the conversation in two passes: the first decodes each line once,
+// mapping ids to parents and holding what the line gives (up to a bound);
+// the second delivers the records of the conversation from what was held,
+// reading again only the lines past the bound.
 //
 // Two repairs make real files read as their agent shows them. A parent that
 // was never written (Claude Code since 2.1.1x names lines it did not write)
@@ -36,12 +38,9 @@ import (
 
 // treeFormat is what a tree-shaped format tells treeRead about its lines.
 type treeFormat struct {
-	// node reads a record's id, parent and whether it is a user message with
-	// prose; ok is false for records outside the tree.
-	node func(r *run, line []byte, at int64) treeNode
-	// entry reads a record (its ID empty if none), filling the session fields
-	// it carries into r.next.Session.
-	entry func(r *run, line []byte, at int64) treeEntry
+	// record reads a line once: its place in the tree (OK false for records
+	// outside it) and what it holds (ID empty if none).
+	record func(r *run, line []byte, at int64) (treeNode, treeEntry)
 	// idKey is how a line names its own id (`"uuid":"`), and parentKey its
 	// parent's: the delivered part of a file is searched for them, unparsed.
 	idKey, parentKey string
@@ -79,6 +78,19 @@ type treeEntry struct {
 	// tree (ID empty: a header, a malformed or unknown line, a sidechain), or
 	// one in it that holds no prose (a tool result, a progress record).
 	Why Reason
+	// SessionID and Project are the session fields the record names, taken
+	// where the session has none yet.
+	SessionID, Project string
+}
+
+// fill gives s the fields e names that s lacks.
+func (e treeEntry) fill(s *Session) {
+	if s.ID == "" && e.SessionID != "" {
+		s.ID = e.SessionID
+	}
+	if s.Project == "" && e.Project != "" {
+		s.Project = e.Project
+	}
 }
 
 // why is the reason a record left out of the delivered text is counted
@@ -175,6 +187,58 @@ type treeRegion struct {
 	leaf     string
 	end      int64
 	repaired int
+	// lines are the region's lines as the first pass read them, for the
+	// second, up to treeHoldBytes; from spill on (-1: none) the second pass
+	// reads the lines again.
+	lines []treeLine
+	held  int
+	spill int64
+}
+
+// treeLine is one line's entry and where it starts.
+type treeLine struct {
+	at int64
+	e  treeEntry
+}
+
+// treeHoldBytes bounds what a region holds of its lines' entries, so that
+// a session of any length is read in bounded memory. A variable so that
+// tests can make the second pass read lines again.
+var treeHoldBytes = 64 << 20
+
+// treeLineBytes is what holding a line costs besides its strings.
+const treeLineBytes = 160
+
+// hold keeps a line's entry for the second pass while what is held stays
+// within treeHoldBytes.
+func (rg *treeRegion) hold(at int64, e treeEntry) {
+	if rg.spill >= 0 {
+		return
+	}
+	if rg.held += treeLineBytes + len(e.ID) + len(e.Reply) + len(e.Text); rg.held > treeHoldBytes {
+		rg.spill = at
+		rg.lines = slices.Clip(rg.lines)
+		return
+	}
+	rg.lines = append(rg.lines, treeLine{at, e})
+}
+
+// each gives fn every line of the region in file order: those held, then
+// those past the spill read again.
+func (rg *treeRegion) each(r *run, f treeFormat, fn func(e treeEntry, at int64) error) error {
+	for _, l := range rg.lines {
+		if err := fn(l.e, l.at); err != nil {
+			return err
+		}
+	}
+	if rg.spill < 0 {
+		return nil
+	}
+	_, err := r.lines(rg.spill, func(line []byte, at int64) error {
+		_, e := f.record(r, line, at)
+		return fn(e, at)
+	})
+	return err
 }
 
 // treeRead reads the lines from `from`. When resuming, it returns false,
@@ -219,10 +283,11 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 // treeScan is the first pass: the region's records, their parents as
 // written and as repaired.
 func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, error) {
-	rg := &treeRegion{parents: map[string]string{}, prose: map[string]bool{}, assistant: map[string]bool{}, explicit: map[string]string{}}
+	rg := &treeRegion{parents: map[string]string{}, prose: map[string]bool{}, assistant: map[string]bool{}, explicit: map[string]string{}, spill: -1}
 	named := map[string]string{} // as written
 	end, err := r.lines(from, func(line []byte, at int64) error {
-		n := f.node(r, line, at)
+		n, e := f.record(r, line, at)
+		rg.hold(at, e)
 		if !n.OK || n.ID == "" {
 			return nil
 		}
@@ -394,7 +459,8 @@ func treeHasProseChild(r *run, f treeFormat, from int64, parents map[string]bool
 		if j <= 0 || !parents[string(rest[:j])] {
 			return nil
 		}
-		found = f.node(r, line, at).Prose
+		n, _ := f.record(r, line, at)
+		found = n.Prose
 		return nil
 	})
 	return found, err
@@ -404,8 +470,32 @@ func treeHasProseChild(r *run, f treeFormat, from int64, parents map[string]bool
 // order, joining the lines of one reply, and counts every line. It returns
 // the id of the last record whose text it delivered.
 func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep map[string]bool, ex *treeExtra, resuming bool) (string, error) {
-	// g is the message being assembled; dirty means it holds text this
-	// read has not delivered yet.
+	a := &treeAssembly{r: r, f: f, keep: keep, ex: ex, seen: map[string]bool{}}
+	var ok bool
+	if a.g, a.text, ok = treeOpenReply(r, f, rg, ex, resuming); !ok {
+		return "", nil // the file changed under us: the next read starts over
+	}
+	a.inReply = a.g.Open
+	r.startCount(from)
+	r.cov.Repaired = rg.repaired
+	if rg.end > from {
+		if err := rg.each(r, f, a.line); err != nil {
+			return "", err
+		}
+	}
+	if err := a.flush(); err != nil {
+		return "", err
+	}
+	if rg.leaf != "" {
+		a.g.Open = a.inReply && a.g.ID != ""
+	}
+	ex.Reply = a.g
+	return a.lastDelivered, nil
+}
+
+// treeOpenReply is the message the second pass starts with, and its text;
+// ok is false if its lines can no longer be read.
+func treeOpenReply(r *run, f treeFormat, rg *treeRegion, ex *treeExtra, resuming bool) (_ treeReply, _ []string, ok bool) {
 	g := ex.Reply
 	var text []string
 	switch {
@@ -417,90 +507,103 @@ func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep map[stri
 		for _, off := range g.Offsets {
 			line, err := r.lineAt(off)
 			if err != nil {
-				return "", nil // the file changed under us: the next read starts over
+				return g, text, false
 			}
-			if e := f.entry(r, line, off); e.Text != "" {
+			_, e := f.record(r, line, off)
+			e.fill(&r.next.Session)
+			if e.Text != "" {
 				text = append(text, e.Text)
 			}
 		}
 	default:
 		g = treeReply{}
 	}
-	dirty, inReply := false, g.Open
-	lastDelivered := ""
-	flush := func() error {
-		if !dirty {
-			return nil
+	return g, text, true
+}
+
+// treeAssembly is the state of the second pass: g is the message being
+// assembled; dirty means it holds text this read has not delivered yet.
+type treeAssembly struct {
+	r             *run
+	f             treeFormat
+	keep          map[string]bool
+	ex            *treeExtra
+	g             treeReply
+	text          []string
+	dirty         bool
+	inReply       bool
+	lastDelivered string
+	seen          map[string]bool
+}
+
+func (a *treeAssembly) flush() error {
+	if !a.dirty {
+		return nil
+	}
+	a.dirty = false
+	a.lastDelivered = a.g.Last
+	return a.r.emit(Message{ID: a.g.ID, Role: a.g.Role, Timestamp: a.g.TS, Text: strings.Join(a.text, "\n\n")})
+}
+
+// line takes one line's entry: counted, and its text joined to the message.
+func (a *treeAssembly) line(e treeEntry, at int64) error {
+	r := a.r
+	e.fill(&r.next.Session)
+	switch {
+	case e.ID == "" || !a.keep[e.ID]:
+		r.count(e.why(false))
+		return nil
+	case a.seen[e.ID]:
+		r.count(Duplicate) // the same record written again
+		return nil
+	case !e.Msg:
+		a.seen[e.ID] = true
+		a.inReply = false
+		r.count(e.why(true))
+		return nil
+	}
+	a.seen[e.ID] = true
+	key := e.Reply
+	if key == "" {
+		key = e.ID
+	}
+	if a.g.ID == "" || key != a.g.Key || e.Role != a.g.Role {
+		// A new message closes the one being assembled.
+		if err := a.flush(); err != nil {
+			return err
 		}
-		dirty = false
-		lastDelivered = g.Last
-		return r.emit(Message{ID: g.ID, Role: g.Role, Timestamp: g.TS, Text: strings.Join(text, "\n\n")})
+		a.g, a.text = treeReply{Key: key, ID: e.ID, Role: e.Role, TS: e.TS}, nil
 	}
-	r.startCount(from)
-	r.cov.Repaired = rg.repaired
-	seen := map[string]bool{}
-	if rg.end > from {
-		_, err := r.lines(from, func(line []byte, at int64) error {
-			e := f.entry(r, line, at)
-			switch {
-			case e.ID == "" || !keep[e.ID]:
-				r.count(e.why(false))
-				return nil
-			case seen[e.ID]:
-				r.count(Duplicate) // the same record written again
-				return nil
-			case !e.Msg:
-				seen[e.ID] = true
-				inReply = false
-				r.count(e.why(true))
-				return nil
-			}
-			seen[e.ID] = true
-			key := e.Reply
-			if key == "" {
-				key = e.ID
-			}
-			if g.ID == "" || key != g.Key || e.Role != g.Role {
-				// A new message closes the one being assembled.
-				if err := flush(); err != nil {
-					return err
-				}
-				g, text = treeReply{Key: key, ID: e.ID, Role: e.Role, TS: e.TS}, nil
-			}
-			inReply = true
-			if e.Text == "" {
-				r.count(e.why(true))
-				return nil
-			}
-			if f.retries {
-				if h := textHash(e.Text); e.Role == RoleUser && h == ex.Prompt {
-					r.count(Duplicate) // the same prompt sent again
-					return nil
-				} else if e.Role == RoleUser {
-					ex.Prompt = h
-				} else {
-					ex.Prompt = ""
-				}
-			}
-			text = append(text, e.Text)
-			g.Offsets = append(g.Offsets, at)
-			g.Last = e.ID
-			dirty = true
-			r.countIndexed()
-			return nil
-		})
-		if err != nil {
-			return "", err
-		}
+	a.inReply = true
+	if e.Text == "" {
+		r.count(e.why(true))
+		return nil
 	}
-	if err := flush(); err != nil {
-		return "", err
+	if a.f.retries && a.retried(e) {
+		r.count(Duplicate) // the same prompt sent again
+		return nil
 	}
-	if rg.leaf != "" {
-		g.Open = inReply && g.ID != ""
+	a.text = append(a.text, e.Text)
+	a.g.Offsets = append(a.g.Offsets, at)
+	a.g.Last = e.ID
+	a.dirty = true
+	r.countIndexed()
+	return nil
+}
+
+// retried reports whether e repeats the last user prompt with no reply
+// between, remembering the prompt otherwise.
+func (a *treeAssembly) retried(e treeEntry) bool {
+	h := textHash(e.Text)
+	switch {
+	case e.Role == RoleUser && h == a.ex.Prompt:
+		return true
+	case e.Role == RoleUser:
+		a.ex.Prompt = h
+	default:
+		a.ex.Prompt = ""
 	}
-	ex.Reply = g
-	return lastDelivered, nil
+	return false
 }
 
 // textHash is a short hash of a message's text, for the cursor.
@@ -544,14 +647,11 @@ func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
 // Options.MaxLineBytes).
 func (r *run) lineAt(off int64) ([]byte, error) {
 	max := r.opt.MaxLineBytes
-	f, err := r.open()
+	f, err := r.openAt(off)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return nil, err
-	}
 	line, err := bufio.NewReader(io.LimitReader(f, int64(max)+1)).ReadBytes('\n')
 	if err != nil && err != io.EOF {
 		return nil, err

@@ -30,8 +30,10 @@ func (f *folder) Key(abs string) (string, bool) {
 	}
 	return filepath.ToSlash(r), true
 }
-func (f *folder) Rescans(abs string) (string, bool) { return "rules changed", filepath.Base(abs) == ".rules" }
-func (f *folder) Wanted(key string) bool            { return strings.HasSuffix(key, ".md") }
+func (f *folder) Rescans(abs string) (string, bool) {
+	return "rules changed", filepath.Base(abs) == ".rules"
+}
+func (f *folder) Wanted(key string) bool { return strings.HasSuffix(key, ".md") }
 func (f *folder) Folders(key string, add func(string) error) {
 	filepath.WalkDir(filepath.Join(f.root, key), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {

@@ -13,6 +13,8 @@ import (
 	"mnemo/engine"
 )
 
+var _ engine.Searcher = (*Client)(nil)
+
 // Client sends requests to the server of one index over one connection.
 // Its methods match *engine.Engine's; they are safe for concurrent use and
 // run one at a time. An error the server answers with is an *Error that

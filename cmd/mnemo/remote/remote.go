@@ -29,21 +29,8 @@ import (
 	"errors"
 
 	"mnemo/engine"
+	"mnemo/engine/admit"
 )
-
-// Backend is what a server serves; *engine.Engine satisfies it.
-type Backend interface {
-	Search(ctx context.Context, q engine.Query) (engine.Page, error)
-	Read(ctx context.Context, id string) (engine.Memory, error)
-	Resolve(id string) (string, error)
-	Status(ctx context.Context) (engine.Status, error)
-	Sync(ctx context.Context, full bool) (engine.Report, error)
-	BuildContext(ctx context.Context, q engine.ContextQuery) (engine.ConceptContext, error)
-	Visualize(ctx context.Context, concept string, depth, maxNodes int) (engine.Diagram, error)
-	FindSimilarConcepts(ctx context.Context, concept string, maxResults int) (engine.Similar, error)
-	Concepts(ctx context.Context) ([]engine.ConceptInfo, error)
-	FileConcepts(ctx context.Context, id string) (engine.FileConcepts, error)
-}
 
 // MaxRequest bounds one request line. Queries are short; the bound keeps a
 // confused client from making the server buffer without end.
@@ -131,6 +118,7 @@ var sentinels = []struct {
 	{"in-use", engine.ErrInUse},
 	{"unknown-concept", engine.ErrUnknownConcept},
 	{"bad-graph-arg", engine.ErrBadGraphArg},
+	{"busy", admit.ErrBusy},
 	{kindForeign, ErrForeignPeer},
 	{"canceled", context.Canceled},
 	{"deadline", context.DeadlineExceeded},

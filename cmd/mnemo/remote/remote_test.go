@@ -429,9 +429,9 @@ func TestServeStopsWithContext(t *testing.T) {
 }
 
 // slow blocks every search until its context ends. The graph ops come
-// from the nil embedded Backend: these tests never call them.
+// from the nil embedded Searcher: these tests never call them.
 type slow struct {
-	remote.Backend
+	engine.Searcher
 	started chan struct{}
 }
 

@@ -13,25 +13,27 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"mnemo/engine"
 )
 
-// Serve answers requests on ln with b until ctx is done, then closes ln and
+// Serve answers requests on ln with b (an open *engine.Engine) until ctx is done, then closes ln and
 // every connection and returns nil once no request is running, so the
 // caller may close b. Connections are served concurrently, the requests of
 // one in order. A malformed or oversized request gets an error response;
 // only a failing listener makes Serve return an error.
-func Serve(ctx context.Context, ln net.Listener, b Backend) error {
+func Serve(ctx context.Context, ln net.Listener, b engine.Searcher) error {
 	return ServeWith(ctx, ln, b, nil)
 }
 
 // ServeWith is Serve with a sessions index beside the engine (nil: none).
-func ServeWith(ctx context.Context, ln net.Listener, b Backend, sess SessionsBackend) error {
+func ServeWith(ctx context.Context, ln net.Listener, b engine.Searcher, sess engine.SessionsIndex) error {
 	return ServeOpts(ctx, ln, b, Options{Sessions: sess})
 }
 
-// Options are what a server offers beyond its Backend.
+// Options are what a server offers beyond the memory corpus.
 type Options struct {
-	Sessions SessionsBackend // nil: no sessions index
+	Sessions engine.SessionsIndex // nil: no sessions index
 	// MCP, if set, serves the Model Context Protocol on a connection whose
 	// first request is {"op": "mcp"}: after the answer {"result": "mcp"},
 	// the connection carries MCP's JSON-RPC lines until either end closes
@@ -41,7 +43,7 @@ type Options struct {
 }
 
 // ServeOpts is Serve with Options.
-func ServeOpts(ctx context.Context, ln net.Listener, b Backend, opts Options) error {
+func ServeOpts(ctx context.Context, ln net.Listener, b engine.Searcher, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -113,7 +115,7 @@ func ServeOpts(ctx context.Context, ln net.Listener, b Backend, opts Options) er
 
 // serveConn answers the requests of one connection until the client hangs
 // up, a write fails, or a request is too long to read past.
-func serveConn(ctx context.Context, c net.Conn, b Backend, opts Options) {
+func serveConn(ctx context.Context, c net.Conn, b engine.Searcher, opts Options) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
 	enc := json.NewEncoder(w)
@@ -152,7 +154,7 @@ func serveConn(ctx context.Context, c net.Conn, b Backend, opts Options) {
 }
 
 // handle answers one request line.
-func handle(ctx context.Context, b Backend, sess SessionsBackend, line []byte) (resp response) {
+func handle(ctx context.Context, b engine.Searcher, sess engine.SessionsIndex, line []byte) (resp response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = response{Error: fmt.Sprintf("internal error: %v", p), Kind: kindOther}

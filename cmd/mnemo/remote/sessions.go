@@ -6,13 +6,9 @@ import (
 	"fmt"
 
 	"mnemo/engine"
-	"mnemo/mcp"
 )
 
-// SessionsBackend is the sessions index a server may serve beside the
-// memory engine: what the MCP session tools need of it, one definition for
-// both (*engine.Sessions and a Client of a running serve satisfy it).
-type SessionsBackend = mcp.Sessions
+var _ engine.SessionsIndex = (*SessionsClient)(nil)
 
 // The sessions ops.
 const (
@@ -29,7 +25,7 @@ const (
 var errNoSessions = errors.New("this mnemo serve has no sessions index")
 
 // handleSessions answers a sessions op; ok is false for any other op.
-func handleSessions(ctx context.Context, s SessionsBackend, req request) (res any, ok bool, err error) {
+func handleSessions(ctx context.Context, s engine.SessionsIndex, req request) (res any, ok bool, err error) {
 	switch req.Op {
 	case opSessionsSearch, opSessionsGet, opSessionsMessage, opSessionsSync, opSessionsStatus, opSessionsList, opSessionsForget:
 	default:

@@ -1,4 +1,4 @@
-package engine
+package fulltext
 
 import (
 	"bytes"
@@ -190,10 +190,10 @@ type piece struct {
 // cjkTokens analyses a.body as the bigram analyzer does, without its
 // allocations: the same terms, in the same order, with the same offsets
 // (which the bigram filter counts in the filtered characters' bytes).
-// Each distinct token is filtered once per analyser (a.forms), and each
+// Each distinct token is filtered once per Analyser (a.forms), and each
 // term is one aword, so that group and field count them as they count
 // English terms. The slice is reused by the next call.
-func (a *analyser) cjkTokens() []token {
+func (a *Analyser) cjkTokens() []token {
 	body := a.body
 	a.ctoks = a.ctoks[:0]
 	// scriptTokenizer: the Unicode tokenizer's words, with the SEA runs
@@ -221,7 +221,7 @@ func (a *analyser) cjkTokens() []token {
 }
 
 // cjkToken passes one token of the tokenizer through the filters.
-func (a *analyser) cjkToken(b []byte, start, end int, ideographic bool) {
+func (a *Analyser) cjkToken(b []byte, start, end int, ideographic bool) {
 	f := a.forms[string(b)]
 	if f == nil {
 		term, ok := plainForm(b)
@@ -311,12 +311,12 @@ func plainForm(b []byte) ([]byte, bool) {
 }
 
 // cjkEmit appends the token term [start, end) to a.ctoks.
-func (a *analyser) cjkEmit(term []byte, start, end int) {
+func (a *Analyser) cjkEmit(term []byte, start, end int) {
 	a.ctoks = append(a.ctoks, token{w: a.cjkTerm(term), start: start, end: end})
 }
 
 // cjkTerm is the aword of a bigram analyzer's term (copied if new).
-func (a *analyser) cjkTerm(term []byte) *aword {
+func (a *Analyser) cjkTerm(term []byte) *aword {
 	w := a.cjkTerms[string(term)]
 	if w == nil {
 		str := string(term)

@@ -1,4 +1,4 @@
-package engine
+package fulltext
 
 import (
 	"bytes"
@@ -50,25 +50,24 @@ type excerptTerm struct {
 	spans []span
 }
 
-// encodeExcerpts encodes the excerpt index of text: chunks are byte
+// EncodeExcerpts encodes the excerpt index of text: chunks are byte
 // ranges of text, terms the analysis pass's keys (tokens.go). Keys are
 // written in order, and each key's spans sorted where they are not already.
-func encodeExcerpts(text string, chunks [][2]int, terms []excerptTerm) []byte {
-	var x excerptEncoder
-	return x.encode(text, chunks, terms)
+func EncodeExcerpts(text string, chunks [][2]int, terms []excerptTerm) []byte {
+	var x ExcerptEncoder
+	return x.Encode(text, chunks, terms)
 }
 
-// excerptEncoder is encodeExcerpts with buffers kept from one index to the
+// ExcerptEncoder is EncodeExcerpts with buffers kept from one index to the
 // next. A sync worker keeps one and stores an exact-size copy: a fresh
-// buffer grew once or twice per file and kept up to twice what it held
-// (tldr: 110 MB allocated for 60 MB of excerpt indexes).
-type excerptEncoder struct {
+// buffer grows once or twice per file and keeps up to twice what it holds.
+type ExcerptEncoder struct {
 	out   []byte
 	order []uint64 // keyOrder's
 }
 
-// encode returns the excerpt index, in a buffer the next call reuses.
-func (x *excerptEncoder) encode(text string, chunks [][2]int, terms []excerptTerm) []byte {
+// Encode returns the excerpt index, in a buffer the next call reuses.
+func (x *ExcerptEncoder) Encode(text string, chunks [][2]int, terms []excerptTerm) []byte {
 	x.order = keyOrder(x.order[:0], terms)
 	out := x.out[:0]
 	if out == nil {
@@ -110,8 +109,7 @@ func (x *excerptEncoder) encode(text string, chunks [][2]int, terms []excerptTer
 // becomes one integer — its key's first six bytes, big-endian and
 // zero-padded (which keeps the order), over its index — so the sort
 // compares integers; keys are compared only within a run of equal
-// prefixes. Sorting the terms by key was most of the encoding's time:
-// BenchmarkEncodeExcerpts on tldr went from 229–276 to 117–162 ms.
+// prefixes, because sorting the terms by key dominates the encoding's time.
 func keyOrder(order []uint64, terms []excerptTerm) []uint64 {
 	if len(terms) > 1<<16 {
 		for i := range terms {
@@ -154,15 +152,15 @@ func keyOrder(order []uint64, terms []excerptTerm) []uint64 {
 	return order
 }
 
-// excerpt is what a search takes from one memory's excerpt index: the
+// Excerpt is what a search takes from one memory's excerpt index: the
 // text, where the query's terms occur in it, and its chunks' ranges.
-type excerpt struct {
+type Excerpt struct {
 	text   string
 	spans  []span // merged, in order
 	chunks []span
 }
 
-var errBadExcerpts = errors.New("malformed excerpt index")
+var ErrBadExcerpts = errors.New("malformed excerpt index")
 
 // reader walks an encoded excerpt index; the first error sticks.
 type reader struct {
@@ -176,7 +174,7 @@ func (r *reader) uvarint() int {
 	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 || v > 1<<40 {
-		r.err = errBadExcerpts
+		r.err = ErrBadExcerpts
 		return 0
 	}
 	r.b = r.b[n:]
@@ -188,7 +186,7 @@ func (r *reader) bytes(n int) []byte {
 		return nil
 	}
 	if n < 0 || n > len(r.b) {
-		r.err = errBadExcerpts
+		r.err = ErrBadExcerpts
 		return nil
 	}
 	v := r.b[:n]
@@ -196,15 +194,15 @@ func (r *reader) bytes(n int) []byte {
 	return v
 }
 
-// readExcerpt decodes what q needs of an encoded excerpt index. b may be
+// ReadExcerpt decodes what q needs of an encoded excerpt index. b may be
 // memory the caller does not own past the call: nothing returned points into it.
-func readExcerpt(b []byte, q queryTerms) (excerpt, error) {
+func ReadExcerpt(b []byte, q Terms) (Excerpt, error) {
 	r := &reader{b: b}
-	var x excerpt
+	var x Excerpt
 	x.text = string(r.bytes(r.uvarint()))
 	nc := r.uvarint()
 	if r.err == nil && nc > len(r.b) {
-		r.err = errBadExcerpts
+		r.err = ErrBadExcerpts
 	}
 	for i := 0; i < nc && r.err == nil; i++ {
 		s := r.uvarint()
@@ -213,13 +211,13 @@ func readExcerpt(b []byte, q queryTerms) (excerpt, error) {
 	nt := r.uvarint()
 	table := r.bytes(4 * nt)
 	if r.err != nil {
-		return excerpt{}, r.err
+		return Excerpt{}, r.err
 	}
 	entries := r.b
 	entry := func(i int) (key []byte, rest *reader) {
 		off := int(binary.LittleEndian.Uint32(table[4*i:]))
 		if off > len(entries) {
-			return nil, &reader{err: errBadExcerpts}
+			return nil, &reader{err: ErrBadExcerpts}
 		}
 		er := &reader{b: entries[off:]}
 		return er.bytes(er.uvarint()), er
@@ -239,7 +237,7 @@ func readExcerpt(b []byte, q queryTerms) (excerpt, error) {
 			pos += er.uvarint()
 			end := pos + er.uvarint()
 			if end > len(x.text) {
-				return errBadExcerpts
+				return ErrBadExcerpts
 			}
 			x.spans = append(x.spans, span{pos, end})
 		}
@@ -247,12 +245,12 @@ func readExcerpt(b []byte, q queryTerms) (excerpt, error) {
 	}
 	for t := range q.en {
 		if err := find(nsEN, t); err != nil {
-			return excerpt{}, err
+			return Excerpt{}, err
 		}
 	}
 	for t := range q.cjk {
 		if err := find(nsCJK, t); err != nil {
-			return excerpt{}, err
+			return Excerpt{}, err
 		}
 	}
 	x.spans = mergeSpans(x.spans)
@@ -260,7 +258,7 @@ func readExcerpt(b []byte, q queryTerms) (excerpt, error) {
 }
 
 // chunkText is the plain text of chunk i, "" if there is none.
-func (x excerpt) chunkText(i int) string {
+func (x Excerpt) chunkText(i int) string {
 	if i < 0 || i >= len(x.chunks) {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package engine
+package fulltext
 
 import (
 	"bytes"
@@ -16,10 +16,9 @@ import (
 // One analysis pass: a memory's text is analysed once, in the sync
 // worker, and the same tokens feed both the full-text index (as
 // pre-analysed Bleve fields, so Bleve does not analyse them again) and the
-// excerpt index (their spans mapped back to the original text). Before,
-// Bleve analysed the body and the excerpt index tokenised and stemmed it a
-// second time; on tldr (38k files) the two cost about 5 of a full sync's
-// 14 CPU seconds.
+// excerpt index (their spans mapped back to the original text), because
+// analysing the text twice (Bleve, then the excerpt index) was a large
+// share of a full sync's CPU.
 //
 // The terms are exactly those of the index's English analyzer (mnemo_en:
 // asciifolding over the whole text, Unicode word segmentation, then the
@@ -28,11 +27,11 @@ import (
 // the analyzer's own filters, once per distinct word (the memo), and its
 // own character filter once per distinct non-ASCII rune.
 
-// analyser runs the one analysis pass. It remembers every word and rune it
+// Analyser runs the one analysis pass. It remembers every word and rune it
 // has analysed, so a sync worker keeps one for a whole batch, whose
 // memories share most of their words. Not safe for concurrent use.
-type analyser struct {
-	ft    *fulltext
+type Analyser struct {
+	ft    *Index
 	runes map[rune]folded   // non-ASCII rune → its folded form
 	words map[string]*aword // folded word → its term
 	terms map[string]*aword // term → the one aword of all its words
@@ -52,7 +51,7 @@ type analyser struct {
 	text    uint64  // counts the texts group has counted (aword.text)
 	tok     analysis.Token
 	ts      analysis.TokenStream
-	excerpt []excerptTerm // memoryText.excerpt
+	excerpt []excerptTerm // MemoryText.Excerpt
 	spans   []span        // its spans
 	counts  []int         // per excerpt term, its spans
 	// the bigram analyzer's: its input, SEA runs, output, and the bigram
@@ -74,14 +73,14 @@ type aword struct {
 	stop bool   // dropped (a stopword)
 	// indexed in the other analyzer's field (englishTerm, cjkTerm):
 	// counted in this field's length, as Bleve counts it, but not indexed
-	// here. On tldr such terms were 406k of 1.74M postings.
+	// here.
 	other bool
 	// the term's slot in the text being grouped, if text is that text's
 	text uint64
 	slot int
 }
 
-// memoWords is the room a sync worker's analyser makes for words.
+// memoWords is the room a sync worker's Analyser makes for words.
 const memoWords = 1 << 12
 
 // folded is what asciifolding makes of a non-ASCII rune, and whether the
@@ -98,9 +97,9 @@ type token struct {
 	start, end int
 }
 
-// newAnalyser returns an analyser for ft's English analyzer.
-func (ft *fulltext) newAnalyser() *analyser {
-	return &analyser{ft: ft, runes: map[rune]folded{}, words: map[string]*aword{}, terms: map[string]*aword{}, stop: &aword{stop: true},
+// NewAnalyser returns an Analyser for ft's English analyzer.
+func (ft *Index) NewAnalyser() *Analyser {
+	return &Analyser{ft: ft, runes: map[rune]folded{}, words: map[string]*aword{}, terms: map[string]*aword{}, stop: &aword{stop: true},
 		forms: map[string]*cjkForm{}, cjkTerms: map[string]*aword{}}
 }
 
@@ -135,7 +134,7 @@ func englishChain(a analysis.Analyzer) (analysis.CharFilter, []analysis.TokenFil
 // (A rune that folds to several, like ½ to 1⁄2, gives each of its words
 // the whole rune.) Invalid UTF-8 folds to U+FFFD, as Bleve's conversion to
 // runes makes it, which is never part of a word.
-func (a *analyser) tokens(text string) []token {
+func (a *Analyser) tokens(text string) []token {
 	a.folded, a.start = slices.Grow(a.folded[:0], len(text)), slices.Grow(a.start[:0], len(text))
 	a.fold(text, 0)
 	return a.segment(func(i int) string { return text[i:] })
@@ -145,7 +144,7 @@ func (a *analyser) tokens(text string) []token {
 // (a copy of every memory's text, a twentieth of a sync's allocations),
 // and whether title and text have letters of a script indexed as bigrams
 // (needsBigrams, found on the way).
-func (a *analyser) titled(title, text string) (toks []token, titleCJK, textCJK bool) {
+func (a *Analyser) titled(title, text string) (toks []token, titleCJK, textCJK bool) {
 	off := len(title) + 1
 	a.folded, a.start = slices.Grow(a.folded[:0], off+len(text)), slices.Grow(a.start[:0], off+len(text))
 	titleCJK = a.fold(title, 0)
@@ -165,7 +164,7 @@ func (a *analyser) titled(title, text string) (toks []token, titleCJK, textCJK b
 // fold appends text, folded, to a.folded, and for each folded byte where
 // its rune starts in the original, counted from base. It reports whether
 // text has letters of a script indexed as bigrams.
-func (a *analyser) fold(text string, base int) (bigram bool) {
+func (a *Analyser) fold(text string, base int) (bigram bool) {
 	for i := 0; i < len(text); {
 		if text[i] < utf8.RuneSelf {
 			j := i + 1
@@ -196,7 +195,7 @@ func (a *analyser) fold(text string, base int) (bigram bool) {
 
 // segment cuts a.folded into words; from(i) is the original text from
 // byte i on, where a word's last rune is read to find its end.
-func (a *analyser) segment(from func(i int) string) []token {
+func (a *Analyser) segment(from func(i int) string) []token {
 	a.toks = a.toks[:0]
 	for w := newWords(a.folded, &a.ft.kinds); w.next(); {
 		if w.word {
@@ -210,7 +209,7 @@ func (a *analyser) segment(from func(i int) string) []token {
 }
 
 // word returns what the English filters make of one folded word.
-func (a *analyser) word(b []byte) *aword {
+func (a *Analyser) word(b []byte) *aword {
 	if w, ok := a.words[string(b)]; ok {
 		return w
 	}
@@ -239,9 +238,9 @@ func (a *analyser) word(b []byte) *aword {
 	return w
 }
 
-// newWord returns a new aword, from a slab: an analyser makes thousands,
+// newWord returns a new aword, from a slab: an Analyser makes thousands,
 // which all live as long as it does.
-func (a *analyser) newWord(term []byte, str string) *aword {
+func (a *Analyser) newWord(term []byte, str string) *aword {
 	if len(a.slab) == 0 {
 		a.slab = make([]aword, 256)
 	}
@@ -270,7 +269,7 @@ type grouped struct {
 // (aword.other) are only counted. A term's slot is kept in its aword, so
 // counting costs no map lookup per token. The terms slice is reused by the
 // next call.
-func (a *analyser) group(toks []token, split int) grouped {
+func (a *Analyser) group(toks []token, split int) grouped {
 	a.text++
 	gs := a.groups[:0]
 	var unkept group
@@ -302,8 +301,8 @@ func (a *analyser) group(toks []token, split int) grouped {
 }
 
 // field makes the index field name of text (n bytes) from its term counts.
-func (a *analyser) field(name string, grp grouped, n int, count func(group) int) *analysedField {
-	f := &analysedField{name: name, opts: a.ft.opts[name], bytes: n, length: count(grp.unkept)}
+func (a *Analyser) field(name string, grp grouped, n int, count func(group) int) *Field {
+	f := &Field{name: name, opts: a.ft.opts[name], bytes: n, length: count(grp.unkept)}
 	gs := grp.terms
 	terms := 0
 	for _, g := range gs {
@@ -335,48 +334,80 @@ func countAll(g group) int    { return g.before + g.after }
 // map entry and TokenFreq (Bleve counts a batch's size).
 const tokenFreqSize = 64
 
-// memoryText is one memory's text, analysed: its Bleve fields and the
+// MemoryText is one memory's text, analysed: its Bleve fields and the
 // terms of its excerpt index.
-type memoryText struct {
-	fields  []*analysedField
-	excerpt []excerptTerm // spans in the plain text; reused by the next memory
+type MemoryText struct {
+	Fields  []*Field      // for NewDoc
+	Excerpt []excerptTerm // for ExcerptEncoder.Encode: spans in the plain text; reused by the next memory
 }
 
-// memory analyses a memory's title, plain text and tags once. The body
+// Memory analyses a memory's title, plain text and tags once. The body
 // field is title + "\n" + text; the title field is its tokens before the
 // newline, which always ends a word; the excerpt index holds the tokens
 // after it, its spans counted from the start of text. Text with CJK or SEA
 // letters also gets the cjk field, analysed once as the bigram analyzer
 // does and shared with the excerpt index in the same way. The excerpt
-// terms live in the analyser's buffers: a sync encodes them at once.
-func (a *analyser) memory(title, text, tags string) memoryText {
-	if !a.sized {
-		// A sync worker's memo grows to thousands of words (tldr: 4.5k
-		// words in 512 memories); growing the maps from empty cost a
-		// twentieth of the pass.
-		a.words, a.terms = make(map[string]*aword, memoWords), make(map[string]*aword, memoWords)
-		a.sized = true
-	}
+// terms live in the Analyser's buffers: a sync encodes them at once.
+func (a *Analyser) Memory(title, text, tags string) MemoryText {
+	a.sizeMemo()
 	off := len(title) + 1
 	toks, titleCJK, textCJK := a.titled(title, text)
 	cjk := titleCJK || textCJK
-	if cjk && !a.cjkSized {
-		a.forms, a.cjkTerms = make(map[string]*cjkForm, memoWords), make(map[string]*aword, memoWords)
-		a.cjkSized = true
+	if cjk {
+		a.sizeCJKMemo()
 	}
 	nTitle := 0
 	for nTitle < len(toks) && toks[nTitle].end <= len(title) {
 		nTitle++
 	}
 	grp := a.group(toks, nTitle)
-	gs := grp.terms
-	var m memoryText
-	m.fields = append(make([]*analysedField, 0, 4), a.field(fTitle, grp, len(title), countBefore), a.field(fBody, grp, off+len(text), countAll))
+	var m MemoryText
+	m.Fields = append(make([]*Field, 0, 4), a.field(fTitle, grp, len(title), countBefore), a.field(fBody, grp, off+len(text), countAll))
 	// The excerpt index: each term of the text with its spans, in order,
 	// in one slice of a shared array; English terms first (each group's
 	// after count), then CJK terms if the text has CJK letters of its own
-	// (as before the one pass, see excerpts.go), counted here.
-	xs, counts := a.excerpt[:0], a.counts[:0]
+	// (see excerpts.go), counted here.
+	xs, counts := a.englishExcerpt(grp.terms)
+	nEN := len(xs)
+	var ctoks []token
+	if cjk {
+		a.body = append(append(append(a.body[:0], title...), '\n'), text...)
+		ctoks = a.cjkTokens()
+		m.Fields = append(m.Fields, a.cjkField(ctoks, len(a.body)))
+		if textCJK {
+			xs, counts = a.cjkExcerpt(ctoks, off, xs, counts)
+		}
+	}
+	a.placeSpans(xs, counts, toks[nTitle:], ctoks, off, len(xs) > nEN)
+	a.excerpt, m.Excerpt = xs, xs
+	tt := a.tokens(tags)
+	m.Fields = append(m.Fields, a.field(fTags, a.group(tt, len(tt)), len(tags), countBefore))
+	return m
+}
+
+// sizeMemo sizes the word memo once: a sync worker's memo grows to
+// thousands of words, and growing the maps from empty is a visible share
+// of the pass.
+func (a *Analyser) sizeMemo() {
+	if !a.sized {
+		a.words, a.terms = make(map[string]*aword, memoWords), make(map[string]*aword, memoWords)
+		a.sized = true
+	}
+}
+
+// sizeCJKMemo sizes the CJK memo once, for the first text with CJK letters.
+func (a *Analyser) sizeCJKMemo() {
+	if !a.cjkSized {
+		a.forms, a.cjkTerms = make(map[string]*cjkForm, memoWords), make(map[string]*aword, memoWords)
+		a.cjkSized = true
+	}
+}
+
+// englishExcerpt starts the excerpt terms with the text's English terms
+// (the groups with tokens after the title), each given its slot, with how
+// many spans each will hold.
+func (a *Analyser) englishExcerpt(gs []group) (xs []excerptTerm, counts []int) {
+	xs, counts = a.excerpt[:0], a.counts[:0]
 	for _, g := range gs {
 		if g.after > 0 {
 			if g.w.key == "" {
@@ -387,30 +418,34 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 			counts = append(counts, g.after)
 		}
 	}
-	nEN := len(xs)
-	var ctoks []token
-	if cjk {
-		a.body = append(append(append(a.body[:0], title...), '\n'), text...)
-		ctoks = a.cjkTokens()
-		m.fields = append(m.fields, a.cjkField(ctoks, len(a.body)))
-		if textCJK {
-			a.text++
-			for _, t := range ctoks {
-				if t.start < off || t.w.other {
-					continue
-				}
-				if w := t.w; w.text != a.text {
-					if w.key == "" {
-						w.key = string([]byte{nsCJK}) + w.str
-					}
-					w.text, w.slot = a.text, len(xs)
-					xs = append(xs, excerptTerm{key: w.key})
-					counts = append(counts, 0)
-				}
-				counts[t.w.slot]++
-			}
+	return xs, counts
+}
+
+// cjkExcerpt adds the CJK terms of the text (the bigram tokens from off
+// on) to the excerpt terms, counting their spans.
+func (a *Analyser) cjkExcerpt(ctoks []token, off int, xs []excerptTerm, counts []int) ([]excerptTerm, []int) {
+	a.text++
+	for _, t := range ctoks {
+		if t.start < off || t.w.other {
+			continue
 		}
+		if w := t.w; w.text != a.text {
+			if w.key == "" {
+				w.key = string([]byte{nsCJK}) + w.str
+			}
+			w.text, w.slot = a.text, len(xs)
+			xs = append(xs, excerptTerm{key: w.key})
+			counts = append(counts, 0)
+		}
+		counts[t.w.slot]++
 	}
+	return xs, counts
+}
+
+// placeSpans gives each excerpt term its spans, counted from off, in one
+// shared array sized by counts: the text's English tokens, then its CJK
+// tokens if withCJK.
+func (a *Analyser) placeSpans(xs []excerptTerm, counts []int, toks, ctoks []token, off int, withCJK bool) {
 	n := 0
 	for _, c := range counts {
 		n += c
@@ -421,13 +456,13 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 		xs[i].spans = spans[:0:c]
 		spans = spans[c:]
 	}
-	for _, t := range toks[nTitle:] {
+	for _, t := range toks {
 		if !t.w.stop && !t.w.other {
 			x := &xs[t.w.slot]
 			x.spans = append(x.spans, span{t.start - off, t.end - off})
 		}
 	}
-	if len(xs) > nEN {
+	if withCJK {
 		for _, t := range ctoks {
 			if t.start >= off && !t.w.other {
 				x := &xs[t.w.slot]
@@ -435,17 +470,13 @@ func (a *analyser) memory(title, text, tags string) memoryText {
 			}
 		}
 	}
-	a.excerpt, m.excerpt = xs, xs
-	tt := a.tokens(tags)
-	m.fields = append(m.fields, a.field(fTags, a.group(tt, len(tt)), len(tags), countBefore))
-	return m
 }
 
-// message analyses a session message: its body field, and its cjk field
+// Message analyses a session message: its body field, and its cjk field
 // if it has CJK or SEA letters.
-func (a *analyser) message(text string) []*analysedField {
+func (a *Analyser) Message(text string) []*Field {
 	toks := a.tokens(text)
-	fs := []*analysedField{a.field(fBody, a.group(toks, len(toks)), len(text), countBefore)}
+	fs := []*Field{a.field(fBody, a.group(toks, len(toks)), len(text), countBefore)}
 	if needsBigrams(text) {
 		a.body = append(a.body[:0], text...)
 		fs = append(fs, a.cjkField(a.cjkTokens(), len(text)))
@@ -456,7 +487,7 @@ func (a *analyser) message(text string) []*analysedField {
 // cjkField makes the cjk field of a text (n bytes) from its bigram
 // analyzer tokens. Its size estimate is a term's per token, as when
 // Bleve's own analysis made it.
-func (a *analyser) cjkField(toks []token, n int) *analysedField {
+func (a *Analyser) cjkField(toks []token, n int) *Field {
 	f := a.field(fCJK, a.group(toks, len(toks)), n, countBefore)
 	f.size = tokenFreqSize * len(toks)
 	return f
@@ -464,7 +495,7 @@ func (a *analyser) cjkField(toks []token, n int) *analysedField {
 
 // matchSpans finds where the query's terms occur in text, analysing it as
 // the index does.
-func (a *analyser) matchSpans(text string, q queryTerms) []span {
+func (a *Analyser) matchSpans(text string, q Terms) []span {
 	var out []span
 	if len(q.en) > 0 {
 		for _, t := range a.tokens(text) {
@@ -483,11 +514,11 @@ func (a *analyser) matchSpans(text string, q queryTerms) []span {
 	return mergeSpans(out)
 }
 
-// analysedField is a text field of a Bleve document whose terms the pass
+// Field is a text field of a Bleve document whose terms the pass
 // computed: Bleve's Analyze is a no-op for it, and its indexing reads the
 // frequencies and length as they are. It carries no stored value, term
 // vectors or doc values, as the mapping asks for none (see newFulltext).
-type analysedField struct {
+type Field struct {
 	name   string
 	opts   index.FieldIndexingOptions
 	bytes  int
@@ -496,20 +527,20 @@ type analysedField struct {
 	size   int // of freqs, estimated
 }
 
-var _ document.Field = (*analysedField)(nil)
-var _ index.Field = (*analysedField)(nil)
+var _ document.Field = (*Field)(nil)
+var _ index.Field = (*Field)(nil)
 
-func (f *analysedField) Name() string                                     { return f.name }
-func (f *analysedField) ArrayPositions() []uint64                         { return nil }
-func (f *analysedField) Options() index.FieldIndexingOptions              { return f.opts }
-func (f *analysedField) Analyze()                                         {}
-func (f *analysedField) Value() []byte                                    { return nil }
-func (f *analysedField) NumPlainTextBytes() uint64                        { return uint64(f.bytes) }
-func (f *analysedField) EncodedFieldType() byte                           { return 't' }
-func (f *analysedField) AnalyzedLength() int                              { return f.length }
-func (f *analysedField) AnalyzedTokenFrequencies() index.TokenFrequencies { return f.freqs }
+func (f *Field) Name() string                                     { return f.name }
+func (f *Field) ArrayPositions() []uint64                         { return nil }
+func (f *Field) Options() index.FieldIndexingOptions              { return f.opts }
+func (f *Field) Analyze()                                         {}
+func (f *Field) Value() []byte                                    { return nil }
+func (f *Field) NumPlainTextBytes() uint64                        { return uint64(f.bytes) }
+func (f *Field) EncodedFieldType() byte                           { return 't' }
+func (f *Field) AnalyzedLength() int                              { return f.length }
+func (f *Field) AnalyzedTokenFrequencies() index.TokenFrequencies { return f.freqs }
 
 // Size estimates the field's memory, which Bleve counts against a batch.
-func (f *analysedField) Size() int {
+func (f *Field) Size() int {
 	return 64 + len(f.name) + f.size
 }

@@ -1,4 +1,4 @@
-package engine
+package fulltext
 
 import (
 	"sync/atomic"
@@ -8,8 +8,8 @@ import (
 )
 
 // Unicode word segmentation (UAX #29) is what Bleve's tokenizer does, with
-// blevesearch/segment's generated scanner; it was a quarter of the
-// analysis pass's CPU on tldr, most of it on plain ASCII. words cuts a
+// blevesearch/segment's generated scanner, which is costly on what most
+// text is, plain ASCII. words cuts a
 // segment made of ASCII and plain letters (letters the scanner treats as
 // it treats 'a', such as Cyrillic, Greek or Hangul ones), or of one lone
 // rune (a Han character, a dash), itself, by the rules the scanner
@@ -90,7 +90,7 @@ const (
 )
 
 // runeKinds remembers the kind of each rune of the Basic Multilingual
-// Plane (runeKind), four bits a rune, for every analyser of an index: a
+// Plane (runeKind), four bits a rune, for every Analyser of an index: a
 // rune's answer costs a few calls of the scanner, once. Safe for
 // concurrent use; 32 KB.
 type runeKinds struct{ t [1 << 13]atomic.Uint32 }

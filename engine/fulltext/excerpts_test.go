@@ -1,4 +1,4 @@
-package engine
+package fulltext
 
 import (
 	"bytes"
@@ -13,19 +13,19 @@ import (
 	"mnemo/markdown"
 )
 
-func testAnalyzers(t testing.TB) *fulltext {
+func testAnalyzers(t testing.TB) *Index {
 	t.Helper()
-	ft, err := openFulltext(filepath.Join(t.TempDir(), "ft"), true, durableBatches)
+	ft, err := Open(filepath.Join(t.TempDir(), "ft"), true, DurableBatches, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ft.close() })
+	t.Cleanup(func() { ft.Close() })
 	return ft
 }
 
 // buildExcerpts is the excerpt index a sync stores for a memory.
-func buildExcerpts(a *analyser, title, text string, chunks [][2]int) []byte {
-	return encodeExcerpts(text, chunks, a.memory(title, text, "").excerpt)
+func buildExcerpts(a *Analyser, title, text string, chunks [][2]int) []byte {
+	return EncodeExcerpts(text, chunks, a.Memory(title, text, "").Excerpt)
 }
 
 // TestExcerptIndexAgrees checks that the stored index finds exactly the
@@ -34,22 +34,22 @@ func buildExcerpts(a *analyser, title, text string, chunks [][2]int) []byte {
 func TestExcerptIndexAgrees(t *testing.T) {
 	ft := testAnalyzers(t)
 	queries := []string{"indexing decisions", "cafe", "Müller über", "数据库迁移", "検索 インデックス", "bleve's analyzer 数据", "running runs ran", "q1 2025"}
-	vault := filepath.Join("..", "testdata", "vault")
+	vault := filepath.Join("..", "..", "testdata", "vault")
 	var docs int
-	shared := ft.newAnalyser() // as a sync worker keeps one for a batch
+	shared := ft.NewAnalyser() // as a sync worker keeps one for a batch
 	for p, doc := range vaultDocs(t, vault) {
 		docs++
 		var bounds [][2]int
 		for _, c := range doc.Chunks {
 			bounds = append(bounds, [2]int{c.Start, c.Start + len(c.Text)})
 		}
-		enc := buildExcerpts(ft.newAnalyser(), doc.Title, doc.Text, bounds)
+		enc := buildExcerpts(ft.NewAnalyser(), doc.Title, doc.Text, bounds)
 		if again := buildExcerpts(shared, doc.Title, doc.Text, bounds); !bytes.Equal(again, enc) {
 			t.Errorf("%s: excerpt index built with a shared word memory differs from a fresh one", p)
 		}
 		for _, qt := range queries {
-			q := ft.analyzeQuery(qt)
-			x, err := readExcerpt(enc, q)
+			q := ft.AnalyzeQuery(qt)
+			x, err := ReadExcerpt(enc, q)
 			if err != nil {
 				t.Fatalf("%s %q: %v", p, qt, err)
 			}
@@ -57,7 +57,7 @@ func TestExcerptIndexAgrees(t *testing.T) {
 				t.Errorf("%s %q: stored spans %v, tokenised %v", p, qt, x.spans, want)
 			}
 		}
-		x, _ := readExcerpt(enc, queryTerms{})
+		x, _ := ReadExcerpt(enc, Terms{})
 		if x.text != doc.Text || len(x.chunks) != len(doc.Chunks) {
 			t.Fatalf("%s: text or chunks lost", p)
 		}
@@ -77,32 +77,32 @@ func TestExcerptIndexAgrees(t *testing.T) {
 func TestExcerptIndexDamaged(t *testing.T) {
 	ft := testAnalyzers(t)
 	text := "Decisions about indexing: we index twice. 数据库迁移 is done."
-	enc := buildExcerpts(ft.newAnalyser(), "", text, [][2]int{{0, len(text)}})
-	q := ft.analyzeQuery("indexing 数据库")
-	if _, err := readExcerpt(enc, q); err != nil {
+	enc := buildExcerpts(ft.NewAnalyser(), "", text, [][2]int{{0, len(text)}})
+	q := ft.AnalyzeQuery("indexing 数据库")
+	if _, err := ReadExcerpt(enc, q); err != nil {
 		t.Fatal(err)
 	}
 	for n := range len(enc) {
-		x, err := readExcerpt(enc[:n], q)
+		x, err := ReadExcerpt(enc[:n], q)
 		if err == nil {
 			for _, s := range x.spans {
 				if s.end > len(x.text) {
 					t.Fatalf("cut at %d: span %v outside a %d-byte text", n, s, len(x.text))
 				}
 			}
-		} else if !errors.Is(err, errBadExcerpts) {
-			t.Fatalf("cut at %d: %v, want errBadExcerpts", n, err)
+		} else if !errors.Is(err, ErrBadExcerpts) {
+			t.Fatalf("cut at %d: %v, want ErrBadExcerpts", n, err)
 		}
 	}
 	bad := slices.Clone(enc)
 	for i := len(bad) - 8; i < len(bad); i++ {
 		bad[i] = 0xff
 	}
-	if _, err := readExcerpt(bad, q); err == nil {
+	if _, err := ReadExcerpt(bad, q); err == nil {
 		t.Log("garbled tail happened to decode; spans were bounds-checked")
 	}
-	if _, err := readExcerpt([]byte{0xff}, q); !errors.Is(err, errBadExcerpts) {
-		t.Fatalf("one garbage byte: %v, want errBadExcerpts", err)
+	if _, err := ReadExcerpt([]byte{0xff}, q); !errors.Is(err, ErrBadExcerpts) {
+		t.Fatalf("one garbage byte: %v, want ErrBadExcerpts", err)
 	}
 }
 
@@ -110,7 +110,7 @@ func TestExcerptIndexDamaged(t *testing.T) {
 // excerpt index with tokenising it afresh (what a search did before).
 func BenchmarkSnippets(b *testing.B) {
 	ft := testAnalyzers(b)
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "vault", "research", "search.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vault", "research", "search.md"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,39 +122,39 @@ func BenchmarkSnippets(b *testing.B) {
 	for _, c := range doc.Chunks {
 		bounds = append(bounds, [2]int{c.Start, c.Start + len(c.Text)})
 	}
-	enc := buildExcerpts(ft.newAnalyser(), doc.Title, doc.Text, bounds)
-	q := ft.analyzeQuery("bleve analyzer stemming")
+	enc := buildExcerpts(ft.NewAnalyser(), doc.Title, doc.Text, bounds)
+	q := ft.AnalyzeQuery("bleve analyzer stemming")
 	b.Run("stored", func(b *testing.B) {
 		for b.Loop() {
-			x, err := readExcerpt(enc, q)
+			x, err := ReadExcerpt(enc, q)
 			if err != nil {
 				b.Fatal(err)
 			}
-			excerpts(x.text, x.spans)
+			windows(x.text, x.spans, maxSnippets, aroundMatch)
 		}
 	})
 	b.Run("tokenised", func(b *testing.B) {
 		for b.Loop() {
-			ft.textSnippets(doc.Text, q)
+			ft.TextSnippets(doc.Text, q)
 		}
 	})
 	b.Run("build", func(b *testing.B) {
 		b.SetBytes(int64(len(doc.Text)))
 		for b.Loop() {
-			buildExcerpts(ft.newAnalyser(), doc.Title, doc.Text, bounds)
+			buildExcerpts(ft.NewAnalyser(), doc.Title, doc.Text, bounds)
 		}
 		b.ReportMetric(float64(len(enc))/float64(len(doc.Text)), "stored-bytes/text-byte")
 	})
 }
 
-// TestOneLine: oneLine folds white space as strings.Fields and Join do,
+// TestOneLine: OneLine folds white space as strings.Fields and Join do,
 // Unicode spaces and invalid UTF-8 included.
 func TestOneLine(t *testing.T) {
 	for _, s := range []string{
 		"", " ", "a", " a ", "a  b\n\tc", "\n\n**bold**  text\r\n", "ideographic\u3000space",
 		"no-break\u00a0space and\u2028line", "bad \xff\xfe bytes \xff", "… 数据库  迁移 …", "\v\fa\v\fb\v\f",
 	} {
-		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+		if got, want := OneLine(s), strings.Join(strings.Fields(s), " "); got != want {
 			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
 		}
 	}
@@ -170,26 +170,26 @@ func BenchmarkEncodeExcerpts(b *testing.B) {
 		b.Skip("set MNEMO_BENCH_DIR to a folder of markdown (e.g. /tmp/mnemo-bench/corpora/tldr) to run this benchmark")
 	}
 	ft := testAnalyzers(b)
-	a := ft.newAnalyser()
+	a := ft.NewAnalyser()
 	type memo struct {
 		text  string
 		terms []excerptTerm
 	}
 	var memos []memo
 	for _, tt := range vaultTexts(b, dir) {
-		xs := slices.Clone(a.memory(tt[0], tt[1], tt[2]).excerpt)
+		xs := slices.Clone(a.Memory(tt[0], tt[1], tt[2]).Excerpt)
 		for i := range xs {
 			xs[i].spans = slices.Clone(xs[i].spans)
 		}
 		memos = append(memos, memo{tt[1], xs})
 	}
-	var x excerptEncoder
+	var x ExcerptEncoder
 	var scratch []excerptTerm
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, m := range memos {
 			scratch = append(scratch[:0], m.terms...) // in text order, as the pass gives them
-			x.encode(m.text, nil, scratch)
+			x.Encode(m.text, nil, scratch)
 		}
 	}
 	b.ReportMetric(float64(len(memos)*b.N)/b.Elapsed().Seconds(), "docs/s")

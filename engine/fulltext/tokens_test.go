@@ -1,4 +1,4 @@
-package engine
+package fulltext
 
 import (
 	"fmt"
@@ -57,7 +57,7 @@ func referenceField(a analysis.Analyzer, opts index.FieldIndexingOptions, text s
 // referenceOf is referenceField for the index field name: its analyzer's
 // terms that the field indexes (englishTerm, cjkTerm), and its length
 // counting them all.
-func referenceOf(ft *fulltext, name, text string) (map[string]int, int) {
+func referenceOf(ft *Index, name, text string) (map[string]int, int) {
 	an, indexed := ft.en, englishTerm
 	if name == fCJK {
 		an, indexed = ft.cjk, cjkTerm
@@ -68,7 +68,7 @@ func referenceOf(ft *fulltext, name, text string) (map[string]int, int) {
 }
 
 // englishTerms is how many of Bleve's English terms of text are indexed.
-func englishTerms(ft *fulltext, text string) int {
+func englishTerms(ft *Index, text string) int {
 	n := 0
 	for _, t := range ft.en.Analyze([]byte(text)) {
 		if englishTerm(string(t.Term)) {
@@ -92,16 +92,16 @@ func freqMap(tf index.TokenFrequencies) map[string]int {
 // passDiff compares the pass's fields for one memory with Bleve's own
 // analysis of them, and the excerpt spans with the plain text they cover;
 // it returns what differs, "" if nothing does.
-func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
+func passDiff(ft *Index, a *Analyser, title, text, tags string) string {
 	body := title + "\n" + text
-	mt := a.memory(title, text, tags)
+	mt := a.Memory(title, text, tags)
 	want := map[string]string{fTitle: title, fBody: body, fTags: tags}
 	if needsBigrams(body) {
 		want[fCJK] = body
 	}
 	var diffs []string
 	got := map[string]bool{}
-	for _, f := range mt.fields {
+	for _, f := range mt.Fields {
 		got[f.name] = true
 		src, ok := want[f.name]
 		if !ok {
@@ -126,7 +126,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	// term, and the text has as many as Bleve's analysis of it alone.
 	spans := 0
 	keys := map[string]bool{}
-	for _, x := range mt.excerpt {
+	for _, x := range mt.Excerpt {
 		k := x.key
 		if keys[k] {
 			diffs = append(diffs, fmt.Sprintf("excerpt key %q twice", k))
@@ -153,7 +153,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 	// that hold a letter indexed as bigrams, with its offsets, for a text
 	// with such letters of its own.
 	gotCJK, wantCJK := map[string][]span{}, map[string][]span{}
-	for _, x := range mt.excerpt {
+	for _, x := range mt.Excerpt {
 		if x.key[0] == nsCJK {
 			gotCJK[x.key[1:]] = x.spans
 		}
@@ -170,7 +170,7 @@ func passDiff(ft *fulltext, a *analyser, title, text, tags string) string {
 		diffs = append(diffs, fmt.Sprintf("CJK excerpt terms %v, the bigram analyzer's %v", gotCJK, wantCJK))
 	}
 	// A session message is one body field (and cjk).
-	for _, f := range a.message(text) {
+	for _, f := range a.Message(text) {
 		wf, wl := referenceOf(ft, f.name, text)
 		if gf := freqMap(f.AnalyzedTokenFrequencies()); !maps.Equal(gf, wf) || f.AnalyzedLength() != wl {
 			diffs = append(diffs, fmt.Sprintf("message %s: length %d, Bleve %d; terms differ: %s", f.name, f.AnalyzedLength(), wl, mapDiff(gf, wf)))
@@ -233,22 +233,22 @@ func vaultTexts(t testing.TB, dir string) map[string][3]string {
 // TestAnalysisPassAgrees checks that the one analysis pass gives every
 // text field exactly the terms, frequencies and length that Bleve's
 // analyzers give it (queries are analysed by them), for the sample vault
-// and the hard cases of analysisSamples, with a fresh analyser and with
+// and the hard cases of analysisSamples, with a fresh Analyser and with
 // one whose memo holds every earlier text's words.
 func TestAnalysisPassAgrees(t *testing.T) {
 	ft := testAnalyzers(t)
-	texts := vaultTexts(t, filepath.Join("..", "testdata", "vault"))
+	texts := vaultTexts(t, filepath.Join("..", "..", "testdata", "vault"))
 	if len(texts) < 30 {
 		t.Fatalf("only %d memories read from the sample vault", len(texts))
 	}
 	for i, s := range analysisSamples {
 		texts[fmt.Sprintf("sample %d", i)] = [3]string{s.title, s.text, s.tags}
 	}
-	shared := ft.newAnalyser()
+	shared := ft.NewAnalyser()
 	names := slices.Sorted(maps.Keys(texts))
 	for _, name := range names {
 		tt := texts[name]
-		for _, a := range []*analyser{ft.newAnalyser(), shared} {
+		for _, a := range []*Analyser{ft.NewAnalyser(), shared} {
 			if d := passDiff(ft, a, tt[0], tt[1], tt[2]); d != "" {
 				t.Errorf("%s (title %q): %s", name, tt[0], d)
 				break
@@ -256,9 +256,9 @@ func TestAnalysisPassAgrees(t *testing.T) {
 		}
 	}
 	// The test is not vacuous: the samples do fold, stem, drop and bigram.
-	mt := ft.newAnalyser().memory("Bleve's index", "Müller's cafés running the 数据库", "ops")
+	mt := ft.NewAnalyser().Memory("Bleve's index", "Müller's cafés running the 数据库", "ops")
 	terms := map[string]bool{}
-	for _, f := range mt.fields {
+	for _, f := range mt.Fields {
 		for k := range f.AnalyzedTokenFrequencies() {
 			terms[f.name+":"+k] = true
 		}
@@ -284,7 +284,7 @@ func TestAnalysisPassAgreesCorpus(t *testing.T) {
 	}
 	ft := testAnalyzers(t)
 	texts := vaultTexts(t, dir)
-	a := ft.newAnalyser()
+	a := ft.NewAnalyser()
 	var bad []string
 	for p, tt := range texts {
 		if d := passDiff(ft, a, tt[0], tt[1], tt[2]); d != "" {
@@ -300,8 +300,8 @@ func TestAnalysisPassAgreesCorpus(t *testing.T) {
 
 // BenchmarkAnalysisPass runs the analysis pass alone over every memory of
 // the folder MNEMO_BENCH_DIR names (e.g. /tmp/mnemo-bench/corpora/tldr),
-// parsed once outside the timing, in path order; one analyser serves
-// batchFiles/2 memories, as each of a two-core sync's workers keeps one
+// parsed once outside the timing, in path order; one Analyser serves
+// syncBatch/2 memories, as each of a two-core sync's workers keeps one
 // for its half of a batch. One iteration is the whole corpus.
 func BenchmarkAnalysisPass(b *testing.B) {
 	dir := os.Getenv("MNEMO_BENCH_DIR")
@@ -320,18 +320,22 @@ func BenchmarkAnalysisPass(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	for b.Loop() {
-		var a *analyser
+		var a *Analyser
 		for i, tt := range texts {
-			if i%(batchFiles/2) == 0 {
-				a = ft.newAnalyser()
+			if i%(syncBatch/2) == 0 {
+				a = ft.NewAnalyser()
 			}
-			a.memory(tt[0], tt[1], tt[2])
+			a.Memory(tt[0], tt[1], tt[2])
 		}
 	}
 	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "docs/s")
 	// CPU, GC included, is what a shared machine lets one measure.
 	b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 }
+
+// syncBatch is the engine's batch of files per sync transaction
+// (engine.batchFiles), which the benchmark imitates.
+const syncBatch = 1024
 
 // processCPU is the user and system time the process has used.
 func processCPU() time.Duration {
@@ -342,18 +346,18 @@ func processCPU() time.Duration {
 // FuzzAnalysisPass: for any title, text and tags, the one analysis pass
 // gives the fields (terms, frequencies, lengths; each term in its own
 // analyzer's field) and excerpt spans that Bleve's own analysis does, with
-// a fresh analyser and with one that has analysed every input before.
+// a fresh Analyser and with one that has analysed every input before.
 func FuzzAnalysisPass(f *testing.F) {
 	for _, s := range analysisSamples {
 		f.Add(s.title, s.text, s.tags)
 	}
 	ft := testAnalyzers(f)
-	shared := ft.newAnalyser()
+	shared := ft.NewAnalyser()
 	f.Fuzz(func(t *testing.T, title, text, tags string) {
 		if strings.Contains(title, "\n") {
 			return // a memory's title is one line
 		}
-		for _, a := range []*analyser{ft.newAnalyser(), shared} {
+		for _, a := range []*Analyser{ft.NewAnalyser(), shared} {
 			if d := passDiff(ft, a, title, text, tags); d != "" {
 				t.Fatalf("title %q text %q tags %q: %s", title, text, tags, d)
 			}

@@ -1,4 +1,4 @@
-package engine
+package fulltext
 
 import (
 	"sort"
@@ -17,20 +17,20 @@ const (
 // span is a match's byte range in the plain text.
 type span struct{ start, end int }
 
-// textSnippets cuts the snippets of any plain text for a query — a text
+// TextSnippets cuts the snippets of any plain text for a query — a text
 // that has no excerpt index (excerpts.go), such as one never indexed — and
 // returns them with how many matches the text holds. It analyses the
 // whole text: searches over indexed memories use the stored excerpt index
-// instead.
-func (ft *fulltext) textSnippets(text string, q queryTerms) ([]string, int) {
+// instead (MemorySnippets).
+func (ft *Index) TextSnippets(text string, q Terms) ([]string, int) {
 	spans := ft.matchSpans(text, q)
-	return excerpts(text, spans), len(spans)
+	return windows(text, spans, maxSnippets, aroundMatch), len(spans)
 }
 
 // matchSpans finds where the query's terms occur in text, analysing it as
 // the index does (tokens.go), with offsets in the original text.
-func (ft *fulltext) matchSpans(text string, q queryTerms) []span {
-	return ft.newAnalyser().matchSpans(text, q)
+func (ft *Index) matchSpans(text string, q Terms) []span {
+	return ft.NewAnalyser().matchSpans(text, q)
 }
 
 // mergeSpans sorts spans and merges overlaps (CJK bigrams overlap each other).
@@ -47,53 +47,93 @@ func mergeSpans(out []span) []span {
 	return merged
 }
 
-// snippets cuts up to three windows around a memory's matches from its
-// stored excerpt index; a memory whose text does not match shows its title
-// or tags if they do, and one found only by meaning the start of its best
-// chunk. It also returns how many matches the text holds.
-func (e *Engine) snippets(r *record, q queryTerms, chunk int, semantic bool) ([]string, int) {
-	x, err := e.st.excerpt(r.Path, q)
-	if err != nil {
-		return []string{}, 0 // an index without excerpts is rebuilt at open (schema 3)
-	}
+// MemorySnippets cuts up to three windows around a memory's matches from
+// its stored excerpt index x; a memory whose text does not match shows its
+// title or tags if they do, and one found only by meaning (semantic) the
+// start of its best chunk. It also returns how many matches the text holds.
+func (ft *Index) MemorySnippets(x Excerpt, title string, tags []string, q Terms, chunk int, semantic bool) ([]string, int) {
 	if len(x.spans) == 0 {
 		// The title (or tags) may be all that matched.
-		if ts := e.ft.matchSpans(r.Title, q); len(ts) > 0 {
-			return []string{cut(r.Title, 0, len(r.Title), ts)}, len(ts)
+		if ts := ft.matchSpans(title, q); len(ts) > 0 {
+			return []string{cut(title, 0, len(title), ts)}, len(ts)
 		}
-		if tags := strings.Join(r.Tags, " "); tags != "" {
-			if ts := e.ft.matchSpans(tags, q); len(ts) > 0 {
+		if tags := strings.Join(tags, " "); tags != "" {
+			if ts := ft.matchSpans(tags, q); len(ts) > 0 {
 				return []string{"tags: " + cut(tags, 0, len(tags), ts)}, len(ts)
 			}
 		}
 		if c := x.chunkText(chunk); semantic && c != "" {
-			return []string{cut(c, 0, 2*snippetRadius, nil)}, 0
+			return []string{lead(c)}, 0
 		}
 		return []string{}, 0
 	}
-	return excerpts(x.text, x.spans), len(x.spans)
+	return windows(x.text, x.spans, maxSnippets, aroundMatch), len(x.spans)
 }
 
-// excerpts picks up to maxSnippets windows of text greedily by how many
-// distinct matches they hold and cuts them, matches marked.
-func excerpts(text string, spans []span) []string {
+// MessageSnippet is one bounded excerpt of a stored message: the window
+// with the most matches, centred on them, cut on word boundaries, matches
+// in bold, as memory snippets are; a message found by meaning alone gets
+// its start. It also returns how many matches the message holds.
+func (ft *Index) MessageSnippet(text string, q Terms) (string, int) {
+	spans := ft.matchSpans(text, q)
+	if len(spans) == 0 {
+		return lead(text), 0
+	}
+	return windows(text, spans, 1, centred)[0], len(spans)
+}
+
+// lead is the start of a text, a snippet's length: what an item found by
+// meaning alone shows.
+func lead(text string) string { return cut(text, 0, 2*snippetRadius, nil) }
+
+// shape says how windows places a window at the match it starts from.
+type shape int
+
+const (
+	// aroundMatch: snippetRadius either side of the match; it holds the
+	// matches that end inside that. Windows start at the first
+	// maxWindowSpans matches only, which bounds the work on a text that
+	// matches very often (memories).
+	aroundMatch shape = iota
+	// centred: 2·snippetRadius from the start of the match; it holds the
+	// matches that end inside that, and is cut snippetRadius either side
+	// of the middle of the first and the last of them (messages).
+	centred
+)
+
+// windows picks up to n windows of text greedily by how many distinct
+// matches they hold (ties: the earlier), never two that overlap, and cuts
+// them in text order, every match marked. It is the one window cutter of
+// both corpora; sh is the window's shape.
+func windows(text string, spans []span, n int, sh shape) []string {
 	if len(spans) == 0 {
 		return []string{}
 	}
-	marked := spans
-	spans = spans[:min(len(spans), maxWindowSpans)]
+	marked, starts := spans, spans
+	if sh == aroundMatch {
+		starts = spans[:min(len(spans), maxWindowSpans)]
+	}
 	type window struct{ lo, hi, n int }
-	ws := make([]window, 0, len(spans))
-	for i, s := range spans {
-		lo, hi := s.start-snippetRadius, s.end+snippetRadius
-		n := 0
-		for _, t := range spans[i:] {
-			if t.end > hi {
+	ws := make([]window, 0, len(starts))
+	for i, s := range starts {
+		w := window{lo: s.start - snippetRadius, hi: s.end + snippetRadius}
+		limit := w.hi
+		if sh == centred {
+			limit = s.start + 2*snippetRadius
+		}
+		last := s
+		for _, t := range starts[i:] {
+			if t.end > limit {
 				break
 			}
-			n++
+			w.n++
+			last = t
 		}
-		ws = append(ws, window{lo, hi, n})
+		if sh == centred {
+			mid := (s.start + last.end) / 2
+			w.lo, w.hi = mid-snippetRadius, mid+snippetRadius
+		}
+		ws = append(ws, w)
 	}
 	sort.SliceStable(ws, func(i, j int) bool { return ws[i].n > ws[j].n })
 	var chosen []window
@@ -107,7 +147,7 @@ func excerpts(text string, spans []span) []string {
 		}
 		if !overlap {
 			chosen = append(chosen, w)
-			if len(chosen) == maxSnippets {
+			if len(chosen) == n {
 				break
 			}
 		}
@@ -160,13 +200,13 @@ func cut(text string, lo, hi int, spans []span) string {
 	if hi < len(text) {
 		b.WriteString("…")
 	}
-	return oneLine(b.String())
+	return OneLine(b.String())
 }
 
-// oneLine folds every run of white space in s to one space and trims both
+// OneLine folds every run of white space in s to one space and trims both
 // ends: strings.Join(strings.Fields(s), " ") in one pass, without the
-// slice of fields (it was 7 % of a search's CPU under load).
-func oneLine(s string) string {
+// slice of fields, as every snippet goes through it.
+func OneLine(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	pending := false // a space is owed before the next non-space

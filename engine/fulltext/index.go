@@ -1,4 +1,15 @@
-package engine
+// Package fulltext is everything of mnemo that faces Bleve: the one mapping
+// (stored in the index and compared when it opens), the one analysis pass
+// that feeds it (analysis.go, tokens.go, wordbreak.go), BM25F scoring over
+// its postings, the excerpt indexes and the one snippet cutter both
+// corpora show matches with, the checks that find a damaged index, and the
+// tracker of which lazy batches are on disk.
+//
+// It knows nothing of memories or sessions beyond the fields a document
+// has: the corpus decides what a document is and where its records live.
+// It must not import the engine or a corpus, nor keep state of its own
+// beyond an open index.
+package fulltext
 
 import (
 	"context"
@@ -22,10 +33,13 @@ import (
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
+
+	"mnemo/engine/rank"
+	"mnemo/engine/store"
 )
 
 // Field names of the full-text index, all scored by our own BM25 (see
-// scoreText). Folder and tag filters are applied to the records, not
+// Score). Folder and tag filters are applied to the records, not
 // here: indexes before schema 6 also held them as keys no query read.
 const (
 	fTitle = "title"
@@ -36,8 +50,19 @@ const (
 	analyzerEN = "mnemo_en"
 )
 
-// textFields are the scored fields, in the order of record.Lens.
+// textFields are the scored fields, in the order of a record's Lens.
 var textFields = [...]string{fTitle, fBody, fTags, fCJK}
+
+// NumFields is how many scored fields a document has: the length of the
+// per-field token counts (FieldLens) and totals that BM25 needs.
+const NumFields = len(textFields)
+
+// Doc is one document as the index takes it (NewDoc makes one), and Batch
+// a set of changes applied together (Index.NewBatch, Index.Batch).
+type (
+	Doc   = document.Document
+	Batch = bleve.Batch
+)
 
 // ftDoc is one memory as the full-text index's mapping describes it. A
 // sync does not map it: it gives Bleve the fields pre-analysed (tokens.go),
@@ -91,8 +116,8 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	return im, nil
 }
 
-// fulltext wraps the Bleve index and the analyzers our scorer needs.
-type fulltext struct {
+// Index wraps the Bleve index and the analyzers our scorer needs.
+type Index struct {
 	idx bleve.Index
 	// damage, if set, is what openChecked found wrong with an index opened
 	// read-only: its searches refuse to answer from what is left.
@@ -109,48 +134,43 @@ type fulltext struct {
 	kinds      runeKinds // which runes the pass segments itself (wordbreak.go)
 }
 
-// batchMode says when a Batch on a writer's full-text index returns.
-type batchMode int
+// BatchMode says when a Batch on a writer's full-text index returns.
+type BatchMode int
 
 const (
-	// durableBatches: once Bleve has persisted the batch (Bleve's default).
-	durableBatches batchMode = iota
-	// lazyBatches: as soon as the batch is searchable (scorch's
+	// DurableBatches: once Bleve has persisted the batch (Bleve's default).
+	DurableBatches BatchMode = iota
+	// LazyBatches: as soon as the batch is searchable (scorch's
 	// unsafe_batch); the caller keeps track of what is not on disk yet
-	// (persist.go).
-	lazyBatches
+	// (Tracker).
+	LazyBatches
 )
 
 // writerConfig is the scorch configuration a writer opens an index with: a
 // bounded wait for Bleve's lock, the batch mode, and over them the options
-// of over (Config.scorch; tests only). Bleve's persister and merge plan
-// are left as they are: BenchmarkTrickleWrites found no gain in CPU per
-// write from a persister nap, and a lower merge floor slowed tldr's
-// queries (see there). It is given at every open rather
-// than kept in the index, as Bleve would keep what the index is created
-// with: it is this process's choice, not the index's.
-func writerConfig(mode batchMode, over map[string]any) map[string]any {
+// of over (tests only). Bleve's persister and merge plan are left as they
+// are: neither a persister nap nor a lower merge floor measured better
+// (BenchmarkTrickleWrites; docs/benchmarks.md). It is given at every open
+// rather than kept in the index, as Bleve would keep what the index is
+// created with: it is this process's choice, not the index's.
+func writerConfig(mode BatchMode, over map[string]any) map[string]any {
 	c := map[string]any{"bolt_timeout": "2s"}
-	if mode == lazyBatches {
+	if mode == LazyBatches {
 		c["unsafe_batch"] = true
 	}
 	maps.Copy(c, over)
 	return c
 }
 
-// openFulltext opens the full-text index at path: as its writer if create
-// (creating it if missing, its batches returning as mode says), else
-// read-only.
-func openFulltext(path string, create bool, mode batchMode) (*fulltext, error) {
-	return openFulltextUsing(path, create, mode, nil)
-}
-
-// openFulltextUsing is openFulltext with scorch options over the writer's
-// (Config.scorch).
-func openFulltextUsing(path string, create bool, mode batchMode, over map[string]any) (*fulltext, error) {
+// Open opens the full-text index at path: as its writer if create
+// (creating it if missing, its batches returning as mode says, with the
+// scorch options over the writer's: tests only), else read-only. A
+// read-only index that is damaged is still opened, so Status can say
+// what is wrong (Damage); a writer's is not.
+func Open(path string, create bool, mode BatchMode, over map[string]any) (*Index, error) {
 	if _, statErr := os.Stat(path); statErr != nil {
 		if !create {
-			return nil, ErrIndexNotReady
+			return nil, store.ErrIndexNotReady
 		}
 		m, err := newMapping()
 		if err != nil {
@@ -171,16 +191,16 @@ func openFulltextUsing(path string, create bool, mode batchMode, over map[string
 	return newFulltext(path, idx, damage)
 }
 
-func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) {
+func newFulltext(path string, idx bleve.Index, damage error) (*Index, error) {
 	m := idx.Mapping()
-	ft := &fulltext{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(analyzerBigram), damage: damage}
+	ft := &Index{idx: idx, en: m.AnalyzerNamed(analyzerEN), cjk: m.AnalyzerNamed(analyzerBigram), damage: damage}
 	if ft.en == nil || ft.cjk == nil {
 		idx.Close()
-		return nil, fmt.Errorf("full-text index %s lacks mnemo's analyzers: %w", path, ErrIndexIncompatible)
+		return nil, fmt.Errorf("full-text index %s lacks mnemo's analyzers: %w", path, store.ErrIndexIncompatible)
 	}
 	if err := ft.prepareAnalysis(); err != nil {
 		idx.Close()
-		return nil, fmt.Errorf("full-text index %s: %v: %w", path, err, ErrIndexIncompatible)
+		return nil, fmt.Errorf("full-text index %s: %v: %w", path, err, store.ErrIndexIncompatible)
 	}
 	return ft, nil
 }
@@ -190,7 +210,7 @@ func newFulltext(path string, idx bleve.Index, damage error) (*fulltext, error) 
 // indexing options, read from a mapped sample document. The pass gives
 // Bleve term frequencies alone, so a field must not ask for stored
 // values, term vectors or doc values.
-func (ft *fulltext) prepareAnalysis() error {
+func (ft *Index) prepareAnalysis() error {
 	fold, filters, err := englishChain(ft.en)
 	if err != nil {
 		return err
@@ -214,11 +234,25 @@ func (ft *fulltext) prepareAnalysis() error {
 	return nil
 }
 
-func (ft *fulltext) close() error { return ft.idx.Close() }
+// Close closes the index.
+func (ft *Index) Close() error { return ft.idx.Close() }
 
-// analysedDoc is a Bleve document made of fields the analysis pass made;
+// Damage is what the open found wrong with an index opened read-only, or nil.
+func (ft *Index) Damage() error { return ft.damage }
+
+// DocCount is how many documents the index holds.
+func (ft *Index) DocCount() (uint64, error) { return ft.idx.DocCount() }
+
+// NewBatch starts a batch of changes to the index.
+func (ft *Index) NewBatch() *Batch { return ft.idx.NewBatch() }
+
+// Batch applies b. On a writer opened with LazyBatches it returns once b
+// is searchable; see Tracker for what is on disk.
+func (ft *Index) Batch(b *Batch) error { return ft.idx.Batch(b) }
+
+// NewDoc is a Bleve document made of fields the analysis pass made;
 // indexed through Batch.IndexAdvanced, Bleve does not analyse them again.
-func analysedDoc(id string, text []*analysedField) *document.Document {
+func NewDoc(id string, text []*Field) *Doc {
 	doc := document.NewDocument(id)
 	for _, f := range text {
 		doc.AddField(f)
@@ -226,11 +260,11 @@ func analysedDoc(id string, text []*analysedField) *document.Document {
 	return doc
 }
 
-// analyzedLens reads how many tokens each scored field of a document
+// FieldLens reads how many tokens each scored field of a document
 // holds, which BM25's length normalisation needs (Bleve keeps no such
 // total); pre-analysed fields know it before Bleve indexes them.
-func analyzedLens(doc *document.Document) [len(textFields)]int32 {
-	var l [len(textFields)]int32
+func FieldLens(doc *Doc) [NumFields]int32 {
+	var l [NumFields]int32
 	doc.VisitFields(func(f index.Field) {
 		for i, name := range textFields {
 			if f.Name() == name {
@@ -241,15 +275,16 @@ func analyzedLens(doc *document.Document) [len(textFields)]int32 {
 	return l
 }
 
-// queryTerms analyses a query the way the index analysed the memories:
+// Terms analyses a query the way the index analysed the memories:
 // term → how often it occurs in the query, per field analyzer.
-type queryTerms struct {
+type Terms struct {
 	en  map[string]int
 	cjk map[string]int
 }
 
-func (ft *fulltext) analyzeQuery(text string) queryTerms {
-	q := queryTerms{en: map[string]int{}}
+// AnalyzeQuery analyses a query's text as the index analysed its documents.
+func (ft *Index) AnalyzeQuery(text string) Terms {
+	q := Terms{en: map[string]int{}}
 	for _, t := range ft.en.Analyze([]byte(text)) {
 		q.en[string(t.Term)]++
 	}
@@ -273,44 +308,51 @@ func (ft *fulltext) analyzeQuery(text string) queryTerms {
 	return q
 }
 
-func (q queryTerms) empty() bool { return len(q.en) == 0 && len(q.cjk) == 0 }
+// Empty reports whether the query has no term any field can match.
+func (q Terms) Empty() bool { return len(q.en) == 0 && len(q.cjk) == 0 }
 
-// bm25 holds BM25's parameters and the per-field weights of our BM25F-style sum.
-type bm25 struct {
+// BM25 holds BM25's parameters and the per-field weights of our BM25F-style sum.
+type BM25 struct {
 	K1, B   float64
 	Weights [len(textFields)]float64 // title, body, tags, cjk
 }
 
-// textHit is one memory's BM25 score and how many query terms it matched.
-type textHit struct {
-	path    string
-	score   float64
-	matched int
+// NewBM25 is the full-text scorer's share of a Ranking: BM25's parameters
+// and the weights of the fields it sums.
+func NewBM25(r rank.Ranking) BM25 {
+	return BM25{K1: r.K1, B: r.B, Weights: [NumFields]float64{r.TitleWeight, r.BodyWeight, r.TagsWeight, r.CJKWeight}}
 }
 
-// scoreText computes BM25 over the index's postings: Σ fields w_f · Σ terms
+// Hit is one document's BM25 score and how many query terms it matched.
+type Hit struct {
+	Path    string // the document's id
+	Score   float64
+	Matched int // query terms matched
+}
+
+// Score computes BM25 over the index's postings: Σ fields w_f · Σ terms
 // idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)). We score ourselves
 // rather than through Bleve's query scorer because Bleve's "BM25" multiplies
 // in a coordination factor and a TF-IDF query norm and takes avglen from the
 // number of distinct terms, which costs several points of nDCG on every set
 // of docs/benchmarks.md. Bleve still does analysis, postings and storage.
 // totals holds each field's total token count over all documents.
-func (ft *fulltext) scoreText(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) (hits []textHit, err error) {
+func (ft *Index) Score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64) (hits []Hit, err error) {
 	err = withFaults(func() (err error) {
 		defer guardBleve(&err)
 		hits, err = ft.score(ctx, q, p, totals)
 		return err
 	})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrIndexDamaged) {
+	if err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrIndexDamaged) {
 		// Bleve failed without panicking: a damaged segment, or not.
-		if derr := withFaults(func() error { return checkFulltext(ft.idx) }); derr != nil {
+		if derr := withFaults(func() error { return Check(ft.idx) }); derr != nil {
 			return nil, fmt.Errorf("%w; the query failed with: %v", derr, err)
 		}
 	}
 	return hits, err
 }
 
-func (ft *fulltext) score(ctx context.Context, q queryTerms, p bm25, totals [len(textFields)]int64) ([]textHit, error) {
+func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64) ([]Hit, error) {
 	r, err := ft.idx.Advanced()
 	if err != nil {
 		return nil, fmt.Errorf("full-text index: %w", err)
@@ -327,11 +369,42 @@ func (ft *fulltext) score(ctx context.Context, q queryTerms, p bm25, totals [len
 	if n == 0 {
 		return nil, nil
 	}
-	type acc struct {
-		score float64
-		terms uint64 // bit i: query term i matched
+	bit := q.bits()
+	byID := map[string]*termAcc{}
+	for fi, field := range textFields {
+		w := p.Weights[fi]
+		terms, ns := q.en, ""
+		if field == fCJK {
+			terms, ns = q.cjk, "\x00"
+		}
+		if w == 0 || len(terms) == 0 || totals[fi] == 0 {
+			continue
+		}
+		avg := float64(totals[fi]) / float64(n)
+		for term, qtf := range terms {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			tw := termWeight{field: field, w: w * float64(qtf), n: float64(n), avg: avg, bit: bit[ns+term]}
+			if err := tw.add(ctx, rd, term, p, byID); err != nil {
+				return nil, err
+			}
+		}
 	}
-	byID := map[string]*acc{}
+	return hits(rd, byID)
+}
+
+// termAcc is one document's score so far, and which query terms it matched
+// (bit i: query term i).
+type termAcc struct {
+	score float64
+	terms uint64
+}
+
+// bits numbers the query's terms, one bit each (CJK ones after a NUL, so an
+// English and a CJK term never share one), for counting how many a
+// document matched.
+func (q Terms) bits() map[string]uint64 {
 	bit := map[string]uint64{}
 	for t := range q.en {
 		bit[t] = 1 << min(len(bit), 63)
@@ -339,68 +412,65 @@ func (ft *fulltext) score(ctx context.Context, q queryTerms, p bm25, totals [len
 	for t := range q.cjk {
 		bit["\x00"+t] = 1 << min(len(bit), 63)
 	}
-	var tfd index.TermFieldDoc
-	for fi, field := range textFields {
-		w := p.Weights[fi]
-		terms := q.en
-		if field == fCJK {
-			terms = q.cjk
-		}
-		if w == 0 || len(terms) == 0 || totals[fi] == 0 {
-			continue
-		}
-		avg := float64(totals[fi]) / float64(n)
-		for term, qtf := range terms {
-			b := bit[term]
-			if field == fCJK {
-				b = bit["\x00"+term]
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			tr, err := rd.TermFieldReader(ctx, []byte(term), field, true, true, false)
-			if err != nil {
-				return nil, fmt.Errorf("postings of %q: %w", term, err)
-			}
-			df := float64(tr.Count())
-			if df == 0 {
-				tr.Close()
-				continue
-			}
-			idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
-			for {
-				d, err := tr.Next(&tfd)
-				if err != nil {
-					tr.Close()
-					return nil, fmt.Errorf("postings of %q: %w", term, err)
-				}
-				if d == nil {
-					break
-				}
-				tf := float64(d.Freq)
-				dl := avg
-				if d.Norm > 0 {
-					dl = 1 / (d.Norm * d.Norm)
-				}
-				s := w * float64(qtf) * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/avg))
-				a := byID[string(d.ID)]
-				if a == nil {
-					a = &acc{}
-					byID[string(d.ID)] = a
-				}
-				a.score += s
-				a.terms |= b
-			}
-			tr.Close()
-		}
+	return bit
+}
+
+// termWeight is what one query term's postings in one field are scored
+// with: the field's weight times the term's count in the query, the
+// document count and the field's average length, and the term's bit.
+type termWeight struct {
+	field     string
+	w, n, avg float64
+	bit       uint64
+}
+
+// add adds one term's BM25 contribution in one field to every document
+// whose postings hold it.
+func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string, p BM25, byID map[string]*termAcc) error {
+	tr, err := rd.TermFieldReader(ctx, []byte(term), tw.field, true, true, false)
+	if err != nil {
+		return fmt.Errorf("postings of %q: %w", term, err)
 	}
-	out := make([]textHit, 0, len(byID))
+	defer tr.Close()
+	df := float64(tr.Count())
+	if df == 0 {
+		return nil
+	}
+	idf := math.Log(1 + (tw.n-df+0.5)/(df+0.5))
+	var tfd index.TermFieldDoc
+	for {
+		d, err := tr.Next(&tfd)
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", term, err)
+		}
+		if d == nil {
+			return nil
+		}
+		tf := float64(d.Freq)
+		dl := tw.avg
+		if d.Norm > 0 {
+			dl = 1 / (d.Norm * d.Norm)
+		}
+		s := tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
+		a := byID[string(d.ID)]
+		if a == nil {
+			a = &termAcc{}
+			byID[string(d.ID)] = a
+		}
+		a.score += s
+		a.terms |= tw.bit
+	}
+}
+
+// hits resolves the scored documents' ids.
+func hits(rd index.IndexReader, byID map[string]*termAcc) ([]Hit, error) {
+	out := make([]Hit, 0, len(byID))
 	for id, a := range byID {
 		ext, err := rd.ExternalID(index.IndexInternalID(id))
 		if err != nil {
 			return nil, fmt.Errorf("resolve document id: %w", err)
 		}
-		out = append(out, textHit{path: ext, score: a.score, matched: bits.OnesCount64(a.terms)})
+		out = append(out, Hit{Path: ext, Score: a.score, Matched: bits.OnesCount64(a.terms)})
 	}
 	return out, nil
 }

@@ -1,0 +1,94 @@
+// Package rank holds the stages of a search that know nothing of the
+// corpus they rank: the query vocabulary (Mode, Sort, Fusion, Ranking),
+// candidates and their evidence, fusion, the decay hook, the cut below
+// which a candidate cannot reach the page, ordering, and the page's
+// bounds. The memory corpus and the sessions corpus both rank through it,
+// so a score means the same in both.
+//
+// It must do no I/O and hold no index: candidates come in already found
+// (by the full-text index, by the vector store), and what decay weighs is
+// handed in as a function. It imports neither Bleve nor bbolt nor os.
+package rank
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Mode selects which index answers a query.
+type Mode string
+
+// The three search modes. Scores lie in 0–1 in every mode (see docs/design.md).
+const (
+	Hybrid   Mode = "hybrid"
+	Semantic Mode = "semantic"
+	FullText Mode = "fulltext"
+)
+
+// Sort orders a page of results.
+type Sort string
+
+const (
+	ByRelevance Sort = "relevance"
+	ByRecency   Sort = "recency"
+)
+
+// Fusion names how Hybrid mode combines the two ranked lists.
+type Fusion string
+
+const (
+	// WeightedSum adds the normalised BM25 score and the cosine similarity,
+	// each times its weight. It measures best on the benchmark sets of
+	// docs/benchmarks.md.
+	WeightedSum Fusion = "weighted"
+	// RRF is reciprocal rank fusion (k = 60), maenifold's method, rescaled to 0–1.
+	RRF Fusion = "rrf"
+)
+
+// ParseMode reads a query's mode: "" is Hybrid, case and spaces do not
+// matter, and "full-text", "full_text" and "text" are FullText.
+func ParseMode(m Mode) (Mode, error) {
+	switch v := Mode(strings.ToLower(strings.TrimSpace(string(m)))); v {
+	case "":
+		return Hybrid, nil
+	case Hybrid, Semantic, FullText:
+		return v, nil
+	case "full-text", "full_text", "text":
+		return FullText, nil
+	}
+	return m, fmt.Errorf("%q: %w", m, ErrBadMode)
+}
+
+// ParseSort reads a query's order: "" is ByRelevance; case and spaces do
+// not matter.
+func ParseSort(s Sort) (Sort, error) {
+	switch v := Sort(strings.ToLower(strings.TrimSpace(string(s)))); v {
+	case "":
+		return ByRelevance, nil
+	case ByRelevance, ByRecency:
+		return v, nil
+	}
+	return s, fmt.Errorf("%q: %w", s, ErrBadSort)
+}
+
+// CheckRange checks that a query's date bounds, where both are set, are in
+// order.
+func CheckRange(from, to time.Time) error {
+	if !from.IsZero() && !to.IsZero() && from.After(to) {
+		return fmt.Errorf("from %s, to %s: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrBadRange)
+	}
+	return nil
+}
+
+// Count checks a count argument: 0 means def, 1..max is taken as is, and
+// anything else is an error naming the argument and wrapping bad.
+func Count(name string, v, def, max int, bad error) (int, error) {
+	switch {
+	case v == 0:
+		return def, nil
+	case v < 0 || v > max:
+		return v, fmt.Errorf("%s %d: %w", name, v, bad)
+	}
+	return v, nil
+}
