@@ -1,0 +1,138 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The layout rules of docs/design.md ("Architecture"), checked over what
+// `go list -deps` says each package really imports: data flows one way,
+// files → parsers → corpora over shared layers → front ends, and a rule
+// nobody checks is a rule that rots.
+
+type goPackage struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func listModule(t *testing.T) map[string]goPackage {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: cannot list the module's packages")
+	}
+	cmd := exec.Command("go", "list", "-deps", "-json", "mnemo/...")
+	cmd.Dir = ".."
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pkgs := map[string]goPackage{}
+	dec := json.NewDecoder(out)
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list: %v", err)
+		}
+		if p.ImportPath == "mnemo" || strings.HasPrefix(p.ImportPath, "mnemo/") {
+			pkgs[p.ImportPath] = p
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	return pkgs
+}
+
+func under(path, prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
+
+func TestLayout(t *testing.T) {
+	pkgs := listModule(t)
+	// The layers that exist; the rules below also hold engine/sessions and
+	// engine/vault to them, whenever those packages are there.
+	for _, must := range []string{"mnemo/engine", "mnemo/engine/rank", "mnemo/engine/fulltext", "mnemo/engine/store",
+		"mnemo/engine/watch", "mnemo/engine/admit", "mnemo/engine/transcript", "mnemo/mcp", "mnemo/cmd/mnemo"} {
+		if _, ok := pkgs[must]; !ok {
+			t.Errorf("package %s is missing from the layout", must)
+		}
+	}
+	shared := []string{"mnemo/engine/rank", "mnemo/engine/fulltext", "mnemo/engine/store", "mnemo/engine/vault",
+		"mnemo/engine/watch", "mnemo/engine/admit", "mnemo/engine/safefile"}
+	// pureIO is what a package with no I/O may not import directly (fmt
+	// itself imports os, so transitive dependencies cannot tell).
+	pureIO := []string{"os", "io/fs", "io/ioutil", "net", "net/http", "os/exec", "syscall", "path/filepath",
+		"github.com/blevesearch/bleve/v2", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"}
+	for path, p := range pkgs {
+		deps := p.Deps
+		if under(path, "mnemo/engine") {
+			for _, d := range deps {
+				if under(d, "mnemo/mcp") || under(d, "mnemo/cmd") {
+					t.Errorf("%s depends on front end %s", path, d)
+				}
+			}
+		}
+		if path == "mnemo/engine" && slices.ContainsFunc(deps, func(d string) bool { return under(d, "mnemo/engine/sessions") }) {
+			t.Errorf("engine depends on engine/sessions")
+		}
+		if under(path, "mnemo/engine/sessions") && slices.Contains(deps, "mnemo/engine") {
+			t.Errorf("%s depends on engine (the memory corpus)", path)
+		}
+		for _, s := range shared {
+			if !under(path, s) {
+				continue
+			}
+			for _, d := range deps {
+				if d == "mnemo/engine" || under(d, "mnemo/engine/sessions") {
+					t.Errorf("shared layer %s depends on corpus %s", path, d)
+				}
+			}
+		}
+		if under(path, "mnemo/engine/rank") || under(path, "mnemo/graph") || under(path, "mnemo/decay") {
+			for _, imp := range p.Imports {
+				for _, bad := range pureIO {
+					if imp == bad || strings.HasPrefix(imp, bad+"/") {
+						t.Errorf("%s must do no I/O but imports %s", path, imp)
+					}
+				}
+			}
+		}
+		if under(path, "mnemo/cmd/mnemo/remote") {
+			for _, d := range deps {
+				if under(d, "mnemo/mcp") {
+					t.Errorf("%s depends on %s: the socket client must not need the MCP server", path, d)
+				}
+			}
+		}
+	}
+}
+
+// TestTopLevel: the module's top level is the one the design names.
+func TestTopLevel(t *testing.T) {
+	allowed := map[string]bool{"engine": true, "decay": true, "graph": true, "markdown": true, "mcp": true,
+		"cmd": true, "testdata": true, "docs": true, "scripts": true}
+	entries, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if !allowed[e.Name()] {
+			t.Errorf("top-level folder %s is not in the design's layout (%s)", e.Name(), filepath.Join("..", e.Name()))
+		}
+	}
+}
