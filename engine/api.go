@@ -232,6 +232,9 @@ var (
 	ErrBadMinScore = rank.ErrBadMinScore
 	ErrOutsideRoot = errors.New("path resolves outside the memory folder")
 	ErrNotFound    = errors.New("memory not found")
+	// ErrClosed: the engine was closed (its serve is stopping or handing
+	// the index over); a change asked of it now was not made.
+	ErrClosed = errors.New("index closed: this serve is stopping")
 )
 
 // The index-level errors (engine/store holds them for both corpora), named

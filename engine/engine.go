@@ -364,11 +364,16 @@ func (e *Engine) addTotals(r *record, sign int64) {
 	}
 }
 
-// Close flushes state and releases the index.
+// Close flushes state and releases the index. A change to a memory file
+// under way finishes first, and none starts after: once the lock is let go
+// another serve may take the index over and write the same files, and a
+// late read-modify-write from this one would undo what it acknowledged.
 func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return nil // already closed: the pid file may belong to a new writer now
 	}
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
 	var errs []error
 	if e.ft != nil {
 		if !e.cfg.ReadOnly {

@@ -40,11 +40,16 @@ const (
 // follows it cannot interleave with another edit. It covers the files only:
 // the caller releases it (unlock may be called more than once) before the
 // index is brought up to date, so that writes arriving together share one
-// index commit (SyncPaths).
-func (e *Engine) lockWrites() (unlock func()) {
+// index commit (SyncPaths). An engine closed meanwhile refuses with
+// ErrClosed: its index may already be another writer's.
+func (e *Engine) lockWrites() (unlock func(), err error) {
 	e.writeMu.Lock()
+	if e.closed.Load() {
+		e.writeMu.Unlock()
+		return nil, ErrClosed
+	}
 	var once sync.Once
-	return func() { once.Do(e.writeMu.Unlock) }
+	return func() { once.Do(e.writeMu.Unlock) }, nil
 }
 
 // WriteRequest asks Write to create a memory.
@@ -122,7 +127,11 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err != nil {
 		return Memory{}, fmt.Errorf("write: %w", e.vaultErr(folder, err))
 	}
-	unlock := e.lockWrites()
+	unlock, err := e.lockWrites()
+	if err != nil {
+		e.discardStaged(tmp)
+		return Memory{}, err
+	}
 	defer unlock()
 	rel, existing, err := e.target(folder, title)
 	if err != nil {
@@ -265,7 +274,10 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 		return Memory{}, err
 	}
 
-	unlock := e.lockWrites()
+	unlock, err := e.lockWrites()
+	if err != nil {
+		return Memory{}, err
+	}
 	defer unlock()
 	data, fi, err := e.readMemory(rel)
 	if err != nil {
@@ -321,7 +333,10 @@ func (e *Engine) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	unlock := e.lockWrites()
+	unlock, err := e.lockWrites()
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	r, err := e.openVault()
 	if err != nil {
@@ -384,7 +399,10 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 		return e.memoryAt(rel)
 	}
 
-	unlock := e.lockWrites()
+	unlock, err := e.lockWrites()
+	if err != nil {
+		return Memory{}, err
+	}
 	defer unlock()
 	if err := e.mkdirInside(path.Dir(dst)); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)

@@ -456,6 +456,44 @@ func TestDelete(t *testing.T) {
 	}
 }
 
+// TestChangesAfterCloseRefused: a closed engine changes no memory file. A
+// serve that stops hands the index to another, which may write the same
+// files at once; a write, edit, delete or move that reached the old one
+// late must be refused, not made behind the new writer's back.
+func TestChangesAfterCloseRefused(t *testing.T) {
+	e, dir := writable(t, map[string]string{"a.md": "# Alpha\naardvark\n"})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, dir)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		change func() error
+	}{
+		{"write", func() error {
+			_, err := e.Write(ctx, engine.WriteRequest{Title: "Late", Content: "late words"})
+			return err
+		}},
+		{"edit", func() error {
+			_, err := e.Edit(ctx, engine.EditRequest{ID: "a", Op: engine.Append, Content: "late words"})
+			return err
+		}},
+		{"delete", func() error { return e.Delete(ctx, "a") }},
+		{"move", func() error {
+			_, err := e.Move(ctx, "a", "elsewhere/a")
+			return err
+		}},
+	} {
+		if err := c.change(); !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", c.name, err)
+		}
+	}
+	if treeHash(t, dir) != before {
+		t.Error("changes refused after Close changed the memory folder")
+	}
+}
+
 func TestMoveKeepsReadTime(t *testing.T) {
 	e, dir := writable(t, map[string]string{"inbox/idea.md": "---\ntitle: Idea\ncreated: 2020-01-01\n---\nwombat\n", "taken.md": "# Taken\n"})
 	r, err := e.Read(context.Background(), "Idea")
