@@ -71,6 +71,7 @@ type Engine struct {
 	unreadable []string        // folders the last sync could not read (relative)
 	needFull   string          // why the next sync must rebuild, "" if it need not
 	flavor     markdown.Flavor // whose link rules the vault follows (flavor.go)
+	foldsCase  bool            // the memory folder's volume folds case (casefold.go)
 
 	removedTemps []string // set once at open (no lock): temporary files a crashed writer left, removed
 }
@@ -137,6 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: fulltext.NewTracker()}
 	e.flavor = detectFlavor(root)
+	e.foldsCase = foldsCase(root, cfg.ReadOnly)
 	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
 		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
 			e.indexRel = filepath.ToSlash(r)

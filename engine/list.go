@@ -53,7 +53,7 @@ func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
 	if err != nil {
 		return Listing{}, fmt.Errorf("folder: %w", err)
 	}
-	if rel, err = realRel(e.root, rel); err != nil {
+	if rel, err = realRel(e.root, e.spelled(rel)); err != nil {
 		return Listing{}, fmt.Errorf("folder: %w", err)
 	}
 	r, err := e.openVault()

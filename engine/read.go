@@ -87,7 +87,7 @@ func (e *Engine) resolvePath(rel string) (string, error) {
 	}
 	defer r.Close()
 	for _, cand := range []string{rel, nfc(rel)} {
-		real, err := realRel(e.root, cand)
+		real, err := realRel(e.root, e.spelled(cand))
 		if err != nil {
 			return "", err
 		}

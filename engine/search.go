@@ -151,6 +151,7 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 		if err := resolveInside(e.root, q.Folder); err != nil {
 			return Page{}, fmt.Errorf("folder: %w", err)
 		}
+		q.Folder = e.spelled(q.Folder)
 	}
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	// The query is embedded before the read lock is taken: a remote

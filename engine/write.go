@@ -170,6 +170,7 @@ func (e *Engine) writeArgs(req WriteRequest) (title string, tags []string, folde
 	if folder, err = cleanRel(nfc(req.Folder)); err != nil {
 		return "", nil, "", fmt.Errorf("folder: %w", err)
 	}
+	folder = e.spelled(folder)
 	if folder != "" {
 		if err := e.checkWritable(folder, true); err != nil {
 			return "", nil, "", fmt.Errorf("folder: %w", err)
@@ -243,7 +244,7 @@ func (e *Engine) target(folder, title string) (rel string, existing bool, err er
 		}
 		// A file not indexed yet may still be the same memory.
 		if doc, err := markdown.Parse(rel, data, e.parseOptions()); err == nil && sameTitle(doc.Title, title) {
-			return rel, true, nil
+			return e.spelled(rel), true, nil
 		}
 	}
 	return "", false, fmt.Errorf("no free file name for %q in %q: %w", title, folder, ErrExists)
@@ -390,7 +391,9 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err := e.checkWritable(dst, false); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
-	dir, err := realRel(e.root, path.Dir(dst))
+	// The folder as the volume lists it; the name as given, so that a
+	// case-only rename is one.
+	dir, err := realRel(e.root, e.spelled(path.Dir(dst)))
 	if err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+	"testing/fstest"
+)
+
+// TestSpellAs: a path is respelled part by part as the folder lists it,
+// case- and normalisation-insensitively; a part listed as given wins, and a
+// part that is missing or ambiguous ends the respelling.
+func TestSpellAs(t *testing.T) {
+	fsys := fstest.MapFS{
+		"notes/Foo.md":        {},
+		"cafe\u0301/Crème.md": {}, // decomposed on disk, as HFS+ stores it
+		"both/X.md":           {},
+		"both/x.md":           {},
+	}
+	for _, c := range []struct{ in, want string }{
+		{"notes/Foo.md", "notes/Foo.md"},
+		{"Notes/foo.md", "notes/Foo.md"},
+		{"NOTES/FOO.MD", "notes/Foo.md"},
+		{"NOTES/new.md", "notes/new.md"},                     // a new file in an existing folder
+		{"NOTES/New/Deeper.md", "notes/New/Deeper.md"},       // new parts stay as given
+		{"café/crème.md", "cafe\u0301/Crème.md"},             // composed asks for decomposed
+		{"CAFE\u0301/CRE\u0300ME.MD", "cafe\u0301/Crème.md"}, // and the other way round
+		{"both/x.md", "both/x.md"},                           // listed as given
+		{"BOTH/X.md", "both/X.md"},
+		{"both/X.MD", "both/X.MD"}, // two candidates: left as given
+		{"elsewhere/Foo.md", "elsewhere/Foo.md"},
+	} {
+		if got := spellAs(fsys, c.in); got != c.want {
+			t.Errorf("spellAs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestFoldsCaseOnLinux: Linux's own file systems tell case apart, and both
+// probes (the writer's file, the read-only engine's folder name) say so.
+func TestFoldsCaseOnLinux(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the volumes under test tell case apart on Linux only")
+	}
+	dir := filepath.Join(t.TempDir(), "Memory")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, ro := range []bool{false, true} {
+		if foldsCase(dir, ro) {
+			t.Errorf("foldsCase(readOnly=%v) = true on a case-sensitive volume", ro)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the probe left %v behind", entries)
+	}
+}
+
+// TestCaseFoldingVolume: on a volume that folds case (simulated: the engine
+// is told so on a volume that does not, where only the respelling can find
+// the files), every id, folder and path in another case or normalisation
+// form reaches the memory under the one key the scan gave it — a read is
+// recorded for it, an edit does not index it twice, a write goes into the
+// existing folder, a folder filter finds it.
+func TestCaseFoldingVolume(t *testing.T) {
+	_, e := openRepairVault(t, map[string]string{
+		"notes/Foo.md":      "---\ntitle: Foo\n---\nplatypus\n",
+		"cafe\u0301/Bar.md": "---\ntitle: Bar\n---\nechidna\n",
+	})
+	defer e.Close()
+	e.foldsCase = true
+	ctx := context.Background()
+	for id, want := range map[string]string{
+		"Notes/foo":             "notes/Foo.md",
+		"memory://NOTES/FOO.md": "notes/Foo.md",
+		"café/bar":              "cafe\u0301/Bar.md",
+		"memory://CAFÉ/BAR.md":  "cafe\u0301/Bar.md",
+		"CAFE\u0301/bar.md":     "cafe\u0301/Bar.md",
+	} {
+		got, err := e.Resolve(id)
+		if err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", id, got, err, want)
+		}
+	}
+	if _, err := e.Read(ctx, "NOTES/foo"); err != nil {
+		t.Fatal(err)
+	}
+	e.mu.RLock()
+	_, read := e.reads["notes/Foo.md"]
+	e.mu.RUnlock()
+	if !read {
+		t.Error("a read through another case was not recorded for the memory")
+	}
+	if _, err := e.Edit(ctx, EditRequest{ID: "Notes/FOO", Op: Append, Content: "wombat"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := repairSearch(t, e, "wombat", FullText); !slices.Equal(got, []string{"notes/Foo.md"}) {
+		t.Errorf("the edit is indexed as %v, want once as notes/Foo.md", got)
+	}
+	m, err := e.Write(ctx, WriteRequest{Title: "Quokka", Content: "quokka", Folder: "NOTES"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Path != "notes/quokka.md" {
+		t.Errorf("a write into NOTES made %s, want it in the existing folder notes", m.Path)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "NOTES")); !os.IsNotExist(err) {
+		t.Errorf("a write made a second spelling of the folder: %v", err)
+	}
+	p, err := e.Search(ctx, Query{Text: "platypus", Mode: FullText, Folder: "Notes"})
+	if err != nil || len(p.Results) != 1 || p.Results[0].Path != "notes/Foo.md" {
+		t.Errorf("a folder filter in another case: %+v, %v", p.Results, err)
+	}
+	if n := len(e.files); n != 3 {
+		t.Errorf("the index holds %d memories, want 3 (no second key for one file)", n)
+	}
+}
