@@ -117,4 +117,16 @@ func TestCaseFoldingVolume(t *testing.T) {
 	if n := len(e.files); n != 3 {
 		t.Errorf("the index holds %d memories, want 3 (no second key for one file)", n)
 	}
+	// A case-only rename keeps the new spelling of the name, in the folder
+	// as listed, and the read time goes with it.
+	moved, err := e.Move(ctx, "notes/Foo.md", "NOTES/foo.md")
+	if err != nil || moved.Path != "notes/foo.md" {
+		t.Fatalf("case-only rename: %q, %v; want notes/foo.md", moved.Path, err)
+	}
+	e.mu.RLock()
+	_, read = e.reads["notes/foo.md"]
+	e.mu.RUnlock()
+	if got := repairSearch(t, e, "platypus", FullText); !slices.Equal(got, []string{"notes/foo.md"}) || !read {
+		t.Errorf("after the rename: indexed as %v, read time moved: %v", got, read)
+	}
 }
