@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,8 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "projects")
 	var files []string
+	// A whole file in MNEMO_REAL_CLAUDE stored as a committed cut is (same
+	// project folder and name) replaces the cut.
 	add := func(dir string) {
 		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") || strings.Contains(p, "/subagents/") {
@@ -33,7 +36,7 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 			dst := filepath.Join(root, proj, filepath.Base(p))
 			os.MkdirAll(filepath.Dir(dst), 0o755)
 			b, err := os.ReadFile(p)
-			if err == nil && os.WriteFile(dst, b, 0o644) == nil {
+			if err == nil && os.WriteFile(dst, b, 0o644) == nil && !slices.Contains(files, dst) {
 				files = append(files, dst)
 			}
 			return nil
@@ -130,10 +133,17 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 // and no message, once shown, may disappear while the file grows.
 func TestRealClaudeReplay(t *testing.T) {
 	ctx := context.Background()
-	dir := "../testdata/transcripts/claude-code/-home-marco-projects-spotter"
-	for _, name := range []string{"short.jsonl", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"} {
+	for _, rel := range []string{
+		"-home-marco-projects-spotter/short.jsonl",
+		"-home-marco-projects-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+		"-home-marco-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+		// 2.1.42: messages typed while the agent worked, delivered lines later.
+		"-Users-alex-workspace-cli--worktrees-2/e8811ad6-93d9-4ee6-997d-2447a5d496f3.jsonl",
+	} {
+		proj, name := filepath.Split(rel)
+		proj = filepath.Clean(proj)
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dir, name))
+			data, err := os.ReadFile(filepath.Join("../testdata/transcripts/claude-code", rel))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +162,7 @@ func TestRealClaudeReplay(t *testing.T) {
 			}
 			// One sync of the whole file.
 			root := filepath.Join(t.TempDir(), "projects")
-			path := filepath.Join(root, "-home-marco-projects-spotter", name)
+			path := filepath.Join(root, proj, name)
 			os.MkdirAll(filepath.Dir(path), 0o755)
 			os.WriteFile(path, data, 0o644)
 			once := openTestSessions(t, t.TempDir(), TranscriptSource(transcript.Source{Kind: transcript.ClaudeCode, Root: root}, transcript.Options{}))
@@ -161,7 +171,7 @@ func TestRealClaudeReplay(t *testing.T) {
 
 			// Line by line.
 			root2 := filepath.Join(t.TempDir(), "projects")
-			path2 := filepath.Join(root2, "-home-marco-projects-spotter", name)
+			path2 := filepath.Join(root2, proj, name)
 			os.MkdirAll(filepath.Dir(path2), 0o755)
 			os.WriteFile(path2, nil, 0o644)
 			live := openTestSessions(t, t.TempDir(), TranscriptSource(transcript.Source{Kind: transcript.ClaudeCode, Root: root2}, transcript.Options{}))

@@ -71,10 +71,11 @@ func trunc(s string, n int) string {
 
 // realClaudeFiles lists the real Claude Code transcripts the measurement
 // runs over: the committed cuts, and the folder MNEMO_REAL_CLAUDE names (the
-// large files, kept out of the repository).
+// large files, kept out of the repository). A whole file there stored as a
+// cut is (same project folder and name) replaces the cut.
 func realClaudeFiles(t *testing.T) []string {
 	t.Helper()
-	var out []string
+	byName := map[string]string{}
 	roots := []string{filepath.Join("..", "..", "testdata", "transcripts", "claude-code")}
 	if d := os.Getenv("MNEMO_REAL_CLAUDE"); d != "" {
 		roots = append(roots, d)
@@ -82,10 +83,14 @@ func realClaudeFiles(t *testing.T) []string {
 	for _, root := range roots {
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && !strings.Contains(p, string(filepath.Separator)+"subagents"+string(filepath.Separator)) {
-				out = append(out, p)
+				byName[filepath.Join(filepath.Base(filepath.Dir(p)), filepath.Base(p))] = p
 			}
 			return nil
 		})
+	}
+	var out []string
+	for _, p := range byName {
+		out = append(out, p)
 	}
 	sort.Strings(out)
 	return out

@@ -1,9 +1,11 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -139,19 +141,22 @@ func header[C any](rec claudeRecord[C]) claudeRecord[struct{}] {
 
 func readClaude(r *run) error {
 	return readTree(r, treeFormat{record: claudeRecordOf,
-		idKey: `"uuid":"`, parentKey: `"parentUuid":"`, rewinds: true})
+		idKey: `"uuid":"`, parentKey: `"parentUuid":"`, rewinds: true, start: claudeQueueStart})
 }
 
 // claudeBookkeeping are the record types without a uuid that hold no message.
-var claudeBookkeeping = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
+var claudeBookkeeping = map[string]bool{"summary": true, "file-history-snapshot": true}
 
 // claudeRecordOf is a line's place in the tree and what it holds.
-func claudeRecordOf(r *run, line []byte, _ int64) (treeNode, treeEntry) {
+func claudeRecordOf(r *run, line []byte, at int64) (treeNode, treeEntry) {
 	l, err := decodeClaude(line)
 	if err != nil {
 		return treeNode{}, treeEntry{Why: Malformed}
 	}
 	if l.UUID == "" {
+		if l.Type == "queue-operation" {
+			return claudeQueueRecord(r, line, at, l.Timestamp)
+		}
 		if claudeBookkeeping[l.Type] {
 			return treeNode{}, treeEntry{Why: Meta}
 		}
@@ -177,41 +182,64 @@ func claudeRecordOf(r *run, line []byte, _ int64) (treeNode, treeEntry) {
 	if l.Type == "assistant" {
 		e.Role = RoleAssistant
 		e.Reply = l.Message.ID
+	} else if r.queue != nil {
+		r.queue.sentAsRecord(l.content, at)
 	}
-	e.Text, e.Why = claudeText(l, r.opt)
+	var prompt bool
+	e.Text, e.Why, prompt = claudeText(l, r.opt)
 	if l.Type == "user" {
 		prose := e.Text
 		if r.opt.IncludeTools {
-			prose, _ = claudeText(l, Options{})
+			prose, _, prompt = claudeText(l, Options{})
 		}
-		n.Prose = prose != ""
+		// A prompt, not the words given with a rejected tool call, is what
+		// a rewind repeats.
+		n.Prose = prose != "" && prompt
 	}
 	return n, e
 }
 
+var (
+	// claudeRejection is the result Claude Code writes for a tool call the
+	// user rejected with words of their own; the words follow it.
+	claudeRejection = regexp.MustCompile(`(?s)^The user doesn't want to proceed with this tool use\..*?To tell you how to proceed, the user said:\n(.*)$`)
+	// claudeRejectionKey is looked for in a tool result's bytes before
+	// they are decoded.
+	claudeRejectionKey = []byte("the user said:")
+)
+
 // claudeText is the prose of one record under opt ("" if none) and, when
-// there is none, why.
-func claudeText(l claudeLine, opt Options) (string, Reason) {
+// there is none, why; prompt says whether some of it is not a tool
+// result's (the words given with a rejection are).
+func claudeText(l claudeLine, opt Options) (string, Reason, bool) {
+	text, why, p := claudeTextOf(l, opt)
+	return text, why, p.prompt
+}
+
+func claudeTextOf(l claudeLine, opt Options) (string, Reason, claudeProse) {
+	var p claudeProse
 	switch {
 	case l.Message == nil:
-		return "", Meta
+		return "", Meta, p
 	case l.IsCompactSummary || l.VisibleOnly:
-		return "", Meta
+		return "", Meta, p
 	case l.IsMeta || l.IsAPIErrorMessage:
-		return "", Injected
+		return "", Injected, p
 	case l.Type == "assistant" && l.Message.Model == "<synthetic>":
-		return "", Injected
+		return "", Injected, p
 	}
-	role := RoleAssistant
+	p.role = RoleAssistant
 	if l.Type == "user" {
-		role = RoleUser
+		p.role = RoleUser
 	}
-	p := claudeProse{role: role}
 	if l.content.isStr {
 		if t := p.clean(l.content.str); t != "" {
-			return p.done([]string{t})
+			p.prompt = true
+			text, why := p.done([]string{t})
+			return text, why, p
 		}
-		return p.done(nil)
+		text, why := p.done(nil)
+		return text, why, p
 	}
 	var parts []string
 	for _, b := range l.content.blocks {
@@ -219,14 +247,16 @@ func claudeText(l claudeLine, opt Options) (string, Reason) {
 			parts = append(parts, t)
 		}
 	}
-	return p.done(parts)
+	text, why := p.done(parts)
+	return text, why, p
 }
 
 // claudeProse gathers one record's prose and the first reason something
-// in it was left out.
+// in it was left out; prompt is set by prose that is not a tool result's.
 type claudeProse struct {
-	role string
-	why  Reason
+	role   string
+	why    Reason
+	prompt bool
 }
 
 func (p *claudeProse) leftOut(r Reason) {
@@ -247,7 +277,9 @@ func (p *claudeProse) clean(s string) string {
 func (p *claudeProse) block(b claudeBlock, opt Options) string {
 	switch b.Type {
 	case "text":
-		return p.clean(b.Text)
+		t := p.clean(b.Text)
+		p.prompt = p.prompt || t != ""
+		return t
 	case "image":
 		return "[image]"
 	case "thinking", "redacted_thinking":
@@ -260,6 +292,14 @@ func (p *claudeProse) block(b claudeBlock, opt Options) string {
 	case "tool_result", "web_search_tool_result":
 		if opt.IncludeTools {
 			return toolResultText(json.RawMessage(b.Content))
+		}
+		// Tool output is left undecoded unless it may be a rejection.
+		if p.role == RoleUser && bytes.Contains(b.Content, claudeRejectionKey) {
+			if m := claudeRejection.FindStringSubmatch(toolResultText(json.RawMessage(b.Content))); m != nil {
+				if w := p.clean(m[1]); w != "" {
+					return w // the user's words, given with the rejection
+				}
+			}
 		}
 		p.leftOut(ToolResult)
 	}

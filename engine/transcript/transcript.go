@@ -215,6 +215,8 @@ type run struct {
 	cov       Coverage
 	countFrom int64
 	counting  bool
+	// queue is Claude Code's queue of typed messages (claudequeue.go).
+	queue *claudeQueue
 }
 
 // startCount begins the pass that accounts for every line from `from`

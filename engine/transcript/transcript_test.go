@@ -370,6 +370,9 @@ func TestAppendEverySplit(t *testing.T) {
 		// Progress records hanging off a tool call: attaching beside them is
 		// no rewind.
 		{ClaudeCode, "claude-sidebranch.jsonl", nil},
+		// Messages typed while the agent worked (Claude Code 2.1.42, real):
+		// a split between a queued text and its delivery keeps it.
+		{ClaudeCode, claudeQueueCut, nil},
 		{Codex, codexFixture, nil},
 		{Codex, codexRollback, []int{8, 9, 10, 11}},
 		{Codex, codexOld, nil},

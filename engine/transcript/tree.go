@@ -50,6 +50,10 @@ type treeFormat struct {
 	// retries: a user message repeating the previous one, with no reply
 	// between, is a retried prompt (OpenClaw writes it again), a duplicate.
 	retries bool
+	// start, if set, is called as a read of the lines from `from` begins,
+	// with the cursor state it resumes (Claude Code's queue of typed
+	// messages).
+	start func(r *run, from int64, ex *treeExtra)
 }
 
 // treeNode is the little of a record the first pass keeps.
@@ -128,7 +132,10 @@ type treeExtra struct {
 	Recent []string `json:"recent,omitempty"`
 	// Prompt is the hash of the last user text delivered with no reply
 	// after it (treeFormat.retries).
-	Prompt string    `json:"prompt,omitempty"`
+	Prompt string `json:"prompt,omitempty"`
+	// Queued holds the messages the user typed while Claude Code was busy
+	// that were neither delivered nor taken back by the last line read.
+	Queued []string  `json:"queued,omitempty"`
 	Reply  treeReply `json:"reply"`
 }
 
@@ -244,6 +251,9 @@ func (rg *treeRegion) each(r *run, f treeFormat, fn func(e treeEntry, at int64) 
 // treeRead reads the lines from `from`. When resuming, it returns false,
 // having delivered nothing, if they do not continue what was delivered.
 func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (bool, error) {
+	if f.start != nil {
+		f.start(r, from, ex)
+	}
 	rg, err := treeScan(r, f, from, ex)
 	if err != nil {
 		return false, err
