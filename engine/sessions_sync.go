@@ -201,7 +201,10 @@ func (s *Sessions) markUnfinished(start time.Time) error {
 
 // SyncPaths brings the given transcript paths (files or folders, existing
 // or not) up to date and nothing else; the watcher calls it. A path no
-// source owns is ignored.
+// source owns is ignored. A path that is not a regular file or a folder (a
+// link, a FIFO, a device) is never read: its folder is reconciled instead,
+// through the source's listing, so the watcher reads exactly what a sync
+// would and status names what it left out, as after a sync.
 func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsReport, err error) {
 	if s.cfg.ReadOnly {
 		return SessionsReport{}, ErrReadOnly
@@ -220,10 +223,13 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 	var jobs []sessionJob
 	var gone []uint32
 	seenJob := map[string]bool{}
+	listed := map[string][]Skip{}   // sources listed whole: their skips
+	reread := map[string][]string{} // other sources: the files read again
 	for _, p := range paths {
 		p = filepath.Clean(p)
-		fi, statErr := os.Stat(p)
-		isFile := statErr == nil && !fi.IsDir()
+		// Lstat: a link is looked at as a link, never followed.
+		fi, statErr := os.Lstat(p)
+		isFile := statErr == nil && fi.Mode().IsRegular()
 		for _, src := range s.cfg.Sources {
 			if p != src.Root() && !inAnyFolder(p, []string{src.Root()}) {
 				continue
@@ -233,22 +239,25 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 				if !seenJob[p] {
 					seenJob[p] = true
 					jobs = append(jobs, sessionJob{src: src, key: key, path: p})
+					reread[key] = append(reread[key], p)
 				}
 				continue
 			}
-			// A folder appeared, something vanished, or a file changed that
-			// is part of a transcript folder (CodeArchitect's full.md): list
-			// the source and reconcile what lies under that folder.
+			// A folder appeared, something vanished, something that is not
+			// a regular file appeared, or a file changed that is part of a
+			// transcript folder (CodeArchitect's full.md): list the source
+			// and reconcile what lies under that folder.
 			dir := p
-			if isFile {
+			if statErr == nil && !fi.IsDir() {
 				dir = filepath.Dir(p)
 			}
-			listed, _, err := src.Discover(ctx)
+			all, sk, err := src.Discover(ctx)
 			if err != nil {
 				continue
 			}
+			listed[key] = sk
 			in := map[string]bool{}
-			for _, l := range listed {
+			for _, l := range all {
 				if l == dir || strings.HasPrefix(l, dir+string(filepath.Separator)) {
 					in[l] = true
 					if !seenJob[l] {
@@ -266,11 +275,48 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 			s.mu.RUnlock()
 		}
 	}
-	if err := s.run(ctx, jobs, s.notRead(gone, seenJob), nil, &rep); err != nil {
+	skips := s.pathSkips(listed, reread)
+	err = s.run(ctx, jobs, s.notRead(gone, seenJob), skips, &rep)
+	s.mu.Lock()
+	for k, v := range skips { // with the transcripts found unreadable
+		s.skips[k] = v
+	}
+	s.mu.Unlock()
+	if err != nil {
 		return rep, err
 	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// pathSkips is what a SyncPaths batch leaves each source it touched
+// skipping: a source listed whole skips what its listing says; another
+// keeps what it skipped before, less the files read again (a read that
+// fails names them again).
+func (s *Sessions) pathSkips(listed map[string][]Skip, reread map[string][]string) map[string][]Skip {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string][]Skip{}
+	for key, sk := range listed {
+		out[key] = append([]Skip{}, sk...)
+	}
+	for key, paths := range reread {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		again := map[string]bool{}
+		for _, p := range paths {
+			again[p] = true
+		}
+		kept := []Skip{}
+		for _, k := range s.skips[key] {
+			if !again[k.Path] {
+				kept = append(kept, k)
+			}
+		}
+		out[key] = kept
+	}
+	return out
 }
 
 // notRead drops from gone, once each, every session whose transcript is
@@ -322,7 +368,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 			if err := s.apply(ctx, b); err != nil {
 				return err
 			}
-			b, a = &sessionBatch{}, s.ft.NewAnalyser()
+			b, a = &sessionBatch{skips: skips}, s.ft.NewAnalyser()
 			progress()
 		}
 	}
