@@ -157,6 +157,9 @@ type Sessions struct {
 	// unfinished says when a first or full sync began that has not
 	// completed: until one does, the index holds part of the transcripts.
 	unfinished string
+	// recovered is what each set-aside copy of a damaged state store gave
+	// back of its archived sessions, by copy name.
+	recovered map[string]SessionsRecovery
 }
 
 // SessionsIndex is the sessions corpus as a front end reaches it: what the
@@ -295,6 +298,22 @@ func (s *Sessions) open(ctx context.Context) error {
 		s.lastSync = t
 	}
 	s.unfinished = meta[store.MetaUnfinished]
+	if !s.cfg.ReadOnly && !s.cfg.MirrorDeleted && meta[metaPurge] == "" {
+		got, err := s.recoverArchived()
+		if err != nil {
+			return err
+		}
+		for _, r := range got {
+			// Recovered sessions are in the store only: the rebuild
+			// indexes them. A copy that gave nothing asks for none.
+			if r.Recovered > 0 || s.needFull != "" {
+				s.noteRebuild(r.Summary())
+			}
+		}
+	}
+	if s.recovered, err = s.st.recoveries(); err != nil {
+		return fmt.Errorf("read sessions state store: %w", err)
+	}
 	if s.forgotten, err = s.st.loadForgotten(); err != nil {
 		return fmt.Errorf("read sessions state store: %w", err)
 	}
@@ -324,6 +343,15 @@ func (s *Sessions) open(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// noteRebuild adds why to the reasons the next sync must rebuild.
+func (s *Sessions) noteRebuild(why string) {
+	if s.needFull == "" {
+		s.needFull = why
+	} else {
+		s.needFull += "; " + why
+	}
 }
 
 func (s *Sessions) noteDamage(err error) { s.damage.Note(err) }
@@ -467,6 +495,10 @@ type SessionsStatus struct {
 	// sync of a writer rebuilds it, and until then text searches fail with
 	// ErrIndexDamaged.
 	Damaged string `json:"damaged,omitempty"`
+	// Recovery says, for each set-aside copy of a damaged state store,
+	// how many archived sessions were recovered from it and how many were
+	// lost, and why: their transcripts are gone, so the copy held them.
+	Recovery []SessionsRecovery `json:"recovery,omitempty"`
 }
 
 // SourceStatus is one configured source: its root, what it holds and what it skipped.
@@ -581,5 +613,9 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 		st.Other = append(st.Other, *o)
 	}
 	sort.Slice(st.Other, func(i, j int) bool { return st.Other[i].Source < st.Other[j].Source })
+	for _, r := range s.recovered {
+		st.Recovery = append(st.Recovery, r)
+	}
+	sort.Slice(st.Recovery, func(i, j int) bool { return st.Recovery[i].SetAside < st.Recovery[j].SetAside })
 	return st, nil
 }

@@ -292,7 +292,7 @@ func (s *Sessions) compactStore() error {
 // removeSetAside deletes set-aside copies of a damaged state store: they
 // may hold a forgotten session, and the user asked for every trace gone.
 func (s *Sessions) removeSetAside() ([]string, error) {
-	aside, err := filepath.Glob(filepath.Join(s.dir, store.StateFile+".corrupt-*"))
+	aside, err := store.SetAsideCopies(filepath.Join(s.dir, store.StateFile))
 	if err != nil {
 		return nil, err
 	}

@@ -500,3 +500,29 @@ func TestSessionsOlderFormat(t *testing.T) {
 		t.Errorf("second sync: %+v, want incremental", rep)
 	}
 }
+
+// TestSessionsFullRebuildKeepsArchivedFirst: a full rebuild indexes the
+// archived sessions again from the store under their own numbers, and the
+// transcripts read after them take numbers past theirs — the archived
+// session with the lowest number is not overwritten by the first live one.
+func TestSessionsFullRebuildKeepsArchivedFirst(t *testing.T) {
+	root := sessionFixture(t)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	if err := os.Remove(filepath.Join(root, "alpha", "s1.jsonl")); err != nil { // the first read: number 1
+		t.Fatal(err)
+	}
+	mustSync(t, s)
+	if _, err := s.Sync(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if v := view(t, s, "s1"); !v.Archived || msgIDs(v) != "a1,a2,a3" {
+		t.Errorf("archived s1 after a full rebuild: %+v", v)
+	}
+	if v := view(t, s, "s2"); v.Archived || msgIDs(v) != "b1,b2" {
+		t.Errorf("live s2 after a full rebuild: %+v", v)
+	}
+	if st, _ := s.Status(context.Background()); st.Sessions != 2 || st.Archived != 1 || st.Messages != 5 {
+		t.Errorf("status %+v, want 2 sessions, 1 archived, 5 messages", st)
+	}
+}

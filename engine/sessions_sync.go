@@ -841,6 +841,11 @@ func (s *Sessions) restoreArchived(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("read archived sessions: %w", err)
 	}
+	s.mu.Lock()
+	for _, r := range recs { // the transcripts read next take numbers after theirs
+		s.nextSID = max(s.nextSID, r.SID+1)
+	}
+	s.mu.Unlock()
 	b, a := &sessionBatch{}, s.ft.NewAnalyser()
 	for i := range recs {
 		rec := recs[i]

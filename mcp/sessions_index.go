@@ -79,6 +79,9 @@ func (s *server) sessionsStatusTool() tool[sessionsStatusIn, sessionsStatusOut] 
 			if o.Damaged != "" {
 				b.WriteString(" Damaged: " + o.Damaged + ".")
 			}
+			for _, r := range o.Recovery {
+				b.WriteString(" State store found damaged and set aside: " + r.Summary() + ".")
+			}
 			for _, src := range o.Sources {
 				fmt.Fprintf(&b, "\n%s %s: %d sessions (%d archived), %d messages; %d lines read, %d indexed", src.Kind, src.Root, src.Sessions, src.Archived, src.Messages, src.Coverage.Lines, src.Coverage.Indexed)
 				if len(src.Coverage.LeftOut) > 0 {

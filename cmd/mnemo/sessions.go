@@ -558,6 +558,9 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 	if st.LastError != "" {
 		fmt.Fprintf(b, "last sync failed: %s\n", st.LastError)
 	}
+	for _, r := range st.Recovery {
+		fmt.Fprintf(b, "state store found damaged and set aside (%s): %s\n", formatTime(r.At), r.Summary())
+	}
 	var absent []engine.SourceStatus
 	for _, s := range st.Sources {
 		if !s.Exists && s.Sessions == 0 && len(s.Skipped) == 0 && s.Error == "" {
