@@ -160,6 +160,9 @@ type Sessions struct {
 	// recovered is what each set-aside copy of a damaged state store gave
 	// back of its archived sessions, by copy name.
 	recovered map[string]SessionsRecovery
+	// purging is the purge mark of a forget whose files are not all
+	// rewritten yet ("" when none is).
+	purging string
 }
 
 // SessionsIndex is the sessions corpus as a front end reaches it: what the
@@ -276,7 +279,10 @@ func (s *Sessions) open(ctx context.Context) error {
 		}
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
-	ftPath := filepath.Join(s.dir, fulltextDir)
+	ftPath, err := s.fulltextPath()
+	if err != nil {
+		return err
+	}
 	ft, err := fulltext.Open(ftPath, !s.cfg.ReadOnly, fulltext.DurableBatches, nil)
 	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
@@ -297,7 +303,7 @@ func (s *Sessions) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
 		s.lastSync = t
 	}
-	s.unfinished = meta[store.MetaUnfinished]
+	s.unfinished, s.purging = meta[store.MetaUnfinished], meta[metaPurge]
 	if !s.cfg.ReadOnly && !s.cfg.MirrorDeleted && meta[metaPurge] == "" {
 		got, err := s.recoverArchived()
 		if err != nil {
@@ -499,6 +505,11 @@ type SessionsStatus struct {
 	// how many archived sessions were recovered from it and how many were
 	// lost, and why: their transcripts are gone, so the copy held them.
 	Recovery []SessionsRecovery `json:"recovery,omitempty"`
+	// ForgetUnfinished names a forget that was cut short before every file
+	// was rewritten: its sessions are in no answer, but their words may
+	// remain in the index's files until a writer opens the index (a sync,
+	// serve, another forget), which finishes the rewrite first.
+	ForgetUnfinished string `json:"forgetUnfinished,omitempty"`
 }
 
 // SourceStatus is one configured source: its root, what it holds and what it skipped.
@@ -555,7 +566,7 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
 		Indexing: s.indexing.Load() || s.unfinished != "", Unfinished: s.unfinished, ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
-		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(),
+		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(), ForgetUnfinished: s.purging,
 	}
 	if err := s.damaged(); err != nil {
 		st.Damaged = err.Error()

@@ -107,9 +107,13 @@ func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, err
 		rep.Messages += len(ss.seqs)
 	}
 	s.mu.RUnlock()
-	if err := s.st.forget(sel, forgotten, "forget started "+start.UTC().Format(time.RFC3339)); err != nil {
+	mark := "forget started " + start.UTC().Format(time.RFC3339)
+	if err := s.st.forget(sel, forgotten, mark); err != nil {
 		return rep, fmt.Errorf("forget sessions: %w", err)
 	}
+	s.mu.Lock()
+	s.purging = mark
+	s.mu.Unlock()
 	s.dropSessions(sel, forgotten)
 	if rep.Removed, err = s.purge(ctx); err != nil {
 		return rep, fmt.Errorf("forget sessions: %w (the next open finishes it)", err)
@@ -204,7 +208,13 @@ func (s *Sessions) purge(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return removed, err
 	}
-	return removed, s.st.setMeta(map[string]string{metaPurge: ""})
+	if err := s.st.setMeta(map[string]string{metaPurge: ""}); err != nil {
+		return removed, err
+	}
+	s.mu.Lock()
+	s.purging = ""
+	s.mu.Unlock()
+	return removed, nil
 }
 
 // rebuildFulltext builds a full-text index of every stored message of a
@@ -247,6 +257,33 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 	}
 	s.damage.Clear()
 	return os.RemoveAll(old)
+}
+
+// fulltextPath is the full-text index to open: its folder, or — when a
+// forget's swap was cut between its two renames, the old index moved aside
+// and the rebuilt one not yet in its place — the rebuilt one, complete
+// since the swap begins only once it is closed. A writer finishes the swap
+// (and then the purge runs again, from the purge mark); a reader, which
+// must change nothing, opens it where it is.
+func (s *Sessions) fulltextPath() (string, error) {
+	cur := filepath.Join(s.dir, fulltextDir)
+	tmp, old := cur+".purge", cur+".old"
+	if exists(cur) || !exists(old) || !exists(tmp) {
+		return cur, nil
+	}
+	if s.cfg.ReadOnly {
+		return tmp, nil
+	}
+	if err := os.Rename(tmp, cur); err != nil {
+		return "", fmt.Errorf("finish swapping in the rebuilt full-text index: %w", err)
+	}
+	syncDir(s.dir)
+	return cur, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // compactStore copies the live contents of the state store into a fresh

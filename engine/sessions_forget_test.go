@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blevesearch/vellum"
-	zapv17 "github.com/blevesearch/zapx/v17"
-
+	"mnemo/engine/enginetest/holding"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 )
@@ -37,81 +33,12 @@ func forgetFixture(t *testing.T) string {
 	return root
 }
 
-// filesHolding lists the files under dir that hold any of words: in their
-// raw bytes, or — for full-text segments, whose term dictionaries are
-// finite-state transducers that do not spell a term out byte after byte —
-// among the terms of any field of the segment, decoded, as the word or as
-// the analyser's form of it (its stem).
+// filesHolding lists the files under dir that hold any of words
+// (holding.Files: raw bytes, and every full-text segment's terms
+// decoded).
 func filesHolding(t *testing.T, dir string, words ...string) []string {
 	t.Helper()
-	forms := map[string]string{}
-	for _, w := range words {
-		forms[strings.ToLower(w)] = w
-		terms, err := fulltext.EnglishTerms(w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, term := range terms {
-			forms[term] = w
-		}
-	}
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		low := bytes.ToLower(b)
-		for f, w := range forms {
-			if bytes.Contains(low, []byte(f)) {
-				out = append(out, strings.TrimPrefix(p, dir)+" ("+w+")")
-			}
-		}
-		if strings.HasSuffix(p, ".zap") {
-			for _, term := range segmentTerms(t, p) {
-				if w, ok := forms[term]; ok {
-					out = append(out, strings.TrimPrefix(p, dir)+" term "+term+" ("+w+")")
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// segmentTerms decodes every term of every field of one scorch segment.
-func segmentTerms(t *testing.T, path string) []string {
-	t.Helper()
-	seg, err := (&zapv17.ZapPlugin{}).Open(path)
-	if err != nil {
-		t.Fatalf("open segment %s: %v", path, err)
-	}
-	defer seg.Close()
-	var out []string
-	for _, f := range seg.Fields() {
-		d, err := seg.Dictionary(f)
-		if err != nil {
-			t.Fatalf("segment %s field %s: %v", path, f, err)
-		}
-		it := d.AutomatonIterator(&vellum.AlwaysMatch{}, nil, nil)
-		for {
-			e, err := it.Next()
-			if err != nil {
-				t.Fatalf("segment %s field %s: %v", path, f, err)
-			}
-			if e == nil {
-				break
-			}
-			out = append(out, e.Term)
-		}
-	}
-	return out
+	return holding.Files(t, dir, words...)
 }
 
 var goneWords = []string{"quetzalxyzzy", "plughwump", "frobnitzkat"}
@@ -262,6 +189,9 @@ func TestSessionsForgetCrash(t *testing.T) {
 	if got := hitIDs(search(t, ro, SessionQuery{Text: "quetzalxyzzy", Mode: FullText})); len(got) != 0 {
 		t.Errorf("read-only after the crash: %v", got)
 	}
+	if st, _ := ro.Status(context.Background()); !strings.Contains(st.ForgetUnfinished, "forget started") {
+		t.Errorf("read-only status after the crash does not say the forget is unfinished: %q", st.ForgetUnfinished)
+	}
 	ro.Close()
 	s = openTestSessions(t, idx, lineSource{root})
 	if left := filesHolding(t, idx, goneWords...); len(left) > 0 {
@@ -270,9 +200,71 @@ func TestSessionsForgetCrash(t *testing.T) {
 	if meta := s.st.metaAll(); meta[metaPurge] != "" {
 		t.Errorf("purge mark still set: %q", meta[metaPurge])
 	}
+	if st, _ := s.Status(context.Background()); st.ForgetUnfinished != "" {
+		t.Errorf("status after the repair: forget unfinished %q", st.ForgetUnfinished)
+	}
 	ids := hitIDs(search(t, s, SessionQuery{Text: "zanzibarquux grommetvlax", Mode: FullText}))
 	slices.Sort(ids)
 	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
 		t.Errorf("the other sessions after the repair: %s", got)
+	}
+}
+
+// TestSessionsForgetCutMidSwap: a forget killed between the two renames of
+// its full-text swap — the old index moved aside, the rebuilt one not yet
+// in its place — leaves an index a reader still opens (from the rebuilt
+// folder, changing nothing) and a writer finishes.
+func TestSessionsForgetCutMidSwap(t *testing.T) {
+	root := forgetFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	sel, err := s.selectForget(ForgetQuery{IDs: []string{"gone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.st.forget(sel, nil, "forget started (test)"); err != nil {
+		t.Fatal(err)
+	}
+	s.dropSessions(sel, nil)
+	cur := filepath.Join(idx, sessionsDir, fulltextDir)
+	ft, err := fulltext.Open(cur+".purge", true, fulltext.DurableBatches, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.reindexInto(context.Background(), ft, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ft.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // the kill, right after the first rename:
+	if err := os.Rename(cur, cur+".old"); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open mid-swap: %v", err)
+	}
+	ids := hitIDs(search(t, ro, SessionQuery{Text: "zanzibarquux quetzalxyzzy grommetvlax", Mode: FullText}))
+	slices.Sort(ids)
+	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
+		t.Errorf("read-only mid-swap: hits %s", got)
+	}
+	if st, _ := ro.Status(context.Background()); st.ForgetUnfinished == "" {
+		t.Error("read-only status mid-swap does not say the forget is unfinished")
+	}
+	ro.Close()
+	if _, err := os.Stat(cur); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the reader changed the index folder: %v", err)
+	}
+	s = openTestSessions(t, idx, lineSource{root})
+	if left := filesHolding(t, idx, goneWords...); len(left) > 0 {
+		t.Errorf("after a writer's open, files hold its words: %v", left)
+	}
+	ids = hitIDs(search(t, s, SessionQuery{Text: "zanzibarquux quetzalxyzzy grommetvlax", Mode: FullText}))
+	slices.Sort(ids)
+	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
+		t.Errorf("after the writer's open: hits %s", got)
 	}
 }

@@ -79,6 +79,9 @@ func (s *server) sessionsStatusTool() tool[sessionsStatusIn, sessionsStatusOut] 
 			if o.Damaged != "" {
 				b.WriteString(" Damaged: " + o.Damaged + ".")
 			}
+			if o.ForgetUnfinished != "" {
+				b.WriteString(" Forget unfinished: a " + o.ForgetUnfinished + " was cut short; its sessions are in no answer, and the next writer rewrites the index files without them.")
+			}
 			for _, r := range o.Recovery {
 				b.WriteString(" State store found damaged and set aside: " + r.Summary() + ".")
 			}
