@@ -15,6 +15,7 @@ import (
 
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/transcript"
 )
 
 // Forgetting a session removes every trace of it from the index folder, not
@@ -98,7 +99,7 @@ func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, err
 	s.mu.RLock()
 	for _, ss := range sel {
 		_, statErr := os.Stat(ss.Path)
-		kept := statErr == nil
+		kept := statErr == nil || transcript.Contained(ss.Path)
 		if kept {
 			forgotten[pathHash(ss.Path)] = ss.Source
 		}
@@ -115,11 +116,34 @@ func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, err
 	s.purging = mark
 	s.mu.Unlock()
 	s.dropSessions(sel, forgotten)
+	for _, ss := range sel {
+		if err := s.dropCopies(ss.Source, ss.Path); err != nil {
+			return rep, fmt.Errorf("forget sessions: %w (the next sync removes it)", err)
+		}
+	}
 	if rep.Removed, err = s.purge(ctx); err != nil {
 		return rep, fmt.Errorf("forget sessions: %w (the next open finishes it)", err)
 	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// dropper is a SessionSource that keeps copies of what it reads under the
+// index folder (a container session's extract, in the scratch folder):
+// Drop removes its copy of one transcript.
+type dropper interface{ Drop(path string) error }
+
+// dropCopies removes what the source keyed key keeps of the transcript at
+// path: a forgotten session leaves no copy there either. A sync calls it
+// for every forgotten transcript it lists, since a container read again
+// extracts every session it holds.
+func (s *Sessions) dropCopies(key, path string) error {
+	for _, src := range s.cfg.Sources {
+		if d, ok := src.(dropper); ok && sourceKey(src.Kind(), src.Root()) == key {
+			return d.Drop(path)
+		}
+	}
+	return nil
 }
 
 // selectForget resolves q to sessions.

@@ -13,6 +13,7 @@ import (
 	"mnemo/engine/enginetest/holding"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/transcript"
 )
 
 // forgetFixture writes three sessions, each with words no other holds.
@@ -266,5 +267,62 @@ func TestSessionsForgetCutMidSwap(t *testing.T) {
 	slices.Sort(ids)
 	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
 		t.Errorf("after the writer's open: hits %s", got)
+	}
+}
+
+// TestSessionsForgetContained: a session inside a container file (here a
+// claude.ai data export, read through the index's scratch folder, which
+// keeps one extract per session) is forgotten with every copy: no file
+// under the index folder holds its words — its extract included — and
+// later syncs leave it out, even after the container changes and is
+// extracted again.
+func TestSessionsForgetContained(t *testing.T) {
+	downloads := filepath.Join(t.TempDir(), "Downloads")
+	if err := os.CopyFS(downloads, os.DirFS(filepath.Join("..", "testdata", "transcripts", "claude-export", "home", "Downloads"))); err != nil {
+		t.Fatal(err)
+	}
+	idx := t.TempDir()
+	src := TranscriptSource(transcript.Source{Kind: transcript.ClaudeExport, Root: downloads}, transcript.Options{Scratch: SessionsScratch(idx)})
+	s := openTestSessions(t, idx, src)
+	mustSync(t, s)
+	p := search(t, s, SessionQuery{Text: "claudeokapi", Mode: FullText})
+	if len(p.Sessions) != 1 {
+		t.Fatalf("before the forget: %+v", p.Sessions)
+	}
+	id := p.Sessions[0].SessionID
+	if left := filesHolding(t, idx, "claudeokapi"); !strings.Contains(strings.Join(left, " "), "sources") {
+		t.Fatalf("before the forget no extract in the scratch folder holds the words (%v); the check would prove nothing", left)
+	}
+	rep, err := s.Forget(context.Background(), ForgetQuery{IDs: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sessions) != 1 || !rep.Sessions[0].TranscriptKept {
+		t.Errorf("forget: %+v, want the session, its transcript kept", rep.Sessions)
+	}
+	if left := filesHolding(t, idx, "claudeokapi"); len(left) > 0 {
+		t.Errorf("after the forget, files hold its words: %v", left)
+	}
+	conv := filepath.Join(downloads, "data-2025-12-01-12-00-00", "conversations.json")
+	for _, change := range []bool{false, true} {
+		if change { // the export is written again: every session extracted again
+			b, err := os.ReadFile(conv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(conv, append(b, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mustSync(t, s)
+		if got := search(t, s, SessionQuery{Text: "claudeokapi", Mode: FullText}); len(got.Sessions) != 0 {
+			t.Errorf("sync (container changed %v): the forgotten session is back: %+v", change, got.Sessions)
+		}
+		if left := filesHolding(t, idx, "claudeokapi"); len(left) > 0 {
+			t.Errorf("sync (container changed %v): files hold its words: %v", change, left)
+		}
+	}
+	if st, _ := s.Status(context.Background()); st.Sources[0].Forgotten != 1 {
+		t.Errorf("status: %d forgotten, want 1", st.Sources[0].Forgotten)
 	}
 }

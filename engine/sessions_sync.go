@@ -435,7 +435,16 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a
 	_, forgotten := s.forgotten[pathHash(j.path)]
 	s.mu.RUnlock()
 	if forgotten {
-		return nil // forgotten: left out for good (status counts it)
+		// Left out for good (status counts it), with any copy its source
+		// made while listing it.
+		if err := s.dropCopies(j.key, j.path); err != nil {
+			skip := Skip{Path: j.path, Reason: "forgotten, but its copy in the index folder stays: " + err.Error()}
+			rep.Skipped = append(rep.Skipped, skip)
+			if b.skips != nil {
+				b.skips[j.key] = append(b.skips[j.key], skip)
+			}
+		}
+		return nil
 	}
 	fi, statErr := os.Stat(j.path)
 	old, isNew := s.claim(b, j)
