@@ -223,8 +223,8 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 	var jobs []sessionJob
 	var gone []uint32
 	seenJob := map[string]bool{}
-	listed := map[string][]Skip{}   // sources listed whole: their skips
-	reread := map[string][]string{} // other sources: the files read again
+	listed := map[string]sourceListing{} // sources listed whole
+	reread := map[string][]string{}      // other sources: the files read again
 	for _, p := range paths {
 		p = filepath.Clean(p)
 		// Lstat: a link is looked at as a link, never followed.
@@ -255,7 +255,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 			if err != nil {
 				continue
 			}
-			listed[key] = sk
+			listed[key] = sourceListing{paths: all, skips: sk}
 			in := map[string]bool{}
 			for _, l := range all {
 				if l == dir || strings.HasPrefix(l, dir+string(filepath.Separator)) {
@@ -275,7 +275,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 			s.mu.RUnlock()
 		}
 	}
-	skips := s.pathSkips(listed, reread)
+	skips := s.pathSkips(listed, reread, seenJob)
 	err = s.run(ctx, jobs, s.notRead(gone, seenJob), skips, &rep)
 	s.mu.Lock()
 	for k, v := range skips { // with the transcripts found unreadable
@@ -289,16 +289,32 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 	return rep, nil
 }
 
+// sourceListing is one source's Discover.
+type sourceListing struct {
+	paths []string
+	skips []Skip
+}
+
 // pathSkips is what a SyncPaths batch leaves each source it touched
-// skipping: a source listed whole skips what its listing says; another
-// keeps what it skipped before, less the files read again (a read that
-// fails names them again).
-func (s *Sessions) pathSkips(listed map[string][]Skip, reread map[string][]string) map[string][]Skip {
+// skipping: a source listed whole skips what its listing says, and keeps
+// the read failures of listed transcripts not read in this batch; another
+// keeps what it skipped before, less the files read again. A read that
+// fails in the batch names its file again.
+func (s *Sessions) pathSkips(listed map[string]sourceListing, reread map[string][]string, read map[string]bool) map[string][]Skip {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := map[string][]Skip{}
-	for key, sk := range listed {
-		out[key] = append([]Skip{}, sk...)
+	for key, l := range listed {
+		still := map[string]bool{}
+		for _, p := range l.paths {
+			still[p] = !read[p]
+		}
+		out[key] = append([]Skip{}, l.skips...)
+		for _, k := range s.skips[key] {
+			if still[k.Path] {
+				out[key] = append(out[key], k)
+			}
+		}
 	}
 	for key, paths := range reread {
 		if _, ok := listed[key]; ok {
