@@ -157,6 +157,12 @@ type Sessions struct {
 	// unfinished says when a first or full sync began that has not
 	// completed: until one does, the index holds part of the transcripts.
 	unfinished string
+	// recovered is what each set-aside copy of a damaged state store gave
+	// back of its archived sessions, by copy name.
+	recovered map[string]SessionsRecovery
+	// purging is the purge mark of a forget whose files are not all
+	// rewritten yet ("" when none is).
+	purging string
 }
 
 // SessionsIndex is the sessions corpus as a front end reaches it: what the
@@ -273,7 +279,10 @@ func (s *Sessions) open(ctx context.Context) error {
 		}
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
-	ftPath := filepath.Join(s.dir, fulltextDir)
+	ftPath, err := s.fulltextPath()
+	if err != nil {
+		return err
+	}
 	ft, err := fulltext.Open(ftPath, !s.cfg.ReadOnly, fulltext.DurableBatches, nil)
 	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
@@ -294,7 +303,23 @@ func (s *Sessions) open(ctx context.Context) error {
 	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
 		s.lastSync = t
 	}
-	s.unfinished = meta[store.MetaUnfinished]
+	s.unfinished, s.purging = meta[store.MetaUnfinished], meta[metaPurge]
+	if !s.cfg.ReadOnly && !s.cfg.MirrorDeleted && meta[metaPurge] == "" {
+		got, err := s.recoverArchived()
+		if err != nil {
+			return err
+		}
+		for _, r := range got {
+			// Recovered sessions are in the store only: the rebuild
+			// indexes them. A copy that gave nothing asks for none.
+			if r.Recovered > 0 || s.needFull != "" {
+				s.noteRebuild(r.Summary())
+			}
+		}
+	}
+	if s.recovered, err = s.st.recoveries(); err != nil {
+		return fmt.Errorf("read sessions state store: %w", err)
+	}
 	if s.forgotten, err = s.st.loadForgotten(); err != nil {
 		return fmt.Errorf("read sessions state store: %w", err)
 	}
@@ -324,6 +349,15 @@ func (s *Sessions) open(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// noteRebuild adds why to the reasons the next sync must rebuild.
+func (s *Sessions) noteRebuild(why string) {
+	if s.needFull == "" {
+		s.needFull = why
+	} else {
+		s.needFull += "; " + why
+	}
 }
 
 func (s *Sessions) noteDamage(err error) { s.damage.Note(err) }
@@ -467,6 +501,15 @@ type SessionsStatus struct {
 	// sync of a writer rebuilds it, and until then text searches fail with
 	// ErrIndexDamaged.
 	Damaged string `json:"damaged,omitempty"`
+	// Recovery says, for each set-aside copy of a damaged state store,
+	// how many archived sessions were recovered from it and how many were
+	// lost, and why: their transcripts are gone, so the copy held them.
+	Recovery []SessionsRecovery `json:"recovery,omitempty"`
+	// ForgetUnfinished names a forget that was cut short before every file
+	// was rewritten: its sessions are in no answer, but their words may
+	// remain in the index's files until a writer opens the index (a sync,
+	// serve, another forget), which finishes the rewrite first.
+	ForgetUnfinished string `json:"forgetUnfinished,omitempty"`
 }
 
 // SourceStatus is one configured source: its root, what it holds and what it skipped.
@@ -523,7 +566,7 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
 		Indexing: s.indexing.Load() || s.unfinished != "", Unfinished: s.unfinished, ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
-		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(),
+		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(), ForgetUnfinished: s.purging,
 	}
 	if err := s.damaged(); err != nil {
 		st.Damaged = err.Error()
@@ -581,5 +624,9 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 		st.Other = append(st.Other, *o)
 	}
 	sort.Slice(st.Other, func(i, j int) bool { return st.Other[i].Source < st.Other[j].Source })
+	for _, r := range s.recovered {
+		st.Recovery = append(st.Recovery, r)
+	}
+	sort.Slice(st.Recovery, func(i, j int) bool { return st.Recovery[i].SetAside < st.Recovery[j].SetAside })
 	return st, nil
 }

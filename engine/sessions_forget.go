@@ -15,6 +15,7 @@ import (
 
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/transcript"
 )
 
 // Forgetting a session removes every trace of it from the index folder, not
@@ -98,7 +99,7 @@ func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, err
 	s.mu.RLock()
 	for _, ss := range sel {
 		_, statErr := os.Stat(ss.Path)
-		kept := statErr == nil
+		kept := statErr == nil || transcript.Contained(ss.Path)
 		if kept {
 			forgotten[pathHash(ss.Path)] = ss.Source
 		}
@@ -107,15 +108,42 @@ func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, err
 		rep.Messages += len(ss.seqs)
 	}
 	s.mu.RUnlock()
-	if err := s.st.forget(sel, forgotten, "forget started "+start.UTC().Format(time.RFC3339)); err != nil {
+	mark := "forget started " + start.UTC().Format(time.RFC3339)
+	if err := s.st.forget(sel, forgotten, mark); err != nil {
 		return rep, fmt.Errorf("forget sessions: %w", err)
 	}
+	s.mu.Lock()
+	s.purging = mark
+	s.mu.Unlock()
 	s.dropSessions(sel, forgotten)
+	for _, ss := range sel {
+		if err := s.dropCopies(ss.Source, ss.Path); err != nil {
+			return rep, fmt.Errorf("forget sessions: %w (the next sync removes it)", err)
+		}
+	}
 	if rep.Removed, err = s.purge(ctx); err != nil {
 		return rep, fmt.Errorf("forget sessions: %w (the next open finishes it)", err)
 	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// dropper is a SessionSource that keeps copies of what it reads under the
+// index folder (a container session's extract, in the scratch folder):
+// Drop removes its copy of one transcript.
+type dropper interface{ Drop(path string) error }
+
+// dropCopies removes what the source keyed key keeps of the transcript at
+// path: a forgotten session leaves no copy there either. A sync calls it
+// for every forgotten transcript it lists, since a container read again
+// extracts every session it holds.
+func (s *Sessions) dropCopies(key, path string) error {
+	for _, src := range s.cfg.Sources {
+		if d, ok := src.(dropper); ok && sourceKey(src.Kind(), src.Root()) == key {
+			return d.Drop(path)
+		}
+	}
+	return nil
 }
 
 // selectForget resolves q to sessions.
@@ -204,7 +232,13 @@ func (s *Sessions) purge(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return removed, err
 	}
-	return removed, s.st.setMeta(map[string]string{metaPurge: ""})
+	if err := s.st.setMeta(map[string]string{metaPurge: ""}); err != nil {
+		return removed, err
+	}
+	s.mu.Lock()
+	s.purging = ""
+	s.mu.Unlock()
+	return removed, nil
 }
 
 // rebuildFulltext builds a full-text index of every stored message of a
@@ -247,6 +281,33 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 	}
 	s.damage.Clear()
 	return os.RemoveAll(old)
+}
+
+// fulltextPath is the full-text index to open: its folder, or — when a
+// forget's swap was cut between its two renames, the old index moved aside
+// and the rebuilt one not yet in its place — the rebuilt one, complete
+// since the swap begins only once it is closed. A writer finishes the swap
+// (and then the purge runs again, from the purge mark); a reader, which
+// must change nothing, opens it where it is.
+func (s *Sessions) fulltextPath() (string, error) {
+	cur := filepath.Join(s.dir, fulltextDir)
+	tmp, old := cur+".purge", cur+".old"
+	if exists(cur) || !exists(old) || !exists(tmp) {
+		return cur, nil
+	}
+	if s.cfg.ReadOnly {
+		return tmp, nil
+	}
+	if err := os.Rename(tmp, cur); err != nil {
+		return "", fmt.Errorf("finish swapping in the rebuilt full-text index: %w", err)
+	}
+	syncDir(s.dir)
+	return cur, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // compactStore copies the live contents of the state store into a fresh
@@ -292,7 +353,7 @@ func (s *Sessions) compactStore() error {
 // removeSetAside deletes set-aside copies of a damaged state store: they
 // may hold a forgotten session, and the user asked for every trace gone.
 func (s *Sessions) removeSetAside() ([]string, error) {
-	aside, err := filepath.Glob(filepath.Join(s.dir, store.StateFile+".corrupt-*"))
+	aside, err := store.SetAsideCopies(filepath.Join(s.dir, store.StateFile))
 	if err != nil {
 		return nil, err
 	}

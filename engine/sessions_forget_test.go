@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blevesearch/vellum"
-	zapv17 "github.com/blevesearch/zapx/v17"
-
+	"mnemo/engine/enginetest/holding"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/transcript"
 )
 
 // forgetFixture writes three sessions, each with words no other holds.
@@ -37,81 +34,12 @@ func forgetFixture(t *testing.T) string {
 	return root
 }
 
-// filesHolding lists the files under dir that hold any of words: in their
-// raw bytes, or — for full-text segments, whose term dictionaries are
-// finite-state transducers that do not spell a term out byte after byte —
-// among the terms of any field of the segment, decoded, as the word or as
-// the analyser's form of it (its stem).
+// filesHolding lists the files under dir that hold any of words
+// (holding.Files: raw bytes, and every full-text segment's terms
+// decoded).
 func filesHolding(t *testing.T, dir string, words ...string) []string {
 	t.Helper()
-	forms := map[string]string{}
-	for _, w := range words {
-		forms[strings.ToLower(w)] = w
-		terms, err := fulltext.EnglishTerms(w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, term := range terms {
-			forms[term] = w
-		}
-	}
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		low := bytes.ToLower(b)
-		for f, w := range forms {
-			if bytes.Contains(low, []byte(f)) {
-				out = append(out, strings.TrimPrefix(p, dir)+" ("+w+")")
-			}
-		}
-		if strings.HasSuffix(p, ".zap") {
-			for _, term := range segmentTerms(t, p) {
-				if w, ok := forms[term]; ok {
-					out = append(out, strings.TrimPrefix(p, dir)+" term "+term+" ("+w+")")
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// segmentTerms decodes every term of every field of one scorch segment.
-func segmentTerms(t *testing.T, path string) []string {
-	t.Helper()
-	seg, err := (&zapv17.ZapPlugin{}).Open(path)
-	if err != nil {
-		t.Fatalf("open segment %s: %v", path, err)
-	}
-	defer seg.Close()
-	var out []string
-	for _, f := range seg.Fields() {
-		d, err := seg.Dictionary(f)
-		if err != nil {
-			t.Fatalf("segment %s field %s: %v", path, f, err)
-		}
-		it := d.AutomatonIterator(&vellum.AlwaysMatch{}, nil, nil)
-		for {
-			e, err := it.Next()
-			if err != nil {
-				t.Fatalf("segment %s field %s: %v", path, f, err)
-			}
-			if e == nil {
-				break
-			}
-			out = append(out, e.Term)
-		}
-	}
-	return out
+	return holding.Files(t, dir, words...)
 }
 
 var goneWords = []string{"quetzalxyzzy", "plughwump", "frobnitzkat"}
@@ -262,6 +190,9 @@ func TestSessionsForgetCrash(t *testing.T) {
 	if got := hitIDs(search(t, ro, SessionQuery{Text: "quetzalxyzzy", Mode: FullText})); len(got) != 0 {
 		t.Errorf("read-only after the crash: %v", got)
 	}
+	if st, _ := ro.Status(context.Background()); !strings.Contains(st.ForgetUnfinished, "forget started") {
+		t.Errorf("read-only status after the crash does not say the forget is unfinished: %q", st.ForgetUnfinished)
+	}
 	ro.Close()
 	s = openTestSessions(t, idx, lineSource{root})
 	if left := filesHolding(t, idx, goneWords...); len(left) > 0 {
@@ -270,9 +201,128 @@ func TestSessionsForgetCrash(t *testing.T) {
 	if meta := s.st.metaAll(); meta[metaPurge] != "" {
 		t.Errorf("purge mark still set: %q", meta[metaPurge])
 	}
+	if st, _ := s.Status(context.Background()); st.ForgetUnfinished != "" {
+		t.Errorf("status after the repair: forget unfinished %q", st.ForgetUnfinished)
+	}
 	ids := hitIDs(search(t, s, SessionQuery{Text: "zanzibarquux grommetvlax", Mode: FullText}))
 	slices.Sort(ids)
 	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
 		t.Errorf("the other sessions after the repair: %s", got)
+	}
+}
+
+// TestSessionsForgetCutMidSwap: a forget killed between the two renames of
+// its full-text swap — the old index moved aside, the rebuilt one not yet
+// in its place — leaves an index a reader still opens (from the rebuilt
+// folder, changing nothing) and a writer finishes.
+func TestSessionsForgetCutMidSwap(t *testing.T) {
+	root := forgetFixture(t)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	sel, err := s.selectForget(ForgetQuery{IDs: []string{"gone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.st.forget(sel, nil, "forget started (test)"); err != nil {
+		t.Fatal(err)
+	}
+	s.dropSessions(sel, nil)
+	cur := filepath.Join(idx, sessionsDir, fulltextDir)
+	ft, err := fulltext.Open(cur+".purge", true, fulltext.DurableBatches, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.reindexInto(context.Background(), ft, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ft.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // the kill, right after the first rename:
+	if err := os.Rename(cur, cur+".old"); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open mid-swap: %v", err)
+	}
+	ids := hitIDs(search(t, ro, SessionQuery{Text: "zanzibarquux quetzalxyzzy grommetvlax", Mode: FullText}))
+	slices.Sort(ids)
+	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
+		t.Errorf("read-only mid-swap: hits %s", got)
+	}
+	if st, _ := ro.Status(context.Background()); st.ForgetUnfinished == "" {
+		t.Error("read-only status mid-swap does not say the forget is unfinished")
+	}
+	ro.Close()
+	if _, err := os.Stat(cur); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the reader changed the index folder: %v", err)
+	}
+	s = openTestSessions(t, idx, lineSource{root})
+	if left := filesHolding(t, idx, goneWords...); len(left) > 0 {
+		t.Errorf("after a writer's open, files hold its words: %v", left)
+	}
+	ids = hitIDs(search(t, s, SessionQuery{Text: "zanzibarquux quetzalxyzzy grommetvlax", Mode: FullText}))
+	slices.Sort(ids)
+	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
+		t.Errorf("after the writer's open: hits %s", got)
+	}
+}
+
+// TestSessionsForgetContained: a session inside a container file (here a
+// claude.ai data export, read through the index's scratch folder, which
+// keeps one extract per session) is forgotten with every copy: no file
+// under the index folder holds its words — its extract included — and
+// later syncs leave it out, even after the container changes and is
+// extracted again.
+func TestSessionsForgetContained(t *testing.T) {
+	downloads := filepath.Join(t.TempDir(), "Downloads")
+	if err := os.CopyFS(downloads, os.DirFS(filepath.Join("..", "testdata", "transcripts", "claude-export", "home", "Downloads"))); err != nil {
+		t.Fatal(err)
+	}
+	idx := t.TempDir()
+	src := TranscriptSource(transcript.Source{Kind: transcript.ClaudeExport, Root: downloads}, transcript.Options{Scratch: SessionsScratch(idx)})
+	s := openTestSessions(t, idx, src)
+	mustSync(t, s)
+	p := search(t, s, SessionQuery{Text: "claudeokapi", Mode: FullText})
+	if len(p.Sessions) != 1 {
+		t.Fatalf("before the forget: %+v", p.Sessions)
+	}
+	id := p.Sessions[0].SessionID
+	if left := filesHolding(t, idx, "claudeokapi"); !strings.Contains(strings.Join(left, " "), "sources") {
+		t.Fatalf("before the forget no extract in the scratch folder holds the words (%v); the check would prove nothing", left)
+	}
+	rep, err := s.Forget(context.Background(), ForgetQuery{IDs: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sessions) != 1 || !rep.Sessions[0].TranscriptKept {
+		t.Errorf("forget: %+v, want the session, its transcript kept", rep.Sessions)
+	}
+	if left := filesHolding(t, idx, "claudeokapi"); len(left) > 0 {
+		t.Errorf("after the forget, files hold its words: %v", left)
+	}
+	conv := filepath.Join(downloads, "data-2025-12-01-12-00-00", "conversations.json")
+	for _, change := range []bool{false, true} {
+		if change { // the export is written again: every session extracted again
+			b, err := os.ReadFile(conv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(conv, append(b, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mustSync(t, s)
+		if got := search(t, s, SessionQuery{Text: "claudeokapi", Mode: FullText}); len(got.Sessions) != 0 {
+			t.Errorf("sync (container changed %v): the forgotten session is back: %+v", change, got.Sessions)
+		}
+		if left := filesHolding(t, idx, "claudeokapi"); len(left) > 0 {
+			t.Errorf("sync (container changed %v): files hold its words: %v", change, left)
+		}
+	}
+	if st, _ := s.Status(context.Background()); st.Sources[0].Forgotten != 1 {
+		t.Errorf("status: %d forgotten, want 1", st.Sources[0].Forgotten)
 	}
 }

@@ -500,3 +500,70 @@ func TestSessionsOlderFormat(t *testing.T) {
 		t.Errorf("second sync: %+v, want incremental", rep)
 	}
 }
+
+// TestSessionsFullRebuildKeepsArchivedFirst: a full rebuild indexes the
+// archived sessions again from the store under their own numbers, and the
+// transcripts read after them take numbers past theirs — the archived
+// session with the lowest number is not overwritten by the first live one.
+func TestSessionsFullRebuildKeepsArchivedFirst(t *testing.T) {
+	root := sessionFixture(t)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	if err := os.Remove(filepath.Join(root, "alpha", "s1.jsonl")); err != nil { // the first read: number 1
+		t.Fatal(err)
+	}
+	mustSync(t, s)
+	if _, err := s.Sync(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if v := view(t, s, "s1"); !v.Archived || msgIDs(v) != "a1,a2,a3" {
+		t.Errorf("archived s1 after a full rebuild: %+v", v)
+	}
+	if v := view(t, s, "s2"); v.Archived || msgIDs(v) != "b1,b2" {
+		t.Errorf("live s2 after a full rebuild: %+v", v)
+	}
+	if st, _ := s.Status(context.Background()); st.Sessions != 2 || st.Archived != 1 || st.Messages != 5 {
+		t.Errorf("status %+v, want 2 sessions, 1 archived, 5 messages", st)
+	}
+}
+
+// failingSource is lineSource whose reads of files named bad*.jsonl fail.
+type failingSource struct{ lineSource }
+
+func (f failingSource) Read(ctx context.Context, path string, cursor []byte, h TranscriptHandler) (TranscriptRead, error) {
+	if strings.HasPrefix(filepath.Base(path), "bad") {
+		return TranscriptRead{}, errors.New("read refused (test)")
+	}
+	return f.lineSource.Read(ctx, path, cursor, h)
+}
+
+// TestSessionsSyncPathsKeepsSkips: a batch of the watcher that lists a
+// source again (a new folder) keeps in status the read failures of the
+// transcripts it did not read again, and names its own.
+func TestSessionsSyncPathsKeepsSkips(t *testing.T) {
+	root := sessionFixture(t)
+	bad := filepath.Join(root, "alpha", "bad.jsonl")
+	writeLines(t, bad, []lineMsg{msgAt("x1", "user", "unreadable", 0)}, false)
+	s := openTestSessions(t, t.TempDir(), failingSource{lineSource{root}})
+	mustSync(t, s)
+	reasons := func() map[string]string {
+		st, _ := s.Status(context.Background())
+		out := map[string]string{}
+		for _, k := range st.Sources[0].Skipped {
+			out[k.Path] = k.Reason
+		}
+		return out
+	}
+	if r := reasons(); !strings.Contains(r[bad], "read refused") {
+		t.Fatalf("after the sync: skips %v", r)
+	}
+	bad2 := filepath.Join(root, "gamma", "bad2.jsonl")
+	writeLines(t, filepath.Join(root, "gamma", "s3.jsonl"), []lineMsg{msgAt("g1", "user", "durian", 0)}, false)
+	writeLines(t, bad2, []lineMsg{msgAt("y1", "user", "unreadable", 0)}, false)
+	if _, err := s.SyncPaths(context.Background(), []string{filepath.Join(root, "gamma")}); err != nil {
+		t.Fatal(err)
+	}
+	if r := reasons(); !strings.Contains(r[bad], "read refused") || !strings.Contains(r[bad2], "read refused") || len(r) != 2 {
+		t.Errorf("after a new folder: skips %v, want both unreadable files", r)
+	}
+}

@@ -30,6 +30,10 @@ func (t transcriptSource) Kind() string       { return string(t.src.Kind) }
 func (t transcriptSource) Root() string       { return t.src.Root }
 func (t transcriptSource) Owns(p string) bool { return t.src.Owns(p, t.opt) }
 
+// Drop removes what the source keeps of a transcript in the index's
+// scratch folder (a container session's extract).
+func (t transcriptSource) Drop(path string) error { return t.src.Drop(path, t.opt) }
+
 func (t transcriptSource) Discover(ctx context.Context) ([]string, []Skip, error) {
 	paths, sk, err := t.src.Discover(ctx, t.opt)
 	skips := make([]Skip, 0, len(sk))

@@ -31,7 +31,7 @@ var (
 	sbForgotten = []byte("forgotten")
 )
 
-var sessionBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbSkips, sbForgotten}
+var sessionBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbSkips, sbForgotten, sbRecovered}
 
 // rebuiltBuckets are the buckets a full rebuild empties.
 var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, store.BucketPending, sbSkips}

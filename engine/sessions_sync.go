@@ -201,7 +201,10 @@ func (s *Sessions) markUnfinished(start time.Time) error {
 
 // SyncPaths brings the given transcript paths (files or folders, existing
 // or not) up to date and nothing else; the watcher calls it. A path no
-// source owns is ignored.
+// source owns is ignored. A path that is not a regular file or a folder (a
+// link, a FIFO, a device) is never read: its folder is reconciled instead,
+// through the source's listing, so the watcher reads exactly what a sync
+// would and status names what it left out, as after a sync.
 func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsReport, err error) {
 	if s.cfg.ReadOnly {
 		return SessionsReport{}, ErrReadOnly
@@ -220,10 +223,13 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 	var jobs []sessionJob
 	var gone []uint32
 	seenJob := map[string]bool{}
+	listed := map[string]sourceListing{} // sources listed whole
+	reread := map[string][]string{}      // other sources: the files read again
 	for _, p := range paths {
 		p = filepath.Clean(p)
-		fi, statErr := os.Stat(p)
-		isFile := statErr == nil && !fi.IsDir()
+		// Lstat: a link is looked at as a link, never followed.
+		fi, statErr := os.Lstat(p)
+		isFile := statErr == nil && fi.Mode().IsRegular()
 		for _, src := range s.cfg.Sources {
 			if p != src.Root() && !inAnyFolder(p, []string{src.Root()}) {
 				continue
@@ -233,22 +239,25 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 				if !seenJob[p] {
 					seenJob[p] = true
 					jobs = append(jobs, sessionJob{src: src, key: key, path: p})
+					reread[key] = append(reread[key], p)
 				}
 				continue
 			}
-			// A folder appeared, something vanished, or a file changed that
-			// is part of a transcript folder (CodeArchitect's full.md): list
-			// the source and reconcile what lies under that folder.
+			// A folder appeared, something vanished, something that is not
+			// a regular file appeared, or a file changed that is part of a
+			// transcript folder (CodeArchitect's full.md): list the source
+			// and reconcile what lies under that folder.
 			dir := p
-			if isFile {
+			if statErr == nil && !fi.IsDir() {
 				dir = filepath.Dir(p)
 			}
-			listed, _, err := src.Discover(ctx)
+			all, sk, err := src.Discover(ctx)
 			if err != nil {
 				continue
 			}
+			listed[key] = sourceListing{paths: all, skips: sk}
 			in := map[string]bool{}
-			for _, l := range listed {
+			for _, l := range all {
 				if l == dir || strings.HasPrefix(l, dir+string(filepath.Separator)) {
 					in[l] = true
 					if !seenJob[l] {
@@ -266,11 +275,64 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 			s.mu.RUnlock()
 		}
 	}
-	if err := s.run(ctx, jobs, s.notRead(gone, seenJob), nil, &rep); err != nil {
+	skips := s.pathSkips(listed, reread, seenJob)
+	err = s.run(ctx, jobs, s.notRead(gone, seenJob), skips, &rep)
+	s.mu.Lock()
+	for k, v := range skips { // with the transcripts found unreadable
+		s.skips[k] = v
+	}
+	s.mu.Unlock()
+	if err != nil {
 		return rep, err
 	}
 	rep.Total = time.Since(start)
 	return rep, nil
+}
+
+// sourceListing is one source's Discover.
+type sourceListing struct {
+	paths []string
+	skips []Skip
+}
+
+// pathSkips is what a SyncPaths batch leaves each source it touched
+// skipping: a source listed whole skips what its listing says, and keeps
+// the read failures of listed transcripts not read in this batch; another
+// keeps what it skipped before, less the files read again. A read that
+// fails in the batch names its file again.
+func (s *Sessions) pathSkips(listed map[string]sourceListing, reread map[string][]string, read map[string]bool) map[string][]Skip {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string][]Skip{}
+	for key, l := range listed {
+		still := map[string]bool{}
+		for _, p := range l.paths {
+			still[p] = !read[p]
+		}
+		out[key] = append([]Skip{}, l.skips...)
+		for _, k := range s.skips[key] {
+			if still[k.Path] {
+				out[key] = append(out[key], k)
+			}
+		}
+	}
+	for key, paths := range reread {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		again := map[string]bool{}
+		for _, p := range paths {
+			again[p] = true
+		}
+		kept := []Skip{}
+		for _, k := range s.skips[key] {
+			if !again[k.Path] {
+				kept = append(kept, k)
+			}
+		}
+		out[key] = kept
+	}
+	return out
 }
 
 // notRead drops from gone, once each, every session whose transcript is
@@ -322,7 +384,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 			if err := s.apply(ctx, b); err != nil {
 				return err
 			}
-			b, a = &sessionBatch{}, s.ft.NewAnalyser()
+			b, a = &sessionBatch{skips: skips}, s.ft.NewAnalyser()
 			progress()
 		}
 	}
@@ -389,7 +451,16 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a
 	_, forgotten := s.forgotten[pathHash(j.path)]
 	s.mu.RUnlock()
 	if forgotten {
-		return nil // forgotten: left out for good (status counts it)
+		// Left out for good (status counts it), with any copy its source
+		// made while listing it.
+		if err := s.dropCopies(j.key, j.path); err != nil {
+			skip := Skip{Path: j.path, Reason: "forgotten, but its copy in the index folder stays: " + err.Error()}
+			rep.Skipped = append(rep.Skipped, skip)
+			if b.skips != nil {
+				b.skips[j.key] = append(b.skips[j.key], skip)
+			}
+		}
+		return nil
 	}
 	fi, statErr := os.Stat(j.path)
 	old, isNew := s.claim(b, j)
@@ -795,6 +866,11 @@ func (s *Sessions) restoreArchived(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("read archived sessions: %w", err)
 	}
+	s.mu.Lock()
+	for _, r := range recs { // the transcripts read next take numbers after theirs
+		s.nextSID = max(s.nextSID, r.SID+1)
+	}
+	s.mu.Unlock()
 	b, a := &sessionBatch{}, s.ft.NewAnalyser()
 	for i := range recs {
 		rec := recs[i]

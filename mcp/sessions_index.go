@@ -79,6 +79,12 @@ func (s *server) sessionsStatusTool() tool[sessionsStatusIn, sessionsStatusOut] 
 			if o.Damaged != "" {
 				b.WriteString(" Damaged: " + o.Damaged + ".")
 			}
+			if o.ForgetUnfinished != "" {
+				b.WriteString(" Forget unfinished: a " + o.ForgetUnfinished + " was cut short; its sessions are in no answer, and the next writer rewrites the index files without them.")
+			}
+			for _, r := range o.Recovery {
+				b.WriteString(" State store found damaged and set aside: " + r.Summary() + ".")
+			}
 			for _, src := range o.Sources {
 				fmt.Fprintf(&b, "\n%s %s: %d sessions (%d archived), %d messages; %d lines read, %d indexed", src.Kind, src.Root, src.Sessions, src.Archived, src.Messages, src.Coverage.Lines, src.Coverage.Indexed)
 				if len(src.Coverage.LeftOut) > 0 {

@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -290,4 +292,150 @@ func TestRedactionEverywhere(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// peakRSS is the peak resident set of process pid, in bytes (Linux's
+// VmHWM); ok is false where /proc does not say.
+func peakRSS(pid int) (int64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmHWM:" && f[2] == "kB" {
+			n, err := strconv.ParseInt(f[1], 10, 64)
+			return n << 10, err == nil
+		}
+	}
+	return 0, false
+}
+
+// TestServeHostileLinksAppear: while serve watches a transcript root, links
+// appear inside it — to /dev/zero, to a FIFO, to a transcript outside the
+// tree, a folder link that loops back up — and a FIFO named like a
+// transcript. serve reads none of them, goes on (a transcript written after
+// them is indexed), names each in sessions status with its reason, grows by
+// no more than 100 MB, and stops within 2 s of SIGTERM.
+func TestServeHostileLinksAppear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the mnemo binary; skipped with -short")
+	}
+	bin := mnemoBinary(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	projects := filepath.Join(dir, "claude", "projects")
+	proj := filepath.Join(projects, "-home-dev-a")
+	outside := filepath.Join(dir, "outside")
+	for _, d := range []string{filepath.Join(root, "memory"), proj, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const first, later = "1a2b3c4d-1111-4222-8333-444455556666", "5e6f7a8b-1111-4222-8333-444455556666"
+	writeTranscript := func(path, session, text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(claudeLine("user", session[:8], "", session, text, 0)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTranscript(filepath.Join(proj, first+".jsonl"), first, "The damson jam needs less sugar.")
+	source := "--source=claude-code=" + projects
+	s := startServer(t, bin, nil, "--root", root, "serve", source)
+	s.waitLog(`other commands reach this server on`)
+	s.waitLog(`start-up sessions sync`)
+	before, measured := peakRSS(s.cmd.Process.Pid)
+
+	writeTranscript(filepath.Join(outside, "o.jsonl"), "0e0e0e0e-1111-4222-8333-444455556666", "outsidemarker lives outside the tree")
+	if err := syscall.Mkfifo(filepath.Join(outside, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{ // path → what status must say of it
+		filepath.Join(proj, "zero.jsonl"):         "symbolic link",
+		filepath.Join(proj, "pipe.jsonl"):         "symbolic link",
+		filepath.Join(proj, "outside.jsonl"):      "symbolic link",
+		filepath.Join(projects, "-home-dev-loop"): "symbolic link to a folder",
+		filepath.Join(proj, "fifo.jsonl"):         "named pipe",
+	}
+	for link, target := range map[string]string{
+		filepath.Join(proj, "zero.jsonl"):         "/dev/zero",
+		filepath.Join(proj, "pipe.jsonl"):         filepath.Join(outside, "pipe"),
+		filepath.Join(proj, "outside.jsonl"):      filepath.Join(outside, "o.jsonl"),
+		filepath.Join(projects, "-home-dev-loop"): "..",
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(proj, "fifo.jsonl"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Written after them: once serve has indexed it, it has handled them.
+	writeTranscript(filepath.Join(proj, later+".jsonl"), later, "The medlar tree fruits in November.")
+	s.waitLog(`Z sessions sync: 1 added`) // not the start-up sync's line
+
+	mnemo := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runBinary(t, bin, "", append([]string{"--root", root, "sessions"}, args...)...)
+		if code != 0 {
+			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	var p struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	for q, n := range map[string]int{"medlar": 1, "damson": 1, "outsidemarker": 0} {
+		if err := json.Unmarshal([]byte(mnemo("search", "--json", "--no-sync", "--mode", "fulltext", q)), &p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Sessions) != n {
+			t.Errorf("search %q: %d sessions, want %d", q, len(p.Sessions), n)
+		}
+	}
+	var st struct {
+		Sessions int `json:"sessions"`
+		Sources  []struct {
+			Skipped   []struct{ Path, Reason string } `json:"skipped"`
+			SkippedBy map[string]int                  `json:"skippedByReason"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(mnemo("status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Sources) != 1 || st.Sessions != 2 {
+		t.Fatalf("status: %+v", st)
+	}
+	reasons := map[string]string{}
+	for _, k := range st.Sources[0].Skipped {
+		reasons[k.Path] = k.Reason
+	}
+	counted := 0
+	for _, n := range st.Sources[0].SkippedBy {
+		counted += n
+	}
+	for path, w := range want {
+		if !strings.Contains(reasons[path], w) {
+			t.Errorf("status says %q of %s, want %q", reasons[path], path, w)
+		}
+	}
+	if len(reasons) != len(want) || counted != len(want) {
+		t.Errorf("status skips %v, counted %v; want the %d hostile entries", reasons, st.Sources[0].SkippedBy, len(want))
+	}
+	if after, ok := peakRSS(s.cmd.Process.Pid); measured && ok {
+		t.Logf("serve peak RSS %d MB after start-up, %d MB after the links", before>>20, after>>20)
+		if after-before > 100<<20 {
+			t.Errorf("serve grew by %d MB handling the links, want at most 100", (after-before)>>20)
+		}
+	}
+
+	asked := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.exit:
+		t.Logf("serve stopped %s after SIGTERM", time.Since(asked).Round(time.Millisecond))
+	case <-time.After(2 * time.Second):
+		t.Fatalf("serve did not stop within 2 s of SIGTERM; log:\n%s", s.log())
+	}
 }

@@ -558,6 +558,12 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 	if st.LastError != "" {
 		fmt.Fprintf(b, "last sync failed: %s\n", st.LastError)
 	}
+	if st.ForgetUnfinished != "" {
+		fmt.Fprintf(b, "forget unfinished: a %s was cut short; its sessions are in no answer, and the next writer (mnemo sessions sync, serve) rewrites the index files without them\n", st.ForgetUnfinished)
+	}
+	for _, r := range st.Recovery {
+		fmt.Fprintf(b, "state store found damaged and set aside (%s): %s\n", formatTime(r.At), r.Summary())
+	}
 	var absent []engine.SourceStatus
 	for _, s := range st.Sources {
 		if !s.Exists && s.Sessions == 0 && len(s.Skipped) == 0 && s.Error == "" {

@@ -108,12 +108,15 @@ func OpenOrReplace(path string, o Options, now func() time.Time) (db *bolt.DB, r
 	return db, fmt.Sprintf("%v; set aside as %s", why, filepath.Base(aside)), nil
 }
 
+// openTimeout is how long an open waits for another process's lock.
+const openTimeout = 500 * time.Millisecond
+
 // openBolt opens one bbolt file of the index (what names it in errors),
 // then reads all of it once (verify), so damage is found at open.
 func openBolt(path, what string, readOnly bool) (*bolt.DB, error) {
 	var db *bolt.DB
 	err := guard(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: readOnly})
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout, ReadOnly: readOnly})
 		return err
 	})
 	if err != nil {

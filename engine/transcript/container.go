@@ -178,6 +178,28 @@ func writeAtomic(path string, b []byte) error {
 	return os.Rename(tmp, path)
 }
 
+// Drop removes what the source keeps of the transcript at path in its
+// scratch folder: for a session inside a container, its extract (its
+// messages, redacted). A forgotten session must leave no copy there; the
+// container's listing keeps only its key. Other transcripts keep nothing.
+func (s Source) Drop(path string, opt Options) error {
+	if !isContained(path) {
+		return nil
+	}
+	key, err := url.PathUnescape(filepath.Base(path))
+	if err != nil {
+		return fmt.Errorf("transcript %s: bad session key: %w", path, err)
+	}
+	if err := os.Remove(keyFile(scratchDir(opt, s.Kind, filepath.Dir(path)), key)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove the extract of %s: %w", path, err)
+	}
+	return nil
+}
+
+// Contained reports whether path names a session inside a container file
+// (a database, an export) that is still there.
+func Contained(path string) bool { return isContained(path) }
+
 // readContained reads one session of a container.
 func readContained(ctx context.Context, src Source, path string, prev Cursor, opt Options, h Handler, redact func(string) string) (Result, error) {
 	c := filepath.Dir(path)

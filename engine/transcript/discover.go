@@ -63,7 +63,8 @@ func (s Source) discoverFormat(ctx context.Context, opt Options, f format) ([]st
 // installed), an entry that cannot be read is recorded in skipped and
 // passed over. A symbolic link is never followed (it may lead out of the
 // folder: transcripts are read where they are); it is recorded when linked
-// says its slash path below the folder names a transcript. visit gets
+// says its slash path below the folder names a transcript, or when it
+// leads to a folder where the walk would look for transcripts. visit gets
 // every other entry with that path.
 func (s Source) walk(ctx context.Context, skipped *[]Skip, linked func(rel string) bool, visit func(p, rel string, d fs.DirEntry) error) error {
 	root := s.dir()
@@ -86,8 +87,14 @@ func (s Source) walk(ctx context.Context, skipped *[]Skip, linked func(rel strin
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			if linked(rel) {
+			switch {
+			case linked(rel):
 				*skipped = append(*skipped, Skip{p, "symbolic link (not followed)"})
+			case s.walksInto(rel) && isFolder(p):
+				// Where the walk would look for transcripts: a link there may
+				// lead out of the tree or back up it (a loop), so it is not
+				// followed, and said.
+				*skipped = append(*skipped, Skip{p, "symbolic link to a folder (not followed)"})
 			}
 			return nil
 		}
@@ -97,6 +104,13 @@ func (s Source) walk(ctx context.Context, skipped *[]Skip, linked func(rel strin
 		return fmt.Errorf("discover %s: %w", s, err)
 	}
 	return nil
+}
+
+// isFolder reports whether p, followed, is a folder. Stat never blocks, not
+// even on a FIFO, and a link loop is an error, not a folder.
+func isFolder(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // beyondWalk lists the transcripts a walk of the folder does not name

@@ -187,6 +187,12 @@ func (s Source) Owns(path string, opt Options) bool {
 	if err != nil || !fi.IsDir() {
 		return false
 	}
+	return s.walksInto(rel)
+}
+
+// walksInto reports whether Discover descends into a folder at rel (a
+// slash path below the source's folder) looking for transcripts.
+func (s Source) walksInto(rel string) bool {
 	d := depth[s.Kind]
 	if f, ok := formats[s.Kind]; ok {
 		if skipFolder(s.Kind, strings.Split(rel, "/")) {
