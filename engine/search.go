@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
@@ -153,28 +154,23 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 		}
 	}
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
-	// The query is embedded before the read lock is taken: a remote
-	// embedder takes a network round trip, and a reader holding the lock
-	// that long stalls every write (and, behind a waiting write, every
-	// read). A query the index cannot answer anyway is not embedded.
-	if done, err := e.searchable(q, &page); err != nil {
-		return Page{}, err
-	} else if done {
-		return page, nil
-	}
-	var qv []float32
-	var embedErr error
-	if q.Mode != FullText {
-		qv, embedErr = e.embedQuery(ctx, q)
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	terms, done, err := e.searchableLocked(q, &page)
+	err = rank.EmbedOutsideLock(ctx, &e.mu, q.Mode,
+		func() (fulltext.Terms, bool, error) { return e.searchableLocked(q, &page) },
+		func(ctx context.Context) ([]float32, error) { return queryVector(ctx, e.emb, q.Text, q.Mode) },
+		func(terms fulltext.Terms, qv []float32, embedErr error) error {
+			return e.searchLocked(ctx, q, terms, qv, embedErr, &page)
+		})
 	if err != nil {
 		return Page{}, err
-	} else if done {
-		return page, nil
 	}
+	return page, nil
+}
+
+// searchLocked is the search's stages, run under the read lock with the
+// query's terms, its vector (nil in FullText mode or when the embedder
+// knows none of its words) and the embedder's error, which counts only
+// after a damaged full-text index. It fills page.
+func (e *Engine) searchLocked(ctx context.Context, q Query, terms fulltext.Terms, qv []float32, embedErr error, page *Page) error {
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
 	plan := e.plan(q)
 
@@ -185,22 +181,22 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 	// chunks as the page needs, and again for more while a memory it did
 	// not return could still count.
 	var text []candidate
+	var err error
 	if q.Mode != Semantic {
-		text, err = e.textCandidates(ctx, terms, sc)
-	}
-	if err != nil {
-		e.noteDamage(err)
-		return Page{}, err
+		if text, err = e.textCandidates(ctx, terms, sc); err != nil {
+			e.noteDamage(err)
+			return err
+		}
 	}
 	if embedErr != nil {
-		return Page{}, embedErr
+		return embedErr
 	}
 	found := vectors.Found{Bound: 1} // nothing asked yet: anything may be similar
 	if n := e.vec.Len(); qv != nil && n > 0 && n <= e.countAll {
 		// A small store answers a complete query in about a millisecond:
 		// then every count is exact, whatever the page.
 		if found, err = e.semanticCandidates(ctx, qv, sc, n); err != nil {
-			return Page{}, err
+			return err
 		}
 	}
 	var cands []candidate
@@ -210,21 +206,13 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 			break
 		}
 		if found, err = e.semanticCandidates(ctx, qv, sc, n); err != nil {
-			return Page{}, err
+			return err
 		}
 	}
-	list := e.decayAndCut(plan, cands, &page)
+	list := e.decayAndCut(plan, cands, page)
 	page.Results = e.page(q, terms, list)
-	page.Hint = e.hint(q, page)
-	return page, nil
-}
-
-// searchable takes the read lock to run searchableLocked's checks.
-func (e *Engine) searchable(q Query, page *Page) (done bool, err error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	_, done, err = e.searchableLocked(q, page)
-	return done, err
+	page.Hint = e.hint(q, *page)
+	return nil
 }
 
 // searchableLocked checks that the index can answer q and analyses its
@@ -289,17 +277,18 @@ func (e *Engine) plan(q Query) searchPlan {
 	}
 }
 
-// embedQuery returns the query's unit vector, or nil when it has no
-// meaning to search by (no word the embedder knows): Semantic mode then
-// fails, Hybrid goes on with the words alone.
-func (e *Engine) embedQuery(ctx context.Context, q Query) ([]float32, error) {
-	qv, err := e.emb.Embed(ctx, []string{q.Text})
+// queryVector returns the query's unit vector, or nil when it has no
+// meaning to search by (no word emb knows): Semantic mode then fails,
+// Hybrid goes on with the words alone. Both corpora embed their queries
+// with it.
+func queryVector(ctx context.Context, emb embed.Embedder, text string, mode Mode) ([]float32, error) {
+	qv, err := emb.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
 	u := vectors.Normalize(qv[0])
-	if u == nil && q.Mode == Semantic {
-		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, e.emb.Name(), ErrNoTerms)
+	if u == nil && mode == Semantic {
+		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", text, emb.Name(), ErrNoTerms)
 	}
 	return u, nil
 }

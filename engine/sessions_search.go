@@ -203,27 +203,23 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 		return SessionPage{}, err
 	}
 	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
-	// The query is embedded before the read lock is taken, as the memory
-	// search does (see Engine.Search): a remote embedder's round trip must
-	// not stall a sync.
-	if done, err := s.searchable(q, &page); err != nil {
-		return SessionPage{}, err
-	} else if done {
-		return page, nil
-	}
-	var qv []float32
-	var embedErr error
-	if q.Mode != FullText {
-		qv, embedErr = s.embedQuery(ctx, q)
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	terms, done, err := s.searchableLocked(q, &page)
+	err = rank.EmbedOutsideLock(ctx, &s.mu, q.Mode,
+		func() (fulltext.Terms, bool, error) { return s.searchableLocked(q, &page) },
+		func(ctx context.Context) ([]float32, error) { return queryVector(ctx, s.emb, q.Text, q.Mode) },
+		func(terms fulltext.Terms, qv []float32, embedErr error) error {
+			return s.searchLocked(ctx, q, terms, qv, embedErr, &page)
+		})
 	if err != nil {
 		return SessionPage{}, err
-	} else if done {
-		return page, nil
 	}
+	return page, nil
+}
+
+// searchLocked is the search's stages, run under the read lock with the
+// query's terms, its vector (nil in FullText mode or when the embedder
+// knows none of its words) and the embedder's error, which counts only
+// after a damaged full-text index. It fills page.
+func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fulltext.Terms, qv []float32, embedErr error, page *SessionPage) error {
 	sc := newSessionScope(q)
 	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
 		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
@@ -242,15 +238,16 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 		semDone <- semantic{err: embedErr}
 	}
 	var text []candidate
+	var err error
 	if q.Mode != Semantic {
 		text, err = s.textCandidates(ctx, terms, sc)
 	}
 	sem := <-semDone // never leave the vector query reading under a released lock
 	if err != nil {
-		return SessionPage{}, err
+		return err
 	}
 	if sem.err != nil {
-		return SessionPage{}, sem.err
+		return sem.err
 	}
 	text, textSessions := s.bestText(text, p)
 	var groups []*sessionGroup
@@ -260,7 +257,7 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 			break
 		}
 		if sem.found, err = s.semanticCandidates(ctx, qv, sc, n*4); err != nil {
-			return SessionPage{}, err
+			return err
 		}
 	}
 	page.TotalSessions = len(groups)
@@ -274,15 +271,7 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 	for _, g := range groups[:min(q.Limit, len(groups))] {
 		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
 	}
-	return page, nil
-}
-
-// searchable takes the read lock to run searchableLocked's checks.
-func (s *Sessions) searchable(q SessionQuery, page *SessionPage) (done bool, err error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, done, err = s.searchableLocked(q, page)
-	return done, err
+	return nil
 }
 
 // searchableLocked checks that the index can answer q and analyses its
@@ -305,21 +294,6 @@ func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms fu
 		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
 	}
 	return terms, false, nil
-}
-
-// embedQuery returns the query's unit vector, or nil when the embedder
-// knows none of its words: Semantic mode then fails, Hybrid goes on with
-// the words alone.
-func (s *Sessions) embedQuery(ctx context.Context, q SessionQuery) ([]float32, error) {
-	qv, err := s.emb.Embed(ctx, []string{q.Text})
-	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
-	}
-	u := vectors.Normalize(qv[0])
-	if u == nil && q.Mode == Semantic {
-		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, s.emb.Name(), ErrNoTerms)
-	}
-	return u, nil
 }
 
 // indexingNow reports whether answers may be partial: a first or full sync

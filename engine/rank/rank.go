@@ -1,13 +1,15 @@
 // Package rank holds the stages of a search that know nothing of the
 // corpus they rank: the query vocabulary (Mode, Sort, Fusion, Ranking),
-// candidates and their evidence, fusion, the decay hook, the cut below
-// which a candidate cannot reach the page, ordering, and the page's
-// bounds. The memory corpus and the sessions corpus both rank through it,
-// so a score means the same in both.
+// the query embedded outside the corpus's read lock, candidates and their
+// evidence, fusion, the decay hook, the cut below which a candidate
+// cannot reach the page, ordering, and the page's bounds. The memory
+// corpus and the sessions corpus both rank through it, so a score means
+// the same in both.
 //
 // It must do no I/O and hold no index: candidates come in already found
-// (by the full-text index, by the vector store), and what decay weighs is
-// handed in as a function. It imports neither Bleve nor bbolt nor os.
+// (by the full-text index, by the vector store), and the embedder, the
+// index checks and what decay weighs are handed in as functions. It
+// imports neither Bleve nor bbolt nor os.
 package rank
 
 import (
