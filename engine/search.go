@@ -300,21 +300,17 @@ func (e *Engine) textCandidates(ctx context.Context, terms fulltext.Terms, sc sc
 	if err != nil {
 		return nil, err
 	}
+	return rank.TextCandidates(hits, e.lookup(sc)), nil
+}
+
+// lookup finds a memory by path for the ranking stages: false when it
+// is gone or outside sc.
+func (e *Engine) lookup(sc scope) func(path string) (*record, bool) {
 	filtered := sc.filters()
-	cands := make([]candidate, 0, len(hits))
-	var best float64
-	for _, h := range hits {
-		r := e.files[h.Path]
-		if r == nil || (filtered && !sc.match(r)) {
-			continue
-		}
-		cands = append(cands, candidate{Rec: r, Text: h.Score, Matched: h.Matched, TextRank: 1})
-		best = math.Max(best, h.Score)
+	return func(path string) (*record, bool) {
+		r := e.files[path]
+		return r, r != nil && (!filtered || sc.match(r))
 	}
-	for i := range cands {
-		cands[i].Text /= best
-	}
-	return cands, nil
 }
 
 // semanticCandidates is stage two: the memories with a chunk among the n
@@ -336,29 +332,11 @@ func (e *Engine) semanticCandidates(ctx context.Context, qv []float32, sc scope,
 // not a second scan), memories found by meaning alone join above the
 // floor, and each candidate gets its fused score before decay.
 func (e *Engine) fuse(p searchPlan, sc scope, text []candidate, qv []float32, found vectors.Found) []candidate {
-	cands := make([]candidate, len(text), len(text)+len(found.Hits))
-	copy(cands, text)
+	var nearest func(string) (vectors.Hit, bool)
 	if qv != nil {
-		taken := make(map[string]bool, len(cands))
-		for i := range cands {
-			c := &cands[i]
-			taken[c.Rec.Path] = true
-			if h, ok := e.vec.Nearest(qv, c.Rec.Path); ok && h.Similarity > 0 {
-				c.Sem, c.Chunk, c.SemRank = math.Min(float64(h.Similarity), 1), h.Chunk, 1
-			}
-		}
-		filtered := sc.filters()
-		for _, h := range found.Hits {
-			if float64(h.Similarity) < p.Floor || taken[h.ID] {
-				continue
-			}
-			r := e.files[h.ID]
-			if r == nil || (filtered && !sc.match(r)) {
-				continue
-			}
-			cands = append(cands, candidate{Rec: r, Sem: math.Min(float64(h.Similarity), 1), Chunk: h.Chunk, SemRank: 1})
-		}
+		nearest = func(path string) (vectors.Hit, bool) { return e.vec.Nearest(qv, path) }
 	}
+	cands := rank.Join(text, nearest, found.Hits, p.Floor, e.lookup(sc))
 	rank.FuseAll(p.Fuser, cands, p.Mode)
 	return cands
 }

@@ -215,10 +215,9 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 	return page, nil
 }
 
-// searchLocked is the search's stages, run under the read lock with the
-// query's terms, its vector (nil in FullText mode or when the embedder
-// knows none of its words) and the embedder's error, which counts only
-// after a damaged full-text index. It fills page.
+// searchLocked is the search's stages under the read lock, as
+// Engine.searchLocked's: messages instead of memories, grouped by session,
+// without decay. It fills page.
 func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fulltext.Terms, qv []float32, embedErr error, page *SessionPage) error {
 	sc := newSessionScope(q)
 	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
@@ -424,48 +423,30 @@ func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc 
 		s.noteDamage(err)
 		return nil, err
 	}
-	cands := make([]candidate, 0, len(hits))
-	var top float64
-	for _, h := range hits {
-		m := s.msgs[h.Path]
+	return rank.TextCandidates(hits, s.lookup(sc)), nil
+}
+
+// lookup finds a message by id for the ranking stages: false when
+// it is gone or outside sc.
+func (s *Sessions) lookup(sc sessionScope) func(id string) (*record, bool) {
+	return func(id string) (*record, bool) {
+		m := s.msgs[id]
 		if m == nil || !s.inScope(sc, m) {
-			continue
+			return nil, false
 		}
-		cands = append(cands, candidate{Rec: &m.rec, Text: h.Score, Matched: h.Matched, TextRank: 1})
-		top = math.Max(top, h.Score)
+		return &m.rec, true
 	}
-	for i := range cands {
-		cands[i].Text /= top
-	}
-	return cands, nil
 }
 
 // fuse is stage two and three: text matches get their exact similarity,
 // messages found by meaning alone join above the floor, and every
 // candidate gets its fused score.
 func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []float32, found vectors.Found) []candidate {
-	cands := make([]candidate, len(text), len(text)+len(found.Hits))
-	copy(cands, text)
+	var nearest func(string) (vectors.Hit, bool)
 	if qv != nil {
-		taken := make(map[string]bool, len(cands))
-		for i := range cands {
-			c := &cands[i]
-			taken[c.Rec.Path] = true
-			if h, ok := s.vec.Nearest(qv, c.Rec.Path); ok && h.Similarity > 0 {
-				c.Sem, c.SemRank = math.Min(float64(h.Similarity), 1), 1
-			}
-		}
-		for _, h := range found.Hits {
-			if float64(h.Similarity) < p.floor || taken[h.ID] {
-				continue
-			}
-			m := s.msgs[h.ID]
-			if m == nil || !s.inScope(sc, m) {
-				continue
-			}
-			cands = append(cands, candidate{Rec: &m.rec, Sem: math.Min(float64(h.Similarity), 1), SemRank: 1})
-		}
+		nearest = func(id string) (vectors.Hit, bool) { return s.vec.Nearest(qv, id) }
 	}
+	cands := rank.Join(text, nearest, found.Hits, p.floor, s.lookup(sc))
 	rank.FuseAll(p.fuser, cands, p.mode)
 	for i := range cands {
 		cands[i].Score = cands[i].Fused // sessions are not decayed

@@ -324,12 +324,9 @@ func NewBM25(r rank.Ranking) BM25 {
 	return BM25{K1: r.K1, B: r.B, Weights: [NumFields]float64{r.TitleWeight, r.BodyWeight, r.TagsWeight, r.CJKWeight}}
 }
 
-// Hit is one document's BM25 score and how many query terms it matched.
-type Hit struct {
-	Path    string // the document's id
-	Score   float64
-	Matched int // query terms matched
-}
+// Hit is one document's BM25 score and how many query terms it matched,
+// as ranking takes it.
+type Hit = rank.TextHit
 
 // Score computes BM25 over the index's postings: Σ fields w_f · Σ terms
 // idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)). We score ourselves
@@ -498,7 +495,7 @@ func hits(rd index.IndexReader, byID map[string]*termAcc) ([]Hit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resolve document id: %w", err)
 		}
-		out = append(out, Hit{Path: ext, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
+		out = append(out, Hit{ID: ext, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
 	}
 	return out, nil
 }
