@@ -219,22 +219,14 @@ func (e *Engine) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 // text. done says the answer is page as it stands (an index being built
 // that holds nothing yet); err, that q cannot be answered. The caller
 // holds e.mu.
-func (e *Engine) searchableLocked(q Query, page *Page) (terms fulltext.Terms, done bool, err error) {
+func (e *Engine) searchableLocked(q Query, page *Page) (fulltext.Terms, bool, error) {
 	page.Indexing = e.building()
-	if e.lastSync.IsZero() && len(e.files) == 0 {
-		if page.Indexing {
-			return terms, true, nil
-		}
-		return terms, false, ErrIndexNotReady
+	done, err := rank.Ready(q.Mode, page.Indexing, e.lastSync.IsZero() && len(e.files) == 0, e.damaged(), ErrIndexNotReady)
+	if err != nil || done {
+		return fulltext.Terms{}, done, err
 	}
-	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
-		return terms, false, err
-	}
-	terms = e.ft.AnalyzeQuery(q.Text)
-	if terms.Empty() {
-		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
-	}
-	return terms, false, nil
+	terms, err := e.ft.QueryTerms(q.Text)
+	return terms, false, err
 }
 
 // hint explains an empty page whose query the embedder knows no word of:

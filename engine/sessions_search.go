@@ -277,22 +277,17 @@ func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fullt
 // text. done says the answer is page as it stands (a first sync that
 // has stored nothing yet); err, that q cannot be answered. The caller
 // holds s.mu.
-func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms fulltext.Terms, done bool, err error) {
+func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (fulltext.Terms, bool, error) {
 	page.Indexing = s.indexingNow()
-	if s.lastSync.IsZero() && len(s.msgs) == 0 {
-		if page.Indexing {
-			return terms, true, nil
-		}
-		return terms, false, fmt.Errorf("sessions %w", ErrIndexNotReady)
+	done, err := rank.Ready(q.Mode, page.Indexing, s.lastSync.IsZero() && len(s.msgs) == 0, s.damaged(), ErrIndexNotReady)
+	if err != nil {
+		return fulltext.Terms{}, false, fmt.Errorf("sessions %w", err)
 	}
-	if err := s.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
-		return terms, false, fmt.Errorf("sessions %w", err)
+	terms := fulltext.Terms{}
+	if !done {
+		terms, err = s.ft.QueryTerms(q.Text)
 	}
-	terms = s.ft.AnalyzeQuery(q.Text)
-	if terms.Empty() {
-		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
-	}
-	return terms, false, nil
+	return terms, done, err
 }
 
 // indexingNow reports whether answers may be partial: a first or full sync

@@ -283,6 +283,16 @@ type Terms struct {
 	cjk map[string]int
 }
 
+// QueryTerms is AnalyzeQuery for a search: a text that leaves no term to
+// look up (only stopwords or punctuation) is rank.ErrNoTerms.
+func (ft *Index) QueryTerms(text string) (Terms, error) {
+	q := ft.AnalyzeQuery(text)
+	if q.Empty() {
+		return q, fmt.Errorf("%q: %w", text, rank.ErrNoTerms)
+	}
+	return q, nil
+}
+
 // AnalyzeQuery analyses a query's text as the index analysed its documents.
 func (ft *Index) AnalyzeQuery(text string) Terms {
 	q := Terms{en: map[string]int{}}
