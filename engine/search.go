@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/admit"
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
@@ -129,12 +130,7 @@ func (r *record) Updated() time.Time { return r.updated() }
 // A search first waits its turn at Config.Admit, the process's gate, so
 // that every front end's searches share one bound.
 func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
-	leave, err := e.cfg.Admit.Enter(ctx)
-	if err != nil {
-		return Page{}, err
-	}
-	defer leave()
-	return e.search(ctx, q)
+	return admit.Do(ctx, e.cfg.Admit, func() (Page, error) { return e.search(ctx, q) })
 }
 
 // search is Search past the gate. The engine's own searches (the

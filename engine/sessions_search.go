@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/admit"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
@@ -189,12 +190,7 @@ func (sc sessionScope) message(m *message) bool {
 // "latest first" is sort recency or the date filters. A search first
 // waits its turn at SessionsConfig.Admit, the process's gate.
 func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, error) {
-	leave, err := s.cfg.Admit.Enter(ctx)
-	if err != nil {
-		return SessionPage{}, err
-	}
-	defer leave()
-	return s.search(ctx, q)
+	return admit.Do(ctx, s.cfg.Admit, func() (SessionPage, error) { return s.search(ctx, q) })
 }
 
 func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, error) {
