@@ -164,8 +164,8 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 
 // searchLocked is the search's stages, run under the read lock with the
 // query's terms, its vector (nil in FullText mode or when the embedder
-// knows none of its words) and the embedder's error, which counts only
-// after a damaged full-text index. It fills page.
+// knows none of its words) and the embedder's error, which it reports
+// after any error of the full-text index. It fills page.
 func (e *Engine) searchLocked(ctx context.Context, q Query, terms fulltext.Terms, qv []float32, embedErr error, page *Page) error {
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
 	plan := e.plan(q)
