@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"mnemo/decay"
+	"mnemo/engine/admit"
+	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
@@ -128,12 +130,7 @@ func (r *record) Updated() time.Time { return r.updated() }
 // A search first waits its turn at Config.Admit, the process's gate, so
 // that every front end's searches share one bound.
 func (e *Engine) Search(ctx context.Context, q Query) (Page, error) {
-	leave, err := e.cfg.Admit.Enter(ctx)
-	if err != nil {
-		return Page{}, err
-	}
-	defer leave()
-	return e.search(ctx, q)
+	return admit.Do(ctx, e.cfg.Admit, func() (Page, error) { return e.search(ctx, q) })
 }
 
 // search is Search past the gate. The engine's own searches (the
@@ -154,28 +151,23 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 		q.Folder = e.spelled(q.Folder)
 	}
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
-	// The query is embedded before the read lock is taken: a remote
-	// embedder takes a network round trip, and a reader holding the lock
-	// that long stalls every write (and, behind a waiting write, every
-	// read). A query the index cannot answer anyway is not embedded.
-	if done, err := e.searchable(q, &page); err != nil {
-		return Page{}, err
-	} else if done {
-		return page, nil
-	}
-	var qv []float32
-	var embedErr error
-	if q.Mode != FullText {
-		qv, embedErr = e.embedQuery(ctx, q)
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	terms, done, err := e.searchableLocked(q, &page)
+	err = rank.EmbedOutsideLock(ctx, &e.mu, q.Mode,
+		func() (fulltext.Terms, bool, error) { return e.searchableLocked(q, &page) },
+		func(ctx context.Context) ([]float32, error) { return queryVector(ctx, e.emb, q.Text, q.Mode) },
+		func(terms fulltext.Terms, qv []float32, embedErr error) error {
+			return e.searchLocked(ctx, q, terms, qv, embedErr, &page)
+		})
 	if err != nil {
 		return Page{}, err
-	} else if done {
-		return page, nil
 	}
+	return page, nil
+}
+
+// searchLocked is the search's stages, run under the read lock with the
+// query's terms, its vector (nil in FullText mode or when the embedder
+// knows none of its words) and the embedder's error, which it reports
+// after any error of the full-text index. It fills page.
+func (e *Engine) searchLocked(ctx context.Context, q Query, terms fulltext.Terms, qv []float32, embedErr error, page *Page) error {
 	sc := scope{folder: q.Folder, tags: q.Tags, from: q.From, to: q.To}
 	plan := e.plan(q)
 
@@ -186,22 +178,22 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 	// chunks as the page needs, and again for more while a memory it did
 	// not return could still count.
 	var text []candidate
+	var err error
 	if q.Mode != Semantic {
-		text, err = e.textCandidates(ctx, terms, sc)
-	}
-	if err != nil {
-		e.noteDamage(err)
-		return Page{}, err
+		if text, err = e.textCandidates(ctx, terms, sc); err != nil {
+			e.noteDamage(err)
+			return err
+		}
 	}
 	if embedErr != nil {
-		return Page{}, embedErr
+		return embedErr
 	}
 	found := vectors.Found{Bound: 1} // nothing asked yet: anything may be similar
 	if n := e.vec.Len(); qv != nil && n > 0 && n <= e.countAll {
 		// A small store answers a complete query in about a millisecond:
 		// then every count is exact, whatever the page.
 		if found, err = e.semanticCandidates(ctx, qv, sc, n); err != nil {
-			return Page{}, err
+			return err
 		}
 	}
 	var cands []candidate
@@ -211,43 +203,27 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 			break
 		}
 		if found, err = e.semanticCandidates(ctx, qv, sc, n); err != nil {
-			return Page{}, err
+			return err
 		}
 	}
-	list := e.decayAndCut(plan, cands, &page)
+	list := e.decayAndCut(plan, cands, page)
 	page.Results = e.page(q, terms, list)
-	page.Hint = e.hint(q, page)
-	return page, nil
-}
-
-// searchable takes the read lock to run searchableLocked's checks.
-func (e *Engine) searchable(q Query, page *Page) (done bool, err error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	_, done, err = e.searchableLocked(q, page)
-	return done, err
+	page.Hint = e.hint(q, *page)
+	return nil
 }
 
 // searchableLocked checks that the index can answer q and analyses its
 // text. done says the answer is page as it stands (an index being built
 // that holds nothing yet); err, that q cannot be answered. The caller
 // holds e.mu.
-func (e *Engine) searchableLocked(q Query, page *Page) (terms fulltext.Terms, done bool, err error) {
+func (e *Engine) searchableLocked(q Query, page *Page) (fulltext.Terms, bool, error) {
 	page.Indexing = e.building()
-	if e.lastSync.IsZero() && len(e.files) == 0 {
-		if page.Indexing {
-			return terms, true, nil
-		}
-		return terms, false, ErrIndexNotReady
+	done, err := rank.Ready(q.Mode, page.Indexing, e.lastSync.IsZero() && len(e.files) == 0, e.damaged(), ErrIndexNotReady)
+	if err != nil || done {
+		return fulltext.Terms{}, done, err
 	}
-	if err := e.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
-		return terms, false, err
-	}
-	terms = e.ft.AnalyzeQuery(q.Text)
-	if terms.Empty() {
-		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
-	}
-	return terms, false, nil
+	terms, err := e.ft.QueryTerms(q.Text)
+	return terms, false, err
 }
 
 // hint explains an empty page whose query the embedder knows no word of:
@@ -290,17 +266,18 @@ func (e *Engine) plan(q Query) searchPlan {
 	}
 }
 
-// embedQuery returns the query's unit vector, or nil when it has no
-// meaning to search by (no word the embedder knows): Semantic mode then
-// fails, Hybrid goes on with the words alone.
-func (e *Engine) embedQuery(ctx context.Context, q Query) ([]float32, error) {
-	qv, err := e.emb.Embed(ctx, []string{q.Text})
+// queryVector returns the query's unit vector, or nil when it has no
+// meaning to search by (no word emb knows): Semantic mode then fails,
+// Hybrid goes on with the words alone. Both corpora embed their queries
+// with it.
+func queryVector(ctx context.Context, emb embed.Embedder, text string, mode Mode) ([]float32, error) {
+	qv, err := emb.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
 	u := vectors.Normalize(qv[0])
-	if u == nil && q.Mode == Semantic {
-		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, e.emb.Name(), ErrNoTerms)
+	if u == nil && mode == Semantic {
+		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", text, emb.Name(), ErrNoTerms)
 	}
 	return u, nil
 }
@@ -312,21 +289,17 @@ func (e *Engine) textCandidates(ctx context.Context, terms fulltext.Terms, sc sc
 	if err != nil {
 		return nil, err
 	}
+	return rank.TextCandidates(hits, e.lookup(sc)), nil
+}
+
+// lookup finds a memory by path for the ranking stages: false when it
+// is gone or outside sc.
+func (e *Engine) lookup(sc scope) func(path string) (*record, bool) {
 	filtered := sc.filters()
-	cands := make([]candidate, 0, len(hits))
-	var best float64
-	for _, h := range hits {
-		r := e.files[h.Path]
-		if r == nil || (filtered && !sc.match(r)) {
-			continue
-		}
-		cands = append(cands, candidate{Rec: r, Text: h.Score, Matched: h.Matched, TextRank: 1})
-		best = math.Max(best, h.Score)
+	return func(path string) (*record, bool) {
+		r := e.files[path]
+		return r, r != nil && (!filtered || sc.match(r))
 	}
-	for i := range cands {
-		cands[i].Text /= best
-	}
-	return cands, nil
 }
 
 // semanticCandidates is stage two: the memories with a chunk among the n
@@ -348,29 +321,11 @@ func (e *Engine) semanticCandidates(ctx context.Context, qv []float32, sc scope,
 // not a second scan), memories found by meaning alone join above the
 // floor, and each candidate gets its fused score before decay.
 func (e *Engine) fuse(p searchPlan, sc scope, text []candidate, qv []float32, found vectors.Found) []candidate {
-	cands := make([]candidate, len(text), len(text)+len(found.Hits))
-	copy(cands, text)
+	var nearest func(string) (vectors.Hit, bool)
 	if qv != nil {
-		taken := make(map[string]bool, len(cands))
-		for i := range cands {
-			c := &cands[i]
-			taken[c.Rec.Path] = true
-			if h, ok := e.vec.Nearest(qv, c.Rec.Path); ok && h.Similarity > 0 {
-				c.Sem, c.Chunk, c.SemRank = math.Min(float64(h.Similarity), 1), h.Chunk, 1
-			}
-		}
-		filtered := sc.filters()
-		for _, h := range found.Hits {
-			if float64(h.Similarity) < p.Floor || taken[h.ID] {
-				continue
-			}
-			r := e.files[h.ID]
-			if r == nil || (filtered && !sc.match(r)) {
-				continue
-			}
-			cands = append(cands, candidate{Rec: r, Sem: math.Min(float64(h.Similarity), 1), Chunk: h.Chunk, SemRank: 1})
-		}
+		nearest = func(path string) (vectors.Hit, bool) { return e.vec.Nearest(qv, path) }
 	}
+	cands := rank.Join(text, nearest, found.Hits, p.Floor, e.lookup(sc))
 	rank.FuseAll(p.Fuser, cands, p.Mode)
 	return cands
 }

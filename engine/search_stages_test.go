@@ -93,7 +93,7 @@ func exhaustive(t *testing.T, e *Engine, q Query) []string {
 			textScore[c.Rec.Path] = c.Text
 		}
 	}
-	qv, err := e.embedQuery(ctx, q)
+	qv, err := queryVector(ctx, e.emb, q.Text, q.Mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func testTextCandidates(t *testing.T, e *Engine) {
 
 func testSemanticCandidates(t *testing.T, e *Engine) {
 	ctx := context.Background()
-	qv, err := e.embedQuery(ctx, Query{Text: "cluster container", Mode: Semantic})
+	qv, err := queryVector(ctx, e.emb, "cluster container", Semantic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func testFuse(t *testing.T, e *Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qv, err := e.embedQuery(ctx, q)
+	qv, err := queryVector(ctx, e.emb, q.Text, q.Mode)
 	if err != nil {
 		t.Fatal(err)
 	}

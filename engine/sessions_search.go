@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/engine/admit"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
@@ -189,12 +190,7 @@ func (sc sessionScope) message(m *message) bool {
 // "latest first" is sort recency or the date filters. A search first
 // waits its turn at SessionsConfig.Admit, the process's gate.
 func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, error) {
-	leave, err := s.cfg.Admit.Enter(ctx)
-	if err != nil {
-		return SessionPage{}, err
-	}
-	defer leave()
-	return s.search(ctx, q)
+	return admit.Do(ctx, s.cfg.Admit, func() (SessionPage, error) { return s.search(ctx, q) })
 }
 
 func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, error) {
@@ -203,27 +199,22 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 		return SessionPage{}, err
 	}
 	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
-	// The query is embedded before the read lock is taken, as the memory
-	// search does (see Engine.Search): a remote embedder's round trip must
-	// not stall a sync.
-	if done, err := s.searchable(q, &page); err != nil {
-		return SessionPage{}, err
-	} else if done {
-		return page, nil
-	}
-	var qv []float32
-	var embedErr error
-	if q.Mode != FullText {
-		qv, embedErr = s.embedQuery(ctx, q)
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	terms, done, err := s.searchableLocked(q, &page)
+	err = rank.EmbedOutsideLock(ctx, &s.mu, q.Mode,
+		func() (fulltext.Terms, bool, error) { return s.searchableLocked(q, &page) },
+		func(ctx context.Context) ([]float32, error) { return queryVector(ctx, s.emb, q.Text, q.Mode) },
+		func(terms fulltext.Terms, qv []float32, embedErr error) error {
+			return s.searchLocked(ctx, q, terms, qv, embedErr, &page)
+		})
 	if err != nil {
 		return SessionPage{}, err
-	} else if done {
-		return page, nil
 	}
+	return page, nil
+}
+
+// searchLocked is the search's stages under the read lock, as
+// Engine.searchLocked's: messages instead of memories, grouped by session,
+// without decay. It fills page.
+func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fulltext.Terms, qv []float32, embedErr error, page *SessionPage) error {
 	sc := newSessionScope(q)
 	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
 		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
@@ -242,15 +233,16 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 		semDone <- semantic{err: embedErr}
 	}
 	var text []candidate
+	var err error
 	if q.Mode != Semantic {
 		text, err = s.textCandidates(ctx, terms, sc)
 	}
 	sem := <-semDone // never leave the vector query reading under a released lock
 	if err != nil {
-		return SessionPage{}, err
+		return err
 	}
 	if sem.err != nil {
-		return SessionPage{}, sem.err
+		return sem.err
 	}
 	text, textSessions := s.bestText(text, p)
 	var groups []*sessionGroup
@@ -260,7 +252,7 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 			break
 		}
 		if sem.found, err = s.semanticCandidates(ctx, qv, sc, n*4); err != nil {
-			return SessionPage{}, err
+			return err
 		}
 	}
 	page.TotalSessions = len(groups)
@@ -274,52 +266,24 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 	for _, g := range groups[:min(q.Limit, len(groups))] {
 		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
 	}
-	return page, nil
-}
-
-// searchable takes the read lock to run searchableLocked's checks.
-func (s *Sessions) searchable(q SessionQuery, page *SessionPage) (done bool, err error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, done, err = s.searchableLocked(q, page)
-	return done, err
+	return nil
 }
 
 // searchableLocked checks that the index can answer q and analyses its
 // text. done says the answer is page as it stands (a first sync that
 // has stored nothing yet); err, that q cannot be answered. The caller
 // holds s.mu.
-func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (terms fulltext.Terms, done bool, err error) {
+func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (fulltext.Terms, bool, error) {
 	page.Indexing = s.indexingNow()
-	if s.lastSync.IsZero() && len(s.msgs) == 0 {
-		if page.Indexing {
-			return terms, true, nil
-		}
-		return terms, false, fmt.Errorf("sessions %w", ErrIndexNotReady)
-	}
-	if err := s.damaged(); err != nil && q.Mode != Semantic && !page.Indexing {
-		return terms, false, fmt.Errorf("sessions %w", err)
-	}
-	terms = s.ft.AnalyzeQuery(q.Text)
-	if terms.Empty() {
-		return terms, false, fmt.Errorf("%q: %w", q.Text, ErrNoTerms)
-	}
-	return terms, false, nil
-}
-
-// embedQuery returns the query's unit vector, or nil when the embedder
-// knows none of its words: Semantic mode then fails, Hybrid goes on with
-// the words alone.
-func (s *Sessions) embedQuery(ctx context.Context, q SessionQuery) ([]float32, error) {
-	qv, err := s.emb.Embed(ctx, []string{q.Text})
+	done, err := rank.Ready(q.Mode, page.Indexing, s.lastSync.IsZero() && len(s.msgs) == 0, s.damaged(), ErrIndexNotReady)
 	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
+		return fulltext.Terms{}, false, fmt.Errorf("sessions %w", err)
 	}
-	u := vectors.Normalize(qv[0])
-	if u == nil && q.Mode == Semantic {
-		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", q.Text, s.emb.Name(), ErrNoTerms)
+	terms := fulltext.Terms{}
+	if !done {
+		terms, err = s.ft.QueryTerms(q.Text)
 	}
-	return u, nil
+	return terms, done, err
 }
 
 // indexingNow reports whether answers may be partial: a first or full sync
@@ -450,48 +414,30 @@ func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc 
 		s.noteDamage(err)
 		return nil, err
 	}
-	cands := make([]candidate, 0, len(hits))
-	var top float64
-	for _, h := range hits {
-		m := s.msgs[h.Path]
+	return rank.TextCandidates(hits, s.lookup(sc)), nil
+}
+
+// lookup finds a message by id for the ranking stages: false when
+// it is gone or outside sc.
+func (s *Sessions) lookup(sc sessionScope) func(id string) (*record, bool) {
+	return func(id string) (*record, bool) {
+		m := s.msgs[id]
 		if m == nil || !s.inScope(sc, m) {
-			continue
+			return nil, false
 		}
-		cands = append(cands, candidate{Rec: &m.rec, Text: h.Score, Matched: h.Matched, TextRank: 1})
-		top = math.Max(top, h.Score)
+		return &m.rec, true
 	}
-	for i := range cands {
-		cands[i].Text /= top
-	}
-	return cands, nil
 }
 
 // fuse is stage two and three: text matches get their exact similarity,
 // messages found by meaning alone join above the floor, and every
 // candidate gets its fused score.
 func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []float32, found vectors.Found) []candidate {
-	cands := make([]candidate, len(text), len(text)+len(found.Hits))
-	copy(cands, text)
+	var nearest func(string) (vectors.Hit, bool)
 	if qv != nil {
-		taken := make(map[string]bool, len(cands))
-		for i := range cands {
-			c := &cands[i]
-			taken[c.Rec.Path] = true
-			if h, ok := s.vec.Nearest(qv, c.Rec.Path); ok && h.Similarity > 0 {
-				c.Sem, c.SemRank = math.Min(float64(h.Similarity), 1), 1
-			}
-		}
-		for _, h := range found.Hits {
-			if float64(h.Similarity) < p.floor || taken[h.ID] {
-				continue
-			}
-			m := s.msgs[h.ID]
-			if m == nil || !s.inScope(sc, m) {
-				continue
-			}
-			cands = append(cands, candidate{Rec: &m.rec, Sem: math.Min(float64(h.Similarity), 1), SemRank: 1})
-		}
+		nearest = func(id string) (vectors.Hit, bool) { return s.vec.Nearest(qv, id) }
 	}
+	cands := rank.Join(text, nearest, found.Hits, p.floor, s.lookup(sc))
 	rank.FuseAll(p.fuser, cands, p.mode)
 	for i := range cands {
 		cands[i].Score = cands[i].Fused // sessions are not decayed

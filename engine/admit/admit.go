@@ -96,3 +96,15 @@ func (g *Gate) Enter(ctx context.Context) (leave func(), err error) {
 	}
 	return func() { g.sem.Release(1) }, nil
 }
+
+// Do runs search once g lets it in and ends its turn when search returns;
+// a search refused a turn gets Enter's error and does not run.
+func Do[T any](ctx context.Context, g *Gate, search func() (T, error)) (T, error) {
+	leave, err := g.Enter(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer leave()
+	return search()
+}

@@ -114,3 +114,53 @@ func TestGateDefaults(t *testing.T) {
 		t.Errorf("nil gate: Max %d, Queued %d; want 0, 0", none.Max(), none.Queued())
 	}
 }
+
+// TestDo: a search runs holding a turn and gives it back when it returns,
+// with its answer or its error; one refused a turn does not run.
+func TestDo(t *testing.T) {
+	errSearch := errors.New("search failed")
+	tests := []struct {
+		name    string
+		gate    func(*testing.T) *Gate
+		err     error // the search's own
+		ran     bool
+		wantErr error
+	}{
+		{"nil gate", func(*testing.T) *Gate { return nil }, nil, true, nil},
+		{"a free turn", func(*testing.T) *Gate { return New(1, time.Minute) }, nil, true, nil},
+		{"the search's error", func(*testing.T) *Gate { return New(1, time.Minute) }, errSearch, true, errSearch},
+		{"no turn", func(t *testing.T) *Gate {
+			g := New(1, 10*time.Millisecond)
+			if _, err := g.Enter(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}, nil, false, ErrBusy},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.gate(t)
+			ran := false
+			got, err := Do(context.Background(), g, func() (int, error) {
+				ran = true
+				if g != nil && g.sem.TryAcquire(1) {
+					g.sem.Release(1)
+					t.Error("the search ran without holding a turn")
+				}
+				return 7, tc.err
+			})
+			if ran != tc.ran || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Fatalf("ran %v, error %v; want ran %v, error %v", ran, err, tc.ran, tc.wantErr)
+			}
+			if tc.ran && got != 7 {
+				t.Errorf("answer %d, want the search's 7", got)
+			}
+			if tc.ran && g != nil {
+				if !g.sem.TryAcquire(1) {
+					t.Fatal("the turn was not given back")
+				}
+				g.sem.Release(1)
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"slices"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -282,6 +283,16 @@ type Terms struct {
 	cjk map[string]int
 }
 
+// QueryTerms is AnalyzeQuery for a search: a text that leaves no term to
+// look up (only stopwords or punctuation) is rank.ErrNoTerms.
+func (ft *Index) QueryTerms(text string) (Terms, error) {
+	q := ft.AnalyzeQuery(text)
+	if q.Empty() {
+		return q, fmt.Errorf("%q: %w", text, rank.ErrNoTerms)
+	}
+	return q, nil
+}
+
 // AnalyzeQuery analyses a query's text as the index analysed its documents.
 func (ft *Index) AnalyzeQuery(text string) Terms {
 	q := Terms{en: map[string]int{}}
@@ -323,12 +334,9 @@ func NewBM25(r rank.Ranking) BM25 {
 	return BM25{K1: r.K1, B: r.B, Weights: [NumFields]float64{r.TitleWeight, r.BodyWeight, r.TagsWeight, r.CJKWeight}}
 }
 
-// Hit is one document's BM25 score and how many query terms it matched.
-type Hit struct {
-	Path    string // the document's id
-	Score   float64
-	Matched int // query terms matched
-}
+// Hit is one document's BM25 score and how many query terms it matched,
+// as ranking takes it.
+type Hit = rank.TextHit
 
 // Score computes BM25 over the index's postings: Σ fields w_f · Σ terms
 // idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)). We score ourselves
@@ -394,11 +402,39 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 	return hits(rd, byID)
 }
 
-// termAcc is one document's score so far, and which query terms it matched
-// (bit i: query term i).
+// termAcc is one document's BM25 contributions, one per field a query term
+// matched in, and which query terms it matched (bit i: query term i).
+// Floating-point addition is not associative and the terms arrive in a
+// map's order, so a running sum could score two documents with the same
+// contributions a last bit apart, either way round from one query to the
+// next, and their tie (which ranking breaks by date, then path) would fall
+// by chance. sum adds them in ascending order instead.
 type termAcc struct {
-	score float64
+	parts []float64
+	few   [4]float64 // parts' first backing: most documents match few terms
 	terms uint64
+}
+
+func newTermAcc() *termAcc {
+	a := &termAcc{}
+	a.parts = a.few[:0]
+	return a
+}
+
+func (a *termAcc) add(s float64, bit uint64) {
+	a.parts = append(a.parts, s)
+	a.terms |= bit
+}
+
+// sum is the document's score: the same for the same contributions, in
+// whatever order they were added.
+func (a *termAcc) sum() float64 {
+	slices.Sort(a.parts)
+	var s float64
+	for _, x := range a.parts {
+		s += x
+	}
+	return s
 }
 
 // bits numbers the query's terms, one bit each (CJK ones after a NUL, so an
@@ -454,11 +490,10 @@ func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string,
 		s := tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
 		a := byID[string(d.ID)]
 		if a == nil {
-			a = &termAcc{}
+			a = newTermAcc()
 			byID[string(d.ID)] = a
 		}
-		a.score += s
-		a.terms |= tw.bit
+		a.add(s, tw.bit)
 	}
 }
 
@@ -470,7 +505,7 @@ func hits(rd index.IndexReader, byID map[string]*termAcc) ([]Hit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resolve document id: %w", err)
 		}
-		out = append(out, Hit{Path: ext, Score: a.score, Matched: bits.OnesCount64(a.terms)})
+		out = append(out, Hit{ID: ext, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
 	}
 	return out, nil
 }

@@ -37,6 +37,78 @@ func (c *Candidate[R]) InText() bool { return c.Text > 0 }
 // InSem reports whether the candidate matched the query's meaning.
 func (c *Candidate[R]) InSem() bool { return c.SemRank > 0 }
 
+// TextHit is a full-text match: an item's id, its BM25 score and how many
+// query terms it matched. The full-text index answers with it
+// (fulltext.Hit).
+type TextHit struct {
+	ID      string
+	Score   float64
+	Matched int
+}
+
+// VecHit is an item's chunk nearest a query vector: the item's id, the
+// chunk's number and its cosine similarity, -1 to 1. The vector store
+// answers with it (vectors.Hit).
+type VecHit struct {
+	ID         string
+	Chunk      int
+	Similarity float32
+}
+
+// TextCandidates is the first stage: the hits whose item is found (item
+// reports false for one that is gone or out of the query's scope), each
+// with its BM25 score divided by the best among them, so text scores lie
+// in 0–1 whatever the scope.
+func TextCandidates[R Item](hits []TextHit, item func(id string) (R, bool)) []Candidate[R] {
+	cands := make([]Candidate[R], 0, len(hits))
+	var best float64
+	for _, h := range hits {
+		r, ok := item(h.ID)
+		if !ok {
+			continue
+		}
+		cands = append(cands, Candidate[R]{Rec: r, Text: h.Score, Matched: h.Matched, TextRank: 1})
+		best = math.Max(best, h.Score)
+	}
+	for i := range cands {
+		cands[i].Text /= best
+	}
+	return cands
+}
+
+// Join is the stage where the two lists meet: a text candidate gets the
+// similarity of its own nearest chunk however low (nearest; a few dot
+// products, not a second scan), and an item found by meaning alone (hits,
+// best first) joins when its similarity reaches floor and item finds it in
+// scope. Without a query vector, nearest is nil and hits are not read.
+// Similarities are clipped at 1; fusion comes after.
+func Join[R Item](text []Candidate[R], nearest func(id string) (VecHit, bool), hits []VecHit, floor float64, item func(id string) (R, bool)) []Candidate[R] {
+	cands := make([]Candidate[R], len(text), len(text)+len(hits))
+	copy(cands, text)
+	if nearest == nil {
+		return cands
+	}
+	taken := make(map[string]bool, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		taken[c.Rec.Key()] = true
+		if h, ok := nearest(c.Rec.Key()); ok && h.Similarity > 0 {
+			c.Sem, c.Chunk, c.SemRank = math.Min(float64(h.Similarity), 1), h.Chunk, 1
+		}
+	}
+	for _, h := range hits {
+		if float64(h.Similarity) < floor || taken[h.ID] {
+			continue
+		}
+		r, ok := item(h.ID)
+		if !ok {
+			continue
+		}
+		cands = append(cands, Candidate[R]{Rec: r, Sem: math.Min(float64(h.Similarity), 1), Chunk: h.Chunk, SemRank: 1})
+	}
+	return cands
+}
+
 // Plan is what the stages after the candidates need to know of a query.
 type Plan struct {
 	Mode     Mode

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -54,5 +55,99 @@ func TestPlanCutAndWantsMore(t *testing.T) {
 				t.Errorf("wantsMore = %v, want %v", got, tc.wantsMore)
 			}
 		})
+	}
+}
+
+// evidence lists the candidates' keys with their evidence, in order.
+func evidence(cs []Candidate[item]) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s text %.2f/%d matched %d sem %.2f/%d chunk %d", c.Rec.key, c.Text, c.TextRank, c.Matched, c.Sem, c.SemRank, c.Chunk))
+	}
+	return out
+}
+
+// found looks items up among keys: the others are gone or out of scope.
+func found(keys ...string) func(string) (item, bool) {
+	return func(id string) (item, bool) {
+		if slices.Contains(keys, id) {
+			return item{key: id}, true
+		}
+		return item{}, false
+	}
+}
+
+func TestTextCandidates(t *testing.T) {
+	hits := []TextHit{{"a", 2, 1}, {"gone", 8, 2}, {"b", 4, 2}, {"c", 1, 1}}
+	tests := []struct {
+		name string
+		item func(string) (item, bool)
+		want []string
+	}{
+		{"divided by the best in scope, not the best hit", found("a", "b", "c"), []string{
+			"a text 0.50/1 matched 1 sem 0.00/0 chunk 0",
+			"b text 1.00/1 matched 2 sem 0.00/0 chunk 0",
+			"c text 0.25/1 matched 1 sem 0.00/0 chunk 0",
+		}},
+		{"a narrower scope", found("a", "c"), []string{
+			"a text 1.00/1 matched 1 sem 0.00/0 chunk 0",
+			"c text 0.50/1 matched 1 sem 0.00/0 chunk 0",
+		}},
+		{"nothing in scope", found(), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := evidence(TextCandidates(hits, tc.item)); !slices.Equal(got, tc.want) {
+				t.Errorf("got\n %q\nwant\n %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestJoin(t *testing.T) {
+	text := TextCandidates([]TextHit{{"a", 2, 1}, {"b", 4, 2}}, found("a", "b"))
+	near := map[string]VecHit{"a": {"a", 2, 0.1}, "b": {"b", 0, -0.2}, "c": {"c", 1, 0.9}}
+	nearest := func(id string) (VecHit, bool) { h, ok := near[id]; return h, ok }
+	hits := []VecHit{{"c", 1, 1.25}, {"a", 0, 0.8}, {"out", 0, 0.7}, {"d", 3, 0.5}, {"e", 0, 0.29}}
+	tests := []struct {
+		name    string
+		nearest func(string) (VecHit, bool)
+		floor   float64
+		item    func(string) (item, bool)
+		want    []string
+	}{
+		{"text first, then meaning alone above the floor", nearest, 0.3, found("a", "b", "c", "d", "e"), []string{
+			"a text 0.50/1 matched 1 sem 0.10/1 chunk 2", // its own nearest chunk, however low
+			"b text 1.00/1 matched 2 sem 0.00/0 chunk 0", // dissimilar: no semantic evidence
+			"c text 0.00/0 matched 0 sem 1.00/1 chunk 1", // clipped at 1
+			"d text 0.00/0 matched 0 sem 0.50/1 chunk 3",
+		}},
+		{"a lower floor", nearest, 0.2, found("a", "b", "c", "d", "e"), []string{
+			"a text 0.50/1 matched 1 sem 0.10/1 chunk 2",
+			"b text 1.00/1 matched 2 sem 0.00/0 chunk 0",
+			"c text 0.00/0 matched 0 sem 1.00/1 chunk 1",
+			"d text 0.00/0 matched 0 sem 0.50/1 chunk 3",
+			"e text 0.00/0 matched 0 sem 0.29/1 chunk 0",
+		}},
+		{"out of scope", nearest, 0.3, found("a", "b", "d"), []string{
+			"a text 0.50/1 matched 1 sem 0.10/1 chunk 2",
+			"b text 1.00/1 matched 2 sem 0.00/0 chunk 0",
+			"d text 0.00/0 matched 0 sem 0.50/1 chunk 3",
+		}},
+		{"no query vector", nil, 0.3, found("a", "b", "c", "d", "e"), []string{
+			"a text 0.50/1 matched 1 sem 0.00/0 chunk 0",
+			"b text 1.00/1 matched 2 sem 0.00/0 chunk 0",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Join(slices.Clone(text), tc.nearest, hits, tc.floor, tc.item)
+			if g := evidence(got); !slices.Equal(g, tc.want) {
+				t.Errorf("got\n %q\nwant\n %q", g, tc.want)
+			}
+		})
+	}
+	if evidence(text)[0] != "a text 0.50/1 matched 1 sem 0.00/0 chunk 0" {
+		t.Errorf("Join changed the text candidates it was given: %q", evidence(text))
 	}
 }

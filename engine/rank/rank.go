@@ -1,13 +1,15 @@
 // Package rank holds the stages of a search that know nothing of the
 // corpus they rank: the query vocabulary (Mode, Sort, Fusion, Ranking),
-// candidates and their evidence, fusion, the decay hook, the cut below
-// which a candidate cannot reach the page, ordering, and the page's
-// bounds. The memory corpus and the sessions corpus both rank through it,
-// so a score means the same in both.
+// whether an index can answer, the query embedded outside the corpus's
+// read lock, candidates and their evidence, fusion, the decay hook, the
+// cut below which a candidate cannot reach the page, ordering, and the
+// page's bounds. The memory corpus and the sessions corpus both rank
+// through it, so a score means the same in both.
 //
 // It must do no I/O and hold no index: candidates come in already found
-// (by the full-text index, by the vector store), and what decay weighs is
-// handed in as a function. It imports neither Bleve nor bbolt nor os.
+// (by the full-text index, by the vector store), and the embedder, the
+// index checks and what decay weighs are handed in as functions. It
+// imports neither Bleve nor bbolt nor os.
 package rank
 
 import (
@@ -79,6 +81,26 @@ func CheckRange(from, to time.Time) error {
 		return fmt.Errorf("from %s, to %s: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrBadRange)
 	}
 	return nil
+}
+
+// Ready says whether a corpus's index can answer a query in mode, from
+// what the corpus knows of itself: indexing (a first or full sync runs, or
+// one was cut short, so answers may be partial), empty (no sync has
+// finished and nothing is stored) and damage (the full-text index's, nil
+// when sound). done means the answer is an empty page marked indexing. An
+// empty index that no sync is building is notReady; a damaged one fails
+// every query that needs its words, unless a sync is rebuilding it.
+func Ready(mode Mode, indexing, empty bool, damage, notReady error) (done bool, err error) {
+	if empty {
+		if indexing {
+			return true, nil
+		}
+		return false, notReady
+	}
+	if damage != nil && mode != Semantic && !indexing {
+		return false, damage
+	}
+	return false, nil
 }
 
 // Count checks a count argument: 0 means def, 1..max is taken as is, and

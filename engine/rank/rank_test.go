@@ -136,3 +136,33 @@ func TestDecayAndCut(t *testing.T) {
 		}
 	}
 }
+
+func TestReady(t *testing.T) {
+	errNotReady := errors.New("not built yet")
+	errDamaged := errors.New("damaged")
+	tests := []struct {
+		name            string
+		mode            Mode
+		indexing, empty bool
+		damage          error
+		done            bool
+		err             error
+	}{
+		{"sound", Hybrid, false, false, nil, false, nil},
+		{"being built, nothing stored yet: an empty page", Hybrid, true, true, nil, true, nil},
+		{"nothing stored, nothing building", Hybrid, false, true, nil, false, errNotReady},
+		{"empty before damaged", FullText, false, true, errDamaged, false, errNotReady},
+		{"damaged", Hybrid, false, false, errDamaged, false, errDamaged},
+		{"damaged, full text", FullText, false, false, errDamaged, false, errDamaged},
+		{"damaged, but semantic needs no words", Semantic, false, false, errDamaged, false, nil},
+		{"damaged and being rebuilt: partial answers", FullText, true, false, errDamaged, false, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			done, err := Ready(tc.mode, tc.indexing, tc.empty, tc.damage, errNotReady)
+			if done != tc.done || err != tc.err {
+				t.Errorf("Ready = %v, %v; want %v, %v", done, err, tc.done, tc.err)
+			}
+		})
+	}
+}

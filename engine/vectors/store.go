@@ -13,6 +13,8 @@ package vectors
 import (
 	"context"
 	"math"
+
+	"mnemo/engine/rank"
 )
 
 // Store is a corpus's vector index. Items are replaced whole: Put drops the
@@ -49,12 +51,8 @@ type Item struct {
 	Vectors [][]float32 // one per chunk, by chunk number
 }
 
-// Hit is one item's nearest chunk.
-type Hit struct {
-	ID         string
-	Chunk      int     // chunk number within the item
-	Similarity float32 // cosine similarity, -1 to 1
-}
+// Hit is one item's nearest chunk, as ranking takes it.
+type Hit = rank.VecHit
 
 // Found is the answer to a Query.
 type Found struct {
