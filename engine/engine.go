@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"mnemo/decay"
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
@@ -117,23 +119,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Decay.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Fusion == "" {
-		cfg.Fusion = WeightedSum
-	}
-	if cfg.Fusion != WeightedSum && cfg.Fusion != RRF {
-		return nil, fmt.Errorf("unknown fusion %q (want weighted or rrf)", cfg.Fusion)
-	}
-	emb := cfg.Embedder
-	if emb == nil {
-		if emb, err = embed.Builtin(); err != nil {
-			return nil, fmt.Errorf("built-in embedder: %w", err)
-		}
-	}
-	rk := DefaultRanking()
-	if cfg.Ranking != nil {
-		rk = *cfg.Ranking
-	}
-	if err := rk.Validate(); err != nil {
+	var emb embed.Embedder
+	var rk Ranking
+	if cfg.Fusion, emb, rk, err = searchSettings(cfg.Fusion, cfg.Embedder, cfg.Ranking); err != nil {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: fulltext.NewTracker()}
@@ -144,36 +132,23 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			e.indexRel = filepath.ToSlash(r)
 		}
 	}
-	if cfg.ReadOnly {
-		if _, err := os.Stat(filepath.Join(cfg.IndexDir, store.StateFile)); err != nil {
-			return nil, ErrIndexNotReady
-		}
-	} else if err := os.MkdirAll(cfg.IndexDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create index folder: %w", err)
-	}
-	db, replaced, err := store.OpenOrReplace(filepath.Join(cfg.IndexDir, store.StateFile), storeOptions(cfg.ReadOnly), e.now)
+	err = store.OpenCorpus(ctx, cfg.IndexDir, storeOptions(cfg.ReadOnly), e.now, e.open, e.Close)
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("%w; a sync sets it aside and rebuilds the index from the files", err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	e.st = &stateStore{db: db}
-	if replaced != "" {
-		e.needFull = replaced + ", rebuilding from the files (read times are lost)"
-	}
-	if err := e.open(ctx); err != nil {
-		e.Close()
-		return nil, err
-	}
 	return e, nil
 }
 
-// open is Open's stages once the state store is open: what the stored meta
-// says about the index, the full-text index, then what the state store holds.
-func (e *Engine) open(ctx context.Context) error {
+// open is Open's stages once the state store db is open (rebuild: why the
+// index must be rebuilt, when a fresh store replaced a damaged one): what
+// the stored meta says about the index, the full-text index, then what the
+// state store holds.
+func (e *Engine) open(ctx context.Context, db *bolt.DB, rebuild string) error {
+	e.st, e.needFull = &stateStore{db: db}, rebuild
 	if !e.cfg.ReadOnly {
-		store.WritePID(e.cfg.IndexDir)
 		// Only the writer makes temporary files, and this process is it
 		// now: any there are were left by one that died mid-write.
 		e.removedTemps = removeStaleTemps(e.root, e.cfg.IndexDir)

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"mnemo/engine/admit"
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
@@ -212,54 +214,22 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	if cfg.IndexDir == "" {
 		return nil, errors.New("index folder is not set")
 	}
-	if cfg.Fusion == "" {
-		cfg.Fusion = WeightedSum
-	}
-	if cfg.Fusion != WeightedSum && cfg.Fusion != RRF {
-		return nil, fmt.Errorf("unknown fusion %q (want weighted or rrf)", cfg.Fusion)
-	}
-	emb := cfg.Embedder
-	if emb == nil {
-		var err error
-		if emb, err = embed.Builtin(); err != nil {
-			return nil, fmt.Errorf("built-in embedder: %w", err)
-		}
-	}
-	rk := DefaultRanking()
-	if cfg.Ranking != nil {
-		rk = *cfg.Ranking
-	}
-	if err := rk.Validate(); err != nil {
-		return nil, err
-	}
-	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
-	statePath := filepath.Join(s.dir, store.StateFile)
-	if cfg.ReadOnly {
-		if _, err := os.Stat(statePath); err != nil {
-			return nil, fmt.Errorf("sessions %w", ErrIndexNotReady)
-		}
-	} else if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create sessions index folder: %w", err)
-	}
-	db, replaced, err := store.OpenOrReplace(statePath, sessionStoreOptions(cfg.ReadOnly), time.Now)
+	fusion, emb, rk, err := searchSettings(cfg.Fusion, cfg.Embedder, cfg.Ranking)
 	if err != nil {
 		return nil, err
 	}
-	s.st = &sessionStore{db: db}
-	if replaced != "" {
-		s.needFull = replaced + ", rebuilding from the transcripts"
-	}
-	if err := s.open(ctx); err != nil {
-		s.Close()
+	cfg.Fusion = fusion
+	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
+	if err := store.OpenCorpus(ctx, s.dir, sessionStoreOptions(cfg.ReadOnly), time.Now, s.open, s.Close); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Sessions) open(ctx context.Context) error {
-	if !s.cfg.ReadOnly {
-		store.WritePID(s.dir)
-	}
+// open is OpenSessions' stages once the state store db is open (rebuild:
+// why the index must be rebuilt, when a fresh store replaced a damaged one).
+func (s *Sessions) open(ctx context.Context, db *bolt.DB, rebuild string) error {
+	s.st, s.needFull = &sessionStore{db: db}, rebuild
 	meta := s.st.metaAll()
 	if err := store.CheckSchema(s.dir, meta["schema"]); err != nil {
 		return err

@@ -25,8 +25,9 @@ import (
 // forget deletes the sessions in one state-store transaction that also sets
 // a purge mark, then rebuilds the full-text index from the state store into
 // a fresh folder and swaps it in, compacts the state store into a fresh file
-// and swaps it in, removes set-aside copies of a damaged state store, and
-// clears the mark. A crash at any point leaves the mark set and the other
+// and swaps it in, removes set-aside copies of a damaged state store and
+// the scratch folder's copies of the sessions (pruneCopies), and clears
+// the mark. A crash at any point leaves the mark set and the other
 // sessions in the store; the next writer to open the index runs the purge
 // again from there. The vector store lives in memory (its vectors are kept
 // in the state store), so it holds nothing once the sessions are dropped.
@@ -116,11 +117,6 @@ func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, err
 	s.purging = mark
 	s.mu.Unlock()
 	s.dropSessions(sel, forgotten)
-	for _, ss := range sel {
-		if err := s.dropCopies(ss.Source, ss.Path); err != nil {
-			return rep, fmt.Errorf("forget sessions: %w (the next sync removes it)", err)
-		}
-	}
 	if rep.Removed, err = s.purge(ctx); err != nil {
 		return rep, fmt.Errorf("forget sessions: %w (the next open finishes it)", err)
 	}
@@ -136,7 +132,8 @@ type dropper interface{ Drop(path string) error }
 // dropCopies removes what the source keyed key keeps of the transcript at
 // path: a forgotten session leaves no copy there either. A sync calls it
 // for every forgotten transcript it lists, since a container read again
-// extracts every session it holds.
+// extracts every session it holds; a forget's purge removes the copies
+// through pruneCopies.
 func (s *Sessions) dropCopies(key, path string) error {
 	for _, src := range s.cfg.Sources {
 		if d, ok := src.(dropper); ok && sourceKey(src.Kind(), src.Root()) == key {
@@ -230,6 +227,9 @@ func (s *Sessions) purge(ctx context.Context) ([]string, error) {
 	}
 	removed, err := s.removeSetAside()
 	if err != nil {
+		return removed, err
+	}
+	if err := s.pruneCopies(); err != nil {
 		return removed, err
 	}
 	if err := s.st.setMeta(map[string]string{metaPurge: ""}); err != nil {

@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 
 	"mnemo/engine/transcript"
@@ -13,6 +16,51 @@ import (
 // export) hold their private snapshots and per-session extracts
 // (transcript.Options.Scratch).
 func SessionsScratch(indexDir string) string { return filepath.Join(indexDir, sessionsDir, "sources") }
+
+// pruneCopies removes from the scratch folder every copy that may keep
+// the words of a session no read needs any more: the whole copy of a
+// container that is gone once none of its sessions is live (a sync has
+// archived them, and the store serves them), the extract of a forgotten
+// session, and leftovers of an extraction a crash cut short. Syncs, watcher
+// batches that archive, and a forget's purge (on its first run or on the
+// open that finishes it) end with it; it runs under syncMu, so no
+// extraction is under way.
+func (s *Sessions) pruneCopies() error {
+	xs, err := transcript.Extracts(SessionsScratch(s.cfg.IndexDir))
+	if err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	live := map[string]bool{} // containers with a session not archived
+	for _, ss := range s.sessions {
+		if !ss.archived() {
+			live[filepath.Dir(ss.Path)] = true
+		}
+	}
+	var errs []error
+	for _, x := range xs {
+		fi, statErr := os.Stat(x.Container)
+		gone := x.Container == "" || statErr != nil || !fi.Mode().IsRegular()
+		if gone && !live[x.Container] {
+			errs = append(errs, x.Remove())
+			continue
+		}
+		for _, p := range x.Paths {
+			// A gone container is never read again: an extract whose
+			// session the store does not hold (forgotten while the
+			// container was gone) can only keep words.
+			_, forgotten := s.forgotten[pathHash(p)]
+			if forgotten || gone && s.byPath[p] == nil {
+				errs = append(errs, x.Drop(p))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("scratch folder: %w", err)
+	}
+	return nil
+}
 
 // TranscriptSource makes one transcript root a SessionSource: the parsers
 // of package transcript (which redact every text) behind the seam the

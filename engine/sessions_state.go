@@ -75,7 +75,8 @@ type sessionStore struct{ db *bolt.DB }
 
 // sessionStoreOptions opens the sessions corpus's state store.
 func sessionStoreOptions(readOnly bool) store.Options {
-	return store.Options{What: "sessions state store", ReadOnly: readOnly, Buckets: sessionBuckets}
+	return store.Options{What: "sessions state store", ReadOnly: readOnly, Buckets: sessionBuckets,
+		NotReady: fmt.Errorf("sessions %w", ErrIndexNotReady), Rebuild: "rebuilding from the transcripts"}
 }
 
 func (s *sessionStore) close() error { return s.db.Close() }

@@ -91,6 +91,9 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	s.lastSync, s.needFull, s.unfinished = now, "", ""
 	s.mu.Unlock()
 	rep.Total = time.Since(start)
+	if err := s.pruneCopies(); err != nil {
+		return rep, fmt.Errorf("sessions synced, but %w", err)
+	}
 	return rep, nil
 }
 
@@ -286,6 +289,11 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 		return rep, err
 	}
 	rep.Total = time.Since(start)
+	if rep.Archived+rep.Removed > 0 { // a container may be gone
+		if err := s.pruneCopies(); err != nil {
+			return rep, fmt.Errorf("sessions synced, but %w", err)
+		}
+	}
 	return rep, nil
 }
 

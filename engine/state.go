@@ -74,7 +74,8 @@ var memoryBuckets = [][]byte{bucketFiles, bucketVectors, bucketReads, bucketSkip
 
 // storeOptions opens the memory corpus's state store.
 func storeOptions(readOnly bool) store.Options {
-	return store.Options{What: "state store", ReadOnly: readOnly, Buckets: memoryBuckets}
+	return store.Options{What: "state store", ReadOnly: readOnly, Buckets: memoryBuckets,
+		Rebuild: "rebuilding from the files (read times are lost)"}
 }
 
 func (s *stateStore) close() error { return s.db.Close() }

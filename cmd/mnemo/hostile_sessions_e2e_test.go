@@ -165,16 +165,7 @@ func TestHostileTranscripts(t *testing.T) {
 
 	s := startServer(t, bin, nil, append([]string{"--root", root, "serve"}, src...)...)
 	s.waitLog(`start-up sessions sync`)
-	asked := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-s.exit:
-		t.Logf("serve stopped %s after SIGTERM", time.Since(asked).Round(time.Millisecond))
-	case <-time.After(2 * time.Second):
-		t.Fatalf("serve did not stop within 2 s of SIGTERM; log:\n%s", s.log())
-	}
+	stopWithin2s(t, s)
 }
 
 // redactionSamples are fake secrets of every family the sessions issue
@@ -428,6 +419,13 @@ func TestServeHostileLinksAppear(t *testing.T) {
 		}
 	}
 
+	stopWithin2s(t, s)
+}
+
+// stopWithin2s sends serve SIGTERM and fails the test unless it exits
+// within 2 s.
+func stopWithin2s(t *testing.T, s *server) {
+	t.Helper()
 	asked := time.Now()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -438,4 +436,178 @@ func TestServeHostileLinksAppear(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatalf("serve did not stop within 2 s of SIGTERM; log:\n%s", s.log())
 	}
+}
+
+// TestServeHostileCompanionsAppear: while serve watches a Gemini CLI and a
+// CodeArchitect root, the files their readers read beside a transcript
+// turn hostile — Gemini's .project_root and CodeArchitect's summary.md as
+// links to /dev/zero and to a FIFO, or a FIFO themselves — in projects
+// and topics already indexed and in new ones, each followed by a
+// transcript written after it. serve reads none of them (no reader holds
+// the FIFO, memory grows by no more than 100 MB), indexes the transcripts
+// beside them, names each in sessions status with its reason, and stops
+// within 2 s of SIGTERM.
+func TestServeHostileCompanionsAppear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the mnemo binary; skipped with -short")
+	}
+	bin := mnemoBinary(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	geminiTmp := filepath.Join(dir, "gemini", "tmp")
+	caSessions := filepath.Join(dir, "codearchitect", "sessions")
+	outside := filepath.Join(dir, "outside")
+	const hash1, hash2 = "108c7ce6249f9ed669ddf89d9fb2149111c01673d5df630aed6f95165f05667c", "8e66b2c02b3d05a0fe0fd982b792b8a6eee6c191a654264a17ada4818eb3dcde"
+	p1, p2 := filepath.Join(geminiTmp, hash1), filepath.Join(geminiTmp, hash2)
+	t1, t2 := filepath.Join(caSessions, "2026-03-08", "topic-one"), filepath.Join(caSessions, "2026-03-09", "topic-two")
+	for _, d := range []string{filepath.Join(root, "memory"), filepath.Join(p1, "chats"), t1, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pipe := filepath.Join(outside, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	geminiChat := func(project, id string, texts ...string) {
+		t.Helper()
+		var msgs []map[string]string
+		for i, text := range texts {
+			msgs = append(msgs, map[string]string{"id": fmt.Sprintf("m%d", i), "type": "user", "content": text,
+				"timestamp": fmt.Sprintf("2026-03-04T12:00:%02d.000Z", i)})
+		}
+		b, err := json.Marshal(map[string]any{"sessionId": id, "projectHash": filepath.Base(project),
+			"startTime": "2026-03-04T12:00:00.000Z", "lastUpdated": "2026-03-04T12:05:00.000Z", "messages": msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(filepath.Join(project, "chats", "session-2026-03-04T12-00-"+id[:8]+".json"), string(b))
+	}
+	topic := func(folder, text string) {
+		t.Helper()
+		b, err := json.Marshal([]map[string]string{{"role": "user", "content": text}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(filepath.Join(folder, "full.md"), "# Topic - Full Context\n\n**Date:** 2026-03-08T14:30:00.000Z\n\n---\n\n## Full Conversation (JSON)\n\n```json\n"+string(b)+"\n```\n")
+	}
+	geminiChat(p1, "7e2f0c1a-5b6d-4e8f-9a0b-1c2d3e4f5a6b", "How do I rotate the harbor certificate?")
+	topic(t1, "What retry budget should the billing client use?")
+
+	s := startServer(t, bin, nil, "--root", root, "serve", "--source=gemini="+geminiTmp, "--source=codearchitect="+caSessions)
+	s.waitLog(`start-up sessions sync`)
+	before, measured := peakRSS(s.cmd.Process.Pid)
+
+	want := map[string]string{ // path → what status must say of it
+		filepath.Join(p1, ".project_root"): "symbolic link",
+		filepath.Join(p2, ".project_root"): "symbolic link",
+		filepath.Join(t1, "summary.md"):    "symbolic link",
+		filepath.Join(t2, "summary.md"):    "named pipe",
+	}
+	for _, d := range []string{filepath.Join(p2, "chats"), t2} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		filepath.Join(p1, ".project_root"): "/dev/zero",
+		filepath.Join(p2, ".project_root"): pipe,
+		filepath.Join(t1, "summary.md"):    "/dev/zero",
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(t2, "summary.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Written after them, so each is read beside a hostile file.
+	geminiChat(p1, "7e2f0c1a-5b6d-4e8f-9a0b-1c2d3e4f5a6b", "How do I rotate the harbor certificate?", "And the quince orchard keys?")
+	geminiChat(p2, "9a8b7c6d-5b6d-4e8f-9a0b-1c2d3e4f5a6b", "The medlar tree fruits in November.")
+	topic(t1, "What retry budget should the billing client use? Also the damson batch.")
+	topic(t2, "The sloe gin needs a winter frost.")
+
+	mnemo := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runBinary(t, bin, "", append([]string{"--root", root, "sessions"}, args...)...)
+		if code != 0 {
+			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	var st struct {
+		Sessions int `json:"sessions"`
+		Sources  []struct {
+			Skipped []struct{ Path, Reason string } `json:"skipped"`
+		} `json:"sources"`
+	}
+	reasons := map[string]string{}
+	found := func(q string) int {
+		t.Helper()
+		var p struct {
+			Sessions []json.RawMessage `json:"sessions"`
+		}
+		if err := json.Unmarshal([]byte(mnemo("search", "--json", "--no-sync", "--mode", "fulltext", q)), &p); err != nil {
+			t.Fatal(err)
+		}
+		return len(p.Sessions)
+	}
+	// Status polling, bounded: after each look that finds the work not
+	// done, wait for serve's next batch line.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		seen := len(s.out.snapshot())
+		if err := json.Unmarshal([]byte(mnemo("status", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		clear(reasons)
+		for _, src := range st.Sources {
+			for _, k := range src.Skipped {
+				reasons[k.Path] = k.Reason
+			}
+		}
+		named := 0
+		for path, w := range want {
+			if strings.Contains(reasons[path], w) {
+				named++
+			}
+		}
+		if st.Sessions == 4 && named == len(want) && found("quince damson") == 2 {
+			break
+		}
+		if !s.out.waitFor(time.Until(deadline), func(lines []string) bool { return len(lines) > seen }) {
+			t.Fatalf("after 30 s: %d sessions, %d found for the edits, skips %v; want 4 sessions, the two edits indexed and %v named; log:\n%s", st.Sessions, found("quince damson"), reasons, want, s.log())
+		}
+	}
+	for _, q := range []string{"medlar", "sloe"} {
+		if n := found(q); n != 1 {
+			t.Errorf("search %q: %d sessions, want 1", q, n)
+		}
+	}
+	if len(reasons) != len(want) {
+		t.Errorf("status skips %v; want exactly the %d hostile files", reasons, len(want))
+	}
+	// O_NONBLOCK write-open of a FIFO fails with ENXIO when no reader holds it.
+	for _, f := range []string{pipe, filepath.Join(t2, "summary.md")} {
+		if fd, err := syscall.Open(f, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			syscall.Close(fd)
+			t.Errorf("serve holds the FIFO %s open", f)
+		}
+	}
+	if after, ok := peakRSS(s.cmd.Process.Pid); measured && ok {
+		t.Logf("serve peak RSS %d MB after start-up, %d MB after the hostile files", before>>20, after>>20)
+		if after-before > 100<<20 {
+			t.Errorf("serve grew by %d MB handling the hostile files, want at most 100", (after-before)>>20)
+		}
+	}
+	stopWithin2s(t, s)
 }

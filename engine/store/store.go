@@ -14,6 +14,8 @@
 package store
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -50,6 +52,12 @@ type Options struct {
 	What     string   // names the file in errors ("state store")
 	ReadOnly bool     // no lock taken, nothing written
 	Buckets  [][]byte // the corpus's buckets, created by a writer if missing
+	// NotReady is what a reader gets from OpenCorpus when the store is
+	// missing; nil means ErrIndexNotReady.
+	NotReady error
+	// Rebuild says, after a damaged store was replaced (OpenCorpus), what
+	// the corpus's rebuild does ("rebuilding from the files").
+	Rebuild string
 }
 
 // Open opens the bbolt file at path. A file held by another process fails
@@ -106,6 +114,42 @@ func OpenOrReplace(path string, o Options, now func() time.Time) (db *bolt.DB, r
 		return nil, "", err
 	}
 	return db, fmt.Sprintf("%v; set aside as %s", why, filepath.Base(aside)), nil
+}
+
+// OpenCorpus opens the state store of the index folder dir for one corpus
+// and runs the corpus's open stages on it. A reader needs the store there,
+// else o.NotReady (ErrIndexNotReady if unset): no sync has built the index
+// yet. A writer creates dir, opens the store through OpenOrReplace and
+// writes its PID; when a fresh store replaced a damaged one, stages are
+// told why the corpus must be rebuilt (what was wrong, what it was set
+// aside as, and o.Rebuild), else given "". When the stages fail, closeAll
+// (the corpus's Close, which closes the store too) runs, and their error
+// is returned.
+func OpenCorpus(ctx context.Context, dir string, o Options, now func() time.Time,
+	stages func(ctx context.Context, db *bolt.DB, rebuild string) error, closeAll func() error) error {
+	path := filepath.Join(dir, StateFile)
+	if o.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return cmp.Or(o.NotReady, ErrIndexNotReady)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create the folder of the %s: %w", o.What, err)
+	}
+	db, replaced, err := OpenOrReplace(path, o, now)
+	if err != nil {
+		return err
+	}
+	if !o.ReadOnly {
+		WritePID(dir)
+	}
+	if replaced != "" {
+		replaced += ", " + o.Rebuild
+	}
+	if err := stages(ctx, db, replaced); err != nil {
+		closeAll()
+		return err
+	}
+	return nil
 }
 
 // openTimeout is how long an open waits for another process's lock.

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -65,6 +67,66 @@ func TestOpenOrReplace(t *testing.T) {
 				}
 				return nil
 			})
+		})
+	}
+}
+
+// TestOpenCorpus: a reader of a folder with no state store gets the
+// corpus's not-ready error and no stages run; a writer gets the folder
+// made, its PID written and the stages run on the store (told what a
+// damaged one was set aside as); stages that fail close the corpus.
+func TestOpenCorpus(t *testing.T) {
+	notReady := errors.New("corpus index is not ready")
+	for _, tc := range []struct {
+		name      string
+		readOnly  bool
+		garbage   bool  // a state store bbolt cannot read is there
+		stagesErr error // what the stages answer
+		wantErr   error
+	}{
+		{name: "reader, no store", readOnly: true, wantErr: notReady},
+		{name: "writer, no folder"},
+		{name: "writer, damaged store", garbage: true},
+		{name: "writer, stages fail", stagesErr: errors.New("stage failed")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "index", "corpus")
+			if tc.garbage {
+				os.MkdirAll(dir, 0o755)
+				if err := os.WriteFile(filepath.Join(dir, StateFile), []byte(strings.Repeat("not bbolt ", 1000)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o := opts(tc.readOnly)
+			o.NotReady = notReady
+			var db *bolt.DB
+			var replaced string
+			staged, closed := false, false
+			o.Rebuild = "rebuilding it all"
+			err := OpenCorpus(t.Context(), dir, o, func() time.Time { return now0 }, func(_ context.Context, d *bolt.DB, r string) error {
+				db, replaced, staged = d, r, true
+				return tc.stagesErr
+			}, func() error {
+				closed = true
+				return db.Close()
+			})
+			want := cmp.Or(tc.wantErr, tc.stagesErr)
+			if !errors.Is(err, want) || (want == nil) != (err == nil) {
+				t.Fatalf("err %v, want %v", err, want)
+			}
+			if staged != (tc.wantErr == nil) || closed != (tc.stagesErr != nil) {
+				t.Errorf("stages ran %v, corpus closed %v", staged, closed)
+			}
+			if err != nil {
+				return
+			}
+			defer db.Close()
+			if tc.garbage != strings.HasSuffix(replaced, ", rebuilding it all") || tc.garbage != strings.Contains(replaced, "set aside as") {
+				t.Errorf("rebuild %q with a damaged store %v", replaced, tc.garbage)
+			}
+			if _, err := os.Stat(filepath.Join(dir, PIDFile)); err != nil {
+				t.Errorf("the writer's PID: %v", err)
+			}
 		})
 	}
 }

@@ -29,7 +29,9 @@ func aiderProjects(ctx context.Context, s Source) []string {
 	}
 	if ents, err := os.ReadDir(filepath.Join(home, ".gemini", "tmp")); err == nil {
 		for _, e := range ents {
-			if b, err := os.ReadFile(filepath.Join(home, ".gemini", "tmp", e.Name(), ".project_root")); err == nil && len(b) < 4096 {
+			// Under the file rule: a link to /dev/zero or a FIFO here
+			// would otherwise be read without end, or block.
+			if b, ok := readSmallFile(filepath.Join(home, ".gemini", "tmp", e.Name(), ".project_root"), 4<<10); ok {
 				dirs = append(dirs, strings.TrimSpace(string(b)))
 			}
 		}

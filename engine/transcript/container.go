@@ -1,12 +1,14 @@
 package transcript
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -186,15 +188,84 @@ func (s Source) Drop(path string, opt Options) error {
 	if !isContained(path) {
 		return nil
 	}
+	return dropExtract(scratchDir(opt, s.Kind, filepath.Dir(path)), path)
+}
+
+// dropExtract removes from dir, a container's scratch folder, the extract of
+// the session at path.
+func dropExtract(dir, path string) error {
 	key, err := url.PathUnescape(filepath.Base(path))
 	if err != nil {
 		return fmt.Errorf("transcript %s: bad session key: %w", path, err)
 	}
-	if err := os.Remove(keyFile(scratchDir(opt, s.Kind, filepath.Dir(path)), key)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(keyFile(dir, key)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove the extract of %s: %w", path, err)
 	}
 	return nil
 }
+
+// Extract is what a scratch folder keeps of one container: its listing and
+// one file per session, already redacted. The index that owns the scratch
+// folder decides when a copy is no longer needed (Remove, Drop); nothing
+// else ever removes one, since a container that is gone is never listed
+// again.
+type Extract struct {
+	// Container is the container's path; "" for a leftover no read will
+	// ever use: a folder whose first extraction was cut before its listing
+	// was written, or a database snapshot a crash left behind.
+	Container string
+	Paths     []string // its sessions, named as Discover names them
+	dir       string
+	snapshot  string // the folder of the container's database snapshot
+}
+
+// Extracts lists the containers' copies kept under the scratch folder
+// scratch (Options.Scratch). A database snapshot lives only while its
+// extraction runs, so any there is listed as a leftover: call it only
+// while no sync reads through the same scratch folder.
+func Extracts(scratch string) ([]Extract, error) {
+	ents, err := os.ReadDir(scratch)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scratch folder: %w", err)
+	}
+	var out []Extract
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(scratch, e.Name())
+		idx := loadIndex(dir)
+		x := Extract{Container: idx.Container, dir: dir}
+		if x.Container != "" {
+			x.snapshot = filepath.Join(scratch, filepath.Base(scratchDir(Options{}, sqliteScratch, x.Container)))
+			for _, k := range idx.Keys {
+				x.Paths = append(x.Paths, containedPath(x.Container, k))
+			}
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// Remove deletes the whole copy: every session's extract, the listing, and
+// any database snapshot of the container.
+func (x Extract) Remove() error {
+	err := os.RemoveAll(x.dir)
+	if x.snapshot != "" {
+		err = errors.Join(err, os.RemoveAll(x.snapshot))
+	}
+	if err != nil {
+		return fmt.Errorf("remove the copy of %s: %w", cmp.Or(x.Container, filepath.Base(x.dir)), err)
+	}
+	return nil
+}
+
+// Drop removes the extract of the session at path (one of x.Paths); the
+// listing keeps only its key.
+func (x Extract) Drop(path string) error { return dropExtract(x.dir, path) }
 
 // Contained reports whether path names a session inside a container file
 // (a database, an export) that is still there.

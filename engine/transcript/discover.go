@@ -90,6 +90,8 @@ func (s Source) walk(ctx context.Context, skipped *[]Skip, linked func(rel strin
 			switch {
 			case linked(rel):
 				*skipped = append(*skipped, Skip{p, "symbolic link (not followed)"})
+			case s.beside(rel):
+				*skipped = append(*skipped, besideSkip(p, d.Type()))
 			case s.walksInto(rel) && isFolder(p):
 				// Where the walk would look for transcripts: a link there may
 				// lead out of the tree or back up it (a loop), so it is not

@@ -131,6 +131,22 @@ func (r *run) readSmall(path string, max int64) ([]byte, bool) {
 		return nil, false
 	}
 	defer f.Close()
+	return readAtMost(f, max)
+}
+
+// readSmallFile reads a small file outside any transcript root under the
+// rule, at most max bytes; ok is false if it is missing, refused or longer.
+func readSmallFile(path string, max int64) ([]byte, bool) {
+	f, _, err := openRegular("", path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	return readAtMost(f, max)
+}
+
+// readAtMost reads f whole if it holds at most max bytes.
+func readAtMost(f *os.File, max int64) ([]byte, bool) {
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil || int64(len(b)) > max {
 		return nil, false

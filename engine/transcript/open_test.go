@@ -16,7 +16,9 @@ import (
 // hold under a transcript root: Read refuses, at once, a FIFO, a link (to
 // /dev/zero, to a file outside the root), and a file reached through a
 // folder link out of the root; Discover names each refusal; files read
-// beside a transcript (Gemini's .project_root) are refused the same way.
+// beside a transcript (Gemini's .project_root) are refused the same way and
+// named too, and Aider's search for projects through them follows no link
+// and opens no FIFO.
 func TestFileRule(t *testing.T) {
 	root := t.TempDir()
 	proj := filepath.Join(root, "-home-dev-a")
@@ -76,5 +78,44 @@ func TestFileRule(t *testing.T) {
 	res, err = Read(t.Context(), Source{Kind: Gemini, Root: gem}, filepath.Join(chats, "session-x.json"), Cursor{}, Options{}, Handler{})
 	if err != nil || res.Session.Project != hash || res.Messages != 4 {
 		t.Errorf("gemini beside a /dev/zero .project_root: project %q, %d messages, %v", res.Session.Project, res.Messages, err)
+	}
+	// Discover names it, and a FIFO beside it, with why.
+	os.MkdirAll(filepath.Join(gem, "other"), 0o755)
+	if err := syscall.Mkfifo(filepath.Join(gem, "other", ".project_root"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, skipped, err = Source{Kind: Gemini, Root: gem}.Discover(t.Context(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons = map[string]string{}
+	for _, s := range skipped {
+		reasons[s.Path] = s.Reason
+	}
+	if !strings.Contains(reasons[filepath.Join(gem, hash, ".project_root")], "symbolic link") ||
+		!strings.Contains(reasons[filepath.Join(gem, "other", ".project_root")], "named pipe") {
+		t.Errorf("gemini: skipped %+v", skipped)
+	}
+
+	// Aider finds projects through Gemini's .project_root files too, under
+	// the same rule: a link is not followed, a FIFO not opened.
+	home := t.TempDir()
+	project := filepath.Join(t.TempDir(), "proj")
+	os.MkdirAll(project, 0o755)
+	os.WriteFile(filepath.Join(project, ".aider.chat.history.md"), []byte("# aider chat started at 2026-01-01 10:00:00\n\n#### hello\n"), 0o644)
+	os.WriteFile(filepath.Join(outside, "root.txt"), []byte(project), 0o644)
+	for _, d := range []string{"linked", "fifo"} {
+		os.MkdirAll(filepath.Join(home, ".gemini", "tmp", d), 0o755)
+	}
+	os.Symlink(filepath.Join(outside, "root.txt"), filepath.Join(home, ".gemini", "tmp", "linked", ".project_root"))
+	paths, _, err = Source{Kind: Aider, Root: home}.Discover(t.Context(), Options{})
+	if err != nil || len(paths) != 0 {
+		t.Fatalf("aider through a linked .project_root: %q, %v", paths, err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(home, ".gemini", "tmp", "fifo", ".project_root"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if paths, _, err = (Source{Kind: Aider, Root: home}).Discover(t.Context(), Options{}); err != nil || len(paths) != 0 {
+		t.Errorf("aider beside a FIFO .project_root: %q, %v", paths, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -165,6 +166,25 @@ func (s Source) classify(rel string) (transcript, subagent bool) {
 	return false, false
 }
 
+// beside reports whether rel (a slash path below the source's folder) names
+// a file a reader reads beside a transcript: Gemini's
+// <project>/.project_root. (CodeArchitect's summary.md lies in a topic
+// folder, which Discover checks without walking into it.) The file rule
+// holds it to the transcript's rule: one that is not a regular file is
+// never read, and Discover names it.
+func (s Source) beside(rel string) bool {
+	return s.Kind == Gemini && strings.Count(rel, "/") == 1 && path.Base(rel) == ".project_root"
+}
+
+// besideSkip names a file read beside a transcript that the reader passes
+// over, with why.
+func besideSkip(p string, m fs.FileMode) Skip {
+	if m&fs.ModeSymlink != 0 {
+		return Skip{p, "symbolic link (not followed; the transcript beside it is read without it)"}
+	}
+	return Skip{p, "not a regular file: " + fileKind(m) + " (not read; the transcript beside it is read without it)"}
+}
+
 // depth is how deep below the source's folder its transcripts lie (0: any).
 var depth = map[Kind]int{ClaudeCode: 4, Codex: 4, Gemini: 4, OpenClaw: 3, Pi: 2, CodeArchitect: 2}
 
@@ -233,6 +253,12 @@ func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, er
 				} else {
 					skipped = append(skipped, Skip{path, "topic folder without full.md"})
 				}
+				// The reader passes over a summary.md that is not a
+				// regular file (the file rule); status says so.
+				sum := filepath.Join(path, "summary.md")
+				if fi, err := os.Lstat(sum); err == nil && !fi.Mode().IsRegular() {
+					skipped = append(skipped, besideSkip(sum, fi.Mode()))
+				}
 				return fs.SkipDir
 			}
 			if dd := depth[s.Kind]; dd > 0 && strings.Count(rel, "/")+1 >= dd {
@@ -243,6 +269,10 @@ func (s Source) Discover(ctx context.Context, opt Options) ([]string, []Skip, er
 		if (t || sub) && !d.Type().IsRegular() {
 			// A FIFO would hold a read forever, a device never end one.
 			skipped = append(skipped, Skip{path, "not a regular file: " + fileKind(d.Type())})
+			return nil
+		}
+		if s.beside(rel) && !d.Type().IsRegular() {
+			skipped = append(skipped, besideSkip(path, d.Type()))
 			return nil
 		}
 		switch {

@@ -31,6 +31,10 @@ import (
 // maxDatabaseBytes bounds the database (plus its WAL) copied for a read.
 const maxDatabaseBytes = 8 << 30
 
+// sqliteScratch names, in the scratch folder, the folders of database
+// snapshots.
+const sqliteScratch Kind = "sqlite"
+
 // snapshotTries is how many times a copy torn by a concurrent write is
 // made again before the read gives up until the next sync.
 const snapshotTries = 4
@@ -39,8 +43,11 @@ const snapshotTries = 4
 // database into an extractor that works on a private snapshot.
 func sqliteExtractor(fn func(ctx context.Context, db *sql.DB, path string, opt Options, emit func(string, wholeDoc) error) error) extractor {
 	return func(ctx context.Context, path string, opt Options, emit func(string, wholeDoc) error) error {
-		dir := filepath.Join(scratchDir(opt, "sqlite", path), "snap")
-		defer os.RemoveAll(dir)
+		// The snapshot's whole folder goes with it, so that one found
+		// later is known to be a crash's leftover (Extracts).
+		base := scratchDir(opt, sqliteScratch, path)
+		defer os.RemoveAll(base)
+		dir := filepath.Join(base, "snap")
 		snap, err := snapshot(ctx, path, dir)
 		if err != nil {
 			return err
