@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
 	"mnemo/mcp"
 )
@@ -57,24 +58,17 @@ func (s *Server) guard(h http.Handler) http.Handler {
 	})
 }
 
-// errNoCorpora is the API's answer while this serve holds no index;
-// errFronting while it forwards to another serve that holds it.
+// errNoCorpora is the API's answer while this serve holds no index and
+// fronts no holder; errHandover when the holder went away mid-request.
+// Both are moments: the next holder answers.
 var (
-	errNoCorpora = errors.New("this serve does not hold the index right now (it is starting, or handing over): retry in a moment")
-	errFronting  = errors.New("another serve holds this root's index (an agent's serve, without this page): the page answers once this serve takes the index over, when that one stops")
+	errNoCorpora = errors.New("this serve does not reach the index right now (it is starting, or the index is being handed over): retry in a moment")
+	errHandover  = errors.New("the serve holding the index went away mid-request (the index is being handed over): retry in a moment")
 )
 
-// noCorpora writes the 503 of an API call made while this serve holds no
-// index, saying why; "fronting" tells mnemo ui which case it is.
-func (s *Server) noCorpora(w http.ResponseWriter) {
-	err, fronting := errNoCorpora, s.fronting.Load()
-	if fronting {
-		err = errFronting
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "fronting": fronting})
-}
+// noCorpora writes the 503 of an API call made while this serve reaches
+// no index.
+func noCorpora(w http.ResponseWriter) { writeError(w, http.StatusServiceUnavailable, errNoCorpora) }
 
 // errNoSessions is the answer to a sessions call when serve runs without
 // the sessions index.
@@ -85,10 +79,13 @@ func jsonHandler(s *Server, fn func(context.Context, *Corpora, *http.Request) (a
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := s.corpora.Load()
 		if c == nil || c.Memories == nil {
-			s.noCorpora(w)
+			noCorpora(w)
 			return
 		}
 		v, err := fn(r.Context(), c, r)
+		if errors.Is(err, remote.ErrGone) {
+			err = fmt.Errorf("%w (%w)", errHandover, err)
+		}
 		if err != nil {
 			writeError(w, statusOf(err), err)
 			return
@@ -107,7 +104,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &br):
 		return http.StatusBadRequest
-	case errors.Is(err, errNoSessions), errors.Is(err, engine.ErrIndexNotReady):
+	case errors.Is(err, errNoSessions), errors.Is(err, engine.ErrIndexNotReady), errors.Is(err, errHandover):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrUnknownConcept):
 		return http.StatusNotFound
@@ -117,6 +114,16 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
+}
+
+// optional is the error of a lookup the page can do without (a memory's
+// backlinks, a concept's mentions): none, unless the holder went away, so
+// that a handover is reported rather than shown as "no backlinks".
+func optional(err error) error {
+	if errors.Is(err, remote.ErrGone) {
+		return err
+	}
+	return nil
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {
