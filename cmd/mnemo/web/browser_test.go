@@ -40,6 +40,14 @@ func browserPath() (string, bool) {
 	return "", false
 }
 
+// Bounds of the browser tests, far above what an idle machine needs, so
+// that a loaded one still passes and a page that never shows what a step
+// waits for fails that step, saying which, instead of the whole test.
+const (
+	browserStart = time.Minute      // Chromium's start and its first blank page
+	stepTimeout  = 30 * time.Second // one step: a navigation, a wait for an element, an evaluation
+)
+
 // browser is one headless Chromium tab, with what it saw: dialogs opened
 // and requests made.
 type browser struct {
@@ -63,17 +71,24 @@ func newBrowser(t *testing.T, width, height int) *browser {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	tctx, cancelT := context.WithTimeout(ctx, 3*time.Minute) // generous: CI machines are shared
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	b := &browser{ctx: tctx}
-	if err := chromedp.Do(tctx, chromedp.Navigate("about:blank")); err != nil {
+	t.Cleanup(func() { cancelC(); cancelA() })
+	b := &browser{ctx: ctx}
+	// The first action starts Chromium, which lives as long as the context
+	// of that action: so it runs on ctx itself, and a timer, not a
+	// deadline on a derived context, bounds the start.
+	timer := time.AfterFunc(browserStart, cancelC)
+	err := chromedp.Do(ctx, chromedp.Navigate("about:blank"))
+	if !timer.Stop() {
+		t.Fatalf("Chromium did not start within %s (%v)", browserStart, err)
+	}
+	if err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
-	if _, err := chromedp.Call(tctx, network.Enable, network.EnableParams{}); err != nil {
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
 	}
-	dialogs := chromedp.Events(tctx, page.JavascriptDialogOpening)
-	requests := chromedp.Events(tctx, network.RequestWillBeSent)
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	requests := chromedp.Events(ctx, network.RequestWillBeSent)
 	go func() {
 		for ev, err := range dialogs {
 			if err != nil {
@@ -82,7 +97,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 			b.mu.Lock()
 			b.dialogs = append(b.dialogs, ev.Message)
 			b.mu.Unlock()
-			chromedp.Call(tctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 		}
 	}()
 	go func() {
@@ -95,30 +110,47 @@ func newBrowser(t *testing.T, width, height int) *browser {
 			b.mu.Unlock()
 		}
 	}()
-	if err := chromedp.Do(tctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
-		t.Fatal(err)
-	}
+	b.do(t, chromedp.EmulateViewport(int64(width), int64(height)))
 	return b
 }
 
+// step is the context of one step, bounded by stepTimeout.
+func (b *browser) step() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(b.ctx, stepTimeout)
+}
+
+// do runs actions as one step.
 func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
-		t.Fatal(err)
+	ctx, cancel := b.step()
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%v (the page shows: %.300q)", err, b.shows())
 	}
 }
 
-// eval runs JavaScript in the page and returns its value.
+// shows is the page's visible text, for a failure to say what was there.
+func (b *browser) shows() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	s, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + " | " + document.body.innerText`))
+	return s
+}
+
+// eval runs JavaScript in the page, as one step, and returns its value.
 func eval[T any](t *testing.T, b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr, opts...))
+	ctx, cancel := b.step()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
 	return v
 }
 
-// open loads the page with the token in its fragment, as mnemo ui does.
+// open loads the page with the token in its fragment, as mnemo ui does,
+// and then goes to route.
 func (b *browser) open(t *testing.T, f *fixture, route string) {
 	t.Helper()
 	b.do(t, chromedp.Navigate(f.srv.URL+"/#token="+testToken), chromedp.WaitVisible(chromedp.ID("q")))
@@ -130,7 +162,9 @@ func (b *browser) open(t *testing.T, f *fixture, route string) {
 func (b *browser) text(t *testing.T, sel string) string {
 	t.Helper()
 	b.do(t, chromedp.WaitVisible(chromedp.CSS(sel)))
-	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	ctx, cancel := b.step()
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +175,16 @@ func (b *browser) texts(t *testing.T, sel string) []string {
 	t.Helper()
 	b.do(t, chromedp.WaitVisible(chromedp.CSS(sel)))
 	return eval[[]string](t, b, fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent.trim())`, sel))
+}
+
+// poll waits, as one step, until expr is true in the page.
+func (b *browser) poll(t *testing.T, expr string) {
+	t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr)); err != nil {
+		t.Fatalf("waiting for %s: %v (the page shows: %.300q)", expr, err, b.shows())
+	}
 }
 
 func TestBrowserSearch(t *testing.T) {
@@ -219,9 +263,7 @@ func TestBrowserGraph(t *testing.T) {
 	b := newBrowser(t, 1280, 900)
 	b.open(t, f, "#/graph/recency-decay")
 	b.do(t, chromedp.WaitVisible(chromedp.CSS("#graph canvas")))
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`cy && cy.nodes().length > 0`)); err != nil {
-		t.Fatal(err)
-	}
+	b.poll(t, `cy && cy.nodes().length > 0`)
 	got := b.texts(t, "#graph-nodes li a")
 	cc, _ := f.eng.BuildContext(context.Background(), engineContext("recency-decay"))
 	want := []string{cc.Concept}
@@ -302,10 +344,10 @@ func TestScreenshots(t *testing.T) {
 		b := newBrowser(t, s.w, s.h)
 		b.open(t, f, s.route)
 		b.do(t, chromedp.WaitVisible(chromedp.CSS(s.wait)))
-		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`typeof cy === "undefined" || !cy || cy.nodes().length > 0`)); err != nil {
-			t.Fatal(err)
-		}
-		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		b.poll(t, `typeof cy === "undefined" || !cy || cy.nodes().length > 0`)
+		ctx, cancel := b.step()
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -162,6 +162,9 @@ function searchView(params) {
       el("summary", { text: "filters" }), el("div", { class: "grid" }, filters)));
   const run = () => runSearch(corpus, form, state, results);
   form.addEventListener("input", debounce(run, 80));
+  // A text field fires "change" when it loses focus, as when ↓ moves to
+  // the first result: runSearch skips a search the list already answers,
+  // or the list would be redrawn under the focused result.
   form.addEventListener("change", run);
   q.addEventListener("keydown", (e) => moveSelection(e, results));
   results.addEventListener("keydown", (e) => moveSelection(e, results));
@@ -181,14 +184,17 @@ function debounce(fn, ms) {
 async function runSearch(corpus, form, state, results) {
   const p = { corpus };
   for (const f of form.querySelectorAll("[name]")) if (f.value.trim()) p[f.name] = f.value.trim();
-  history.replaceState(null, "", "#/?" + new URLSearchParams(p));
-  if (!p.q) { results.replaceChildren(); state.replaceChildren(); return; }
-  if (searchCtl) searchCtl.abort();
+  const key = new URLSearchParams(p).toString();
+  history.replaceState(null, "", "#/?" + key);
+  if (searchCtl) searchCtl.abort(); // only what the form says now may draw
+  if (!p.q) { results.replaceChildren(); state.replaceChildren(); delete results.dataset.params; return; }
+  if (results.dataset.params === key) return;
   searchCtl = new AbortController();
   try {
     const page = await api("search", p, searchCtl.signal);
     if (corpus === "sessions") drawSessionHits(page, state, results);
     else drawMemoryHits(page, state, results);
+    results.dataset.params = key;
     results.dataset.query = p.q; // what the list now answers (tests wait for it)
   } catch (err) {
     const n = errorNotice(err);
