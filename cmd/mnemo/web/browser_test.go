@@ -57,7 +57,7 @@ type browser struct {
 	requests []string
 }
 
-func newBrowser(t *testing.T, width, height int) *browser {
+func newBrowser(t testing.TB, width, height int) *browser {
 	t.Helper()
 	path, ok := browserPath()
 	if !ok {
@@ -120,7 +120,7 @@ func (b *browser) step() (context.Context, context.CancelFunc) {
 }
 
 // do runs actions as one step.
-func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
+func (b *browser) do(t testing.TB, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := b.step()
 	defer cancel()
@@ -138,7 +138,7 @@ func (b *browser) shows() string {
 }
 
 // eval runs JavaScript in the page, as one step, and returns its value.
-func eval[T any](t *testing.T, b *browser, expr string, opts ...chromedp.EvaluateOption) T {
+func eval[T any](t testing.TB, b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
 	ctx, cancel := b.step()
 	defer cancel()
@@ -157,6 +157,14 @@ func (b *browser) open(t *testing.T, f *fixture, route string) {
 	if route != "" {
 		eval[chromedp.Void](t, b, fmt.Sprintf("location.hash = %q", route))
 	}
+}
+
+// load loads the page as a new document (n makes its URL one of its own,
+// so that this is no move within the last one) and waits for the search
+// box.
+func (b *browser) load(t testing.TB, f *fixture, n int) {
+	t.Helper()
+	b.do(t, chromedp.Navigate(fmt.Sprintf("%s/?load=%d#token=%s", f.srv.URL, n, testToken)), chromedp.WaitVisible(chromedp.ID("q")))
 }
 
 func (b *browser) text(t *testing.T, sel string) string {
@@ -206,6 +214,18 @@ func TestBrowserSearch(t *testing.T) {
 	b.open(t, f, "#/?q=zzzzqqqxxyy&mode=fulltext")
 	if s := b.text(t, "#search-state .notice"); !strings.Contains(s, "nothing found") {
 		t.Errorf("a search that finds nothing shows %q", s)
+	}
+}
+
+// TestBrowserLoadsAgain: the page loaded again and again, each load a new
+// document and the last one kept in the back/forward cache, loads every
+// time. A page left behind gives back the connection of its status stream:
+// a browser keeps six to a host, and the seventh load would wait for one.
+func TestBrowserLoadsAgain(t *testing.T) {
+	f := newFixture(t, nil)
+	b := newBrowser(t, 1280, 900)
+	for n := range 8 {
+		b.load(t, f, n)
 	}
 }
 

@@ -549,14 +549,23 @@ function coverageText(c) {
   return parts.join(" · ");
 }
 
-// startEvents follows the status stream for as long as the page is open;
-// fetch, unlike EventSource, can send the token.
+// startEvents follows the status stream while the page is shown; fetch,
+// unlike EventSource, can send the token. The stream holds one of the six
+// connections a browser keeps to a host, for all its tabs: a page that
+// goes into the back/forward cache or a tab that is hidden gives it back
+// (stopEvents), or the seventh page of mnemo would wait for a connection.
+let eventsCtl = null;
+
 async function startEvents() {
   const token = sessionStorage.getItem(TOKEN_KEY);
-  if (!token) return;
+  if (!token || eventsCtl || document.hidden) return;
+  const ctl = eventsCtl = new AbortController();
   try {
-    const res = await fetch("/api/events", { headers: { Authorization: "Bearer " + token } });
-    if (!res.ok) return;
+    const res = await fetch("/api/events", { headers: { Authorization: "Bearer " + token }, signal: ctl.signal });
+    if (!res.ok) { // a token the server refuses: nothing to follow
+      if (eventsCtl === ctl) eventsCtl = null;
+      return;
+    }
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
     for (;;) {
@@ -570,8 +579,15 @@ async function startEvents() {
         if (data) onStatus(JSON.parse(data));
       }
     }
-  } catch (e) { /* the stream ends with the page or the server */ }
-  setTimeout(startEvents, 2000);
+  } catch (e) { /* the stream ends with the page, the server, or stopEvents */ }
+  if (eventsCtl !== ctl) return; // stopped on purpose
+  eventsCtl = null;
+  setTimeout(startEvents, 2000); // the server went away: follow the next one
+}
+
+function stopEvents() {
+  if (eventsCtl) eventsCtl.abort();
+  eventsCtl = null;
 }
 
 function onStatus(st) {
@@ -588,3 +604,6 @@ takeToken();
 window.addEventListener("hashchange", () => { if (!/token=/.test(location.hash)) route(); else { takeToken(); route(); } });
 route();
 startEvents();
+window.addEventListener("pagehide", stopEvents);
+window.addEventListener("pageshow", (e) => { if (e.persisted) startEvents(); });
+document.addEventListener("visibilitychange", () => { if (document.hidden) stopEvents(); else startEvents(); });
