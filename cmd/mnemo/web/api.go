@@ -66,9 +66,14 @@ var (
 	errHandover  = errors.New("the serve holding the index went away mid-request (the index is being handed over): retry in a moment")
 )
 
-// noCorpora writes the 503 of an API call made while this serve reaches
-// no index.
-func noCorpora(w http.ResponseWriter) { writeError(w, http.StatusServiceUnavailable, errNoCorpora) }
+// retryLater writes the 503 of an API call made while this serve reaches
+// no index, or cut by a handover; "retry" tells the page to draw the view
+// again once the status stream says the index answers.
+func retryLater(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "retry": true})
+}
 
 // errNoSessions is the answer to a sessions call when serve runs without
 // the sessions index.
@@ -79,12 +84,13 @@ func jsonHandler(s *Server, fn func(context.Context, *Corpora, *http.Request) (a
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := s.corpora.Load()
 		if c == nil || c.Memories == nil {
-			noCorpora(w)
+			retryLater(w, errNoCorpora)
 			return
 		}
 		v, err := fn(r.Context(), c, r)
 		if errors.Is(err, remote.ErrGone) {
-			err = fmt.Errorf("%w (%w)", errHandover, err)
+			retryLater(w, fmt.Errorf("%w (%w)", errHandover, err))
+			return
 		}
 		if err != nil {
 			writeError(w, statusOf(err), err)
@@ -104,7 +110,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &br):
 		return http.StatusBadRequest
-	case errors.Is(err, errNoSessions), errors.Is(err, engine.ErrIndexNotReady), errors.Is(err, errHandover):
+	case errors.Is(err, errNoSessions), errors.Is(err, engine.ErrIndexNotReady):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrUnknownConcept):
 		return http.StatusNotFound

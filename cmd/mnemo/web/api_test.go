@@ -211,7 +211,7 @@ func TestNoCorpora(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	rec := newRecorder()
 	s.ServeHTTP(rec, req)
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "retry") {
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"retry":true`) {
 		t.Errorf("without corpora: %d %s, want 503 saying to retry", rec.Code, rec.Body)
 	}
 }
@@ -280,7 +280,7 @@ func TestThroughTheHolder(t *testing.T) {
 	}
 	for _, p := range []string{"/api/search?q=bleve", "/api/memory?id=research/bleve.md", "/api/status"} {
 		code, b := fr.get(t, p, nil)
-		if code != http.StatusServiceUnavailable || !strings.Contains(string(b), "retry") {
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(b), `"retry":true`) || !strings.Contains(string(b), "went away") {
 			t.Errorf("GET %s after the holder went away: %d %s, want 503 saying to retry", p, code, b)
 		}
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,6 +227,26 @@ func TestBrowserLoadsAgain(t *testing.T) {
 	b := newBrowser(t, 1280, 900)
 	for n := range 8 {
 		b.load(t, f, n)
+	}
+}
+
+// TestBrowserBackAfterHandover: a search made while the serve reaches no
+// index (it is starting, or the index is being handed over) says to
+// retry, and the page runs it again by itself once the index answers.
+func TestBrowserBackAfterHandover(t *testing.T) {
+	f := newFixture(t, nil)
+	s := New(Options{Token: testToken})
+	g := &fixture{eng: f.eng, sess: f.sess, srv: httptest.NewServer(s)}
+	t.Cleanup(g.srv.Close) // after the browser's, which ends the status stream
+	b := newBrowser(t, 1280, 900)
+	b.open(t, g, "#/?q=bleve+scoring")
+	if n := b.text(t, "#search-state .notice"); !strings.Contains(n, "retry") {
+		t.Errorf("a search while no index answers shows %q, want a notice saying to retry", n)
+	}
+	s.SetCorpora(&Corpora{Memories: f.eng, Sessions: f.sess})
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#results[data-query="bleve scoring"] li`)))
+	if first, want := b.text(t, "#results li.result a.title"), firstTitle(t, f, "bleve scoring"); first != want {
+		t.Errorf("the search run again shows %q first, want %q", first, want)
 	}
 }
 

@@ -19,7 +19,7 @@ function takeToken() {
 }
 
 class APIError extends Error {
-  constructor(status, message) { super(message); this.status = status; }
+  constructor(status, message, retry) { super(message); this.status = status; this.retry = retry; }
 }
 
 async function api(name, params, signal) {
@@ -35,7 +35,7 @@ async function api(name, params, signal) {
   try { body = await res.json(); } catch (e) { body = null; }
   if (!res.ok) {
     if (res.status === 401) sessionStorage.removeItem(TOKEN_KEY);
-    throw new APIError(res.status, (body && body.error) || res.statusText);
+    throw new APIError(res.status, (body && body.error) || res.statusText, !!(body && body.retry));
   }
   return body;
 }
@@ -127,10 +127,16 @@ function tokenView() {
     } }, input, el("button", { type: "submit", text: "Open" }))));
 }
 
-// handleError shows what went wrong in place of the view's content.
+// errorNotice shows what went wrong in place of the view's content. An
+// answer marked retry is a moment (the serve is starting, or the index is
+// being handed over): the view is drawn again as soon as the status stream
+// says the index answers (onStatus).
+let redrawWhenBack = false;
+
 function errorNotice(err) {
   if (err.name === "AbortError") return null;
   if (err.status === 401) { tokenView(); return null; }
+  if (err.retry) redrawWhenBack = true;
   if (err.status === 503) return notice("wait", err.message);
   return notice("error", err.message);
 }
@@ -592,6 +598,7 @@ function stopEvents() {
 
 function onStatus(st) {
   lastStatus = st;
+  if (!st.error && redrawWhenBack) { redrawWhenBack = false; route(); }
   const busy = !st.error && (st.memories.indexing || (st.sessions && st.sessions.indexing));
   document.getElementById("indexing-badge").hidden = !busy;
   const box = document.getElementById("status");
