@@ -5,14 +5,17 @@ import (
 	"time"
 )
 
-// Searcher is the memory corpus as the commands that do not change
-// memories reach it: search, read, status, sync and the concept graph.
-// *Engine implements it, and so does a client of the serve that holds
-// the index (cmd/mnemo/remote), so a command need not know which it has.
+// Searcher is the memory corpus as the front ends that do not change
+// memories reach it: search, read, list, status, sync and the concept
+// graph. *Engine implements it, and so does a client of the serve that
+// holds the index (cmd/mnemo/remote), so a command or the web page need
+// not know which it has.
 type Searcher interface {
 	Search(ctx context.Context, q Query) (Page, error)
 	Read(ctx context.Context, id string) (Memory, error)
 	Resolve(id string) (string, error)
+	List(ctx context.Context, folder string) (Listing, error)
+	Backlinks(ctx context.Context, id string) ([]string, error)
 	Status(ctx context.Context) (Status, error)
 	Sync(ctx context.Context, full bool) (Report, error)
 	BuildContext(ctx context.Context, q ContextQuery) (ConceptContext, error)
@@ -23,11 +26,10 @@ type Searcher interface {
 }
 
 // Memories is the memory corpus as the MCP tools use it: Searcher, plus
-// listing and the writes. *Engine implements it.
+// recent activity and the writes. *Engine implements it.
 type Memories interface {
 	Searcher
 	Peek(ctx context.Context, id string) (Memory, error)
-	List(ctx context.Context, folder string) (Listing, error)
 	RecentWhere(ctx context.Context, limit int, since time.Duration, keep func(path string) bool) ([]Activity, error)
 	Write(ctx context.Context, req WriteRequest) (Memory, error)
 	Edit(ctx context.Context, req EditRequest) (Memory, error)

@@ -70,7 +70,8 @@ the line that adds it to Claude Code, never the token. Requests from a web page
 ($` + EnvSessionTimeout + `, default 30m).
 
 Several serves may run on one root (one per agent): the first holds the index,
-the others forward every tool call to it over the socket. When it stops or
+the others forward every tool call (and their web page's API calls) to it over
+the socket. When it stops or
 dies, one of them takes the index over and the rest attach to that one; a call
 cut by the handover answers "mnemo: retry: …".
 

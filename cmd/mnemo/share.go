@@ -109,9 +109,17 @@ func (r *roles) attach(ctx context.Context) (attached bool, err error) {
 	if err := r.proxy.Attach(ctx, cs); err != nil {
 		return false, err
 	}
+	if r.sf.page != nil {
+		// The page reaches the holder over the typed socket ops, not
+		// through the proxy: the tools answer with text and figures laid
+		// out for an agent, the ops with the engine's own values and
+		// errors, which is what the page shows and maps to HTTP statuses.
+		pool := remote.NewPool(r.cfg.IndexDir)
+		defer pool.Close()
+		r.sf.page.front(ctx, pool)
+		defer r.sf.page.front(ctx, nil)
+	}
 	r.logf(fmt.Sprintf("front end of the serve that holds the index (%s): forwarding every tool call to it", holderName(r.cfg.IndexDir)))
-	r.sf.page.front(true)
-	defer r.sf.page.front(false)
 	if flags := r.a.engineFlags(); len(flags) > 0 {
 		r.logf("note: the holder answers with its own settings; " + strings.Join(flags, ", ") + " apply only if this serve takes the index over")
 	}

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cmd/mnemo/remote"
 	"mnemo/cmd/mnemo/web"
 	"mnemo/engine"
 	"mnemo/engine/safefile"
@@ -26,13 +26,14 @@ import (
 // that is already being served.
 const pageAddrName = "web.addr"
 
-// webPage is serve's web page: the server, given the corpora whenever this
-// serve holds the index, and where it announces its address.
+// webPage is serve's web page: the server, given the corpora this serve
+// reaches (the ones it holds, or the holder's over the socket), and where
+// it announces its address.
 type webPage struct {
 	srv      *web.Server
 	addrFile string
 	url      atomic.Value // string: where it listens, once it does
-	held     atomic.Bool  // this serve holds the index
+	answers  atomic.Bool  // this serve holds the index or fronts its holder
 }
 
 func newWebPage(indexDir, token string) *webPage {
@@ -58,37 +59,56 @@ func (p *webPage) listening(url string, logf func(string)) {
 }
 
 // announce records the page's address for mnemo ui once it both listens
-// and holds the index, whichever comes first; best effort (without it, ui
-// starts a serve of its own).
+// and answers, whichever comes first; best effort (without it, ui starts
+// a serve of its own).
 func (p *webPage) announce() {
-	if url, ok := p.url.Load().(string); ok && p.held.Load() {
+	if url, ok := p.url.Load().(string); ok && p.answers.Load() {
 		safefile.Write(p.addrFile, []byte(url+"\n"), 0o600)
 	}
 }
 
-// front says whether this serve is now the front end of another.
-func (p *webPage) front(on bool) {
-	if p != nil {
-		p.srv.SetFronting(on)
+// set gives the page corpora to answer from; nil takes them away (the
+// index is being closed or handed over).
+func (p *webPage) set(c *web.Corpora) {
+	p.answers.Store(c != nil)
+	p.srv.SetCorpora(c)
+	if c != nil {
+		p.announce()
 	}
 }
 
-// hold gives the page the corpora this serve now holds, and records its
-// address for mnemo ui (only a serve that holds the index has a page with
-// answers); nil e takes them away (the index is being closed or handed
-// over).
-func (p *webPage) hold(e *engine.Engine, sess *engine.Sessions) {
-	p.held.Store(e != nil)
-	if e == nil {
-		p.srv.SetCorpora(nil)
+// front has the page answer from the serve that holds the index, over
+// pool's connections to its socket, so that a search, a read (recorded
+// by the holder) or the graph is the holder's own; nil pool takes them
+// away (the holder went away). The holder's sessions index is asked for
+// only if it has one.
+func (p *webPage) front(ctx context.Context, pool *remote.Pool) {
+	if p == nil {
 		return
 	}
-	defer p.announce()
+	if pool == nil {
+		p.set(nil)
+		return
+	}
+	c := &web.Corpora{Memories: pool}
+	if _, err := pool.Sessions().Status(ctx); !errors.Is(err, remote.ErrNoSessions) {
+		c.Sessions = pool.Sessions()
+	}
+	p.set(c)
+}
+
+// hold gives the page the corpora this serve now holds; nil e takes them
+// away (the index is being closed or handed over).
+func (p *webPage) hold(e *engine.Engine, sess *engine.Sessions) {
+	if e == nil {
+		p.set(nil)
+		return
+	}
 	c := &web.Corpora{Memories: e}
 	if sess != nil {
 		c.Sessions = sess
 	}
-	p.srv.SetCorpora(c)
+	p.set(c)
 }
 
 func (a *app) uiCmd() *cobra.Command {
@@ -138,48 +158,38 @@ func livePage(ctx context.Context, indexDir, token string) (string, bool) {
 	if !strings.HasPrefix(url, "http://127.") && !strings.HasPrefix(url, "http://[::1]") && !strings.HasPrefix(url, "http://localhost") {
 		return "", false // only ever a loopback page gets the token
 	}
-	code, _ := pageStatus(ctx, url, token)
-	return url, code == http.StatusOK
+	return url, pageStatus(ctx, url, token) == http.StatusOK
 }
 
-// pageStatus is what the page at url answers an API call with this token:
-// 200 when its serve holds the index, 503 while it does not (fronting: it
-// forwards to another serve); 0 if nothing answers.
-func pageStatus(ctx context.Context, url, token string) (code int, fronting bool) {
+// pageStatus is the HTTP status the page at url answers an API call with
+// this token: 200 once its serve holds the index or fronts its holder, 503
+// until then; 0 if nothing answers.
+func pageStatus(ctx context.Context, url, token string) int {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"api/status", nil)
 	if err != nil {
-		return 0, false
+		return 0
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, false
+		return 0
 	}
-	defer res.Body.Close()
-	var body struct {
-		Fronting bool `json:"fronting"`
-	}
-	json.NewDecoder(io.LimitReader(res.Body, 1<<16)).Decode(&body)
-	return res.StatusCode, body.Fronting
+	res.Body.Close()
+	return res.StatusCode
 }
 
 // serveAndOpen runs serve --http addr in this process, and opens the page
-// as soon as it answers. A serve that finds another holding the index
-// (one without a page: an agent's stdio serve) fronts it, and its page
-// answers only once it takes the index over; ui says so rather than wait.
+// as soon as it answers: at once when it holds the index or fronts the
+// serve that does.
 func (a *app) serveAndOpen(cmd *cobra.Command, addr, token string, noOpen bool) error {
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	url := "http://" + addr + "/"
 	go func() {
 		for ctx.Err() == nil {
-			switch code, fronting := pageStatus(ctx, url, token); {
-			case code == http.StatusServiceUnavailable && fronting:
-				fmt.Fprintln(a.stderr, "note: another serve holds this root's index and has no web page; this page answers once this serve takes the index over (start mnemo ui or serve --http before your agents' serves to have it at once)")
-				fallthrough
-			case code == http.StatusOK:
+			if pageStatus(ctx, url, token) == http.StatusOK {
 				a.openPage(url, token, noOpen)
 				return
 			}

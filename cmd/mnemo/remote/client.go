@@ -19,7 +19,7 @@ var _ engine.Searcher = (*Client)(nil)
 // Its methods match *engine.Engine's; they are safe for concurrent use and
 // run one at a time. An error the server answers with is an *Error that
 // wraps the engine's sentinel error; a broken connection fails this call
-// and every later one.
+// and every later one (with ErrGone, unless the call's ctx broke it).
 type Client struct {
 	mu     sync.Mutex
 	conn   net.Conn
@@ -132,6 +132,21 @@ func (c *Client) Resolve(id string) (string, error) {
 	return p, err
 }
 
+// List describes one folder of the server's memory folder.
+func (c *Client) List(ctx context.Context, folder string) (engine.Listing, error) {
+	var l engine.Listing
+	err := c.call(ctx, request{Op: opList, ID: folder}, &l)
+	return l, err
+}
+
+// Backlinks lists the memories that link to the one id names, as the
+// server's concept graph has them.
+func (c *Client) Backlinks(ctx context.Context, id string) ([]string, error) {
+	var r []string
+	err := c.call(ctx, request{Op: opBacklinks, ID: id}, &r)
+	return r, err
+}
+
 // Status describes the server's engine.
 func (c *Client) Status(ctx context.Context) (engine.Status, error) {
 	var s engine.Status
@@ -209,9 +224,9 @@ func (c *Client) call(ctx context.Context, req request, out any) error {
 			return ctx.Err()
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			err = errors.New("mnemo serve closed the connection (is it stopping?)")
+			err = errors.New("it closed the connection (is it stopping?)")
 		}
-		c.broken = fmt.Errorf("mnemo serve connection: %w", err)
+		c.broken = fmt.Errorf("%w: %w", ErrGone, err)
 		c.conn.Close()
 		return c.broken
 	}

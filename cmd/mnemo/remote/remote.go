@@ -15,8 +15,8 @@
 //	→ {"op": "read", "id": "decisions/use-bbolt"}
 //	← {"error": "\"use-bbolt\": no memory has this path or title: memory not found", "kind": "not-found"}
 //
-// Ops are search (query: an engine.Query), read and resolve (id), status,
-// sync (full), and the concept graph's graph-context (context: an
+// Ops are search (query: an engine.Query), read, resolve and backlinks
+// (id), list (id: the folder), status, sync (full), and the concept graph's graph-context (context: an
 // engine.ContextQuery), graph-show (concept, depth, max), graph-similar
 // (concept, max), graph-concepts and graph-file (id); and, when the server
 // holds a sessions index, the sessions.* ops of sessions.go. An error's kind names the engine sentinel it wraps, so
@@ -38,11 +38,13 @@ const MaxRequest = 1 << 20
 
 // The ops.
 const (
-	opSearch  = "search"
-	opRead    = "read"
-	opResolve = "resolve"
-	opStatus  = "status"
-	opSync    = "sync"
+	opSearch    = "search"
+	opRead      = "read"
+	opResolve   = "resolve"
+	opBacklinks = "backlinks"
+	opList      = "list"
+	opStatus    = "status"
+	opSync      = "sync"
 
 	opGraphContext  = "graph-context"
 	opGraphShow     = "graph-show"
@@ -120,6 +122,7 @@ var sentinels = []struct {
 	{"bad-graph-arg", engine.ErrBadGraphArg},
 	{"busy", admit.ErrBusy},
 	{kindForeign, ErrForeignPeer},
+	{"no-sessions", ErrNoSessions},
 	{"canceled", context.Canceled},
 	{"deadline", context.DeadlineExceeded},
 }
@@ -143,6 +146,12 @@ func sentinel(kind string) error {
 	}
 	return nil
 }
+
+// ErrGone is what a call fails with when its connection broke without
+// the caller asking (the server stopped, was killed, or is handing the
+// index over to another serve): the call may or may not have run, and a
+// Client fails every later call with it too.
+var ErrGone = errors.New("mnemo serve went away")
 
 // Error is an error the server answered with. Its message is the server's;
 // it wraps the engine error its kind names, if any, for errors.Is.

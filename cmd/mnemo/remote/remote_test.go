@@ -580,3 +580,42 @@ func TestListen(t *testing.T) {
 		}
 	})
 }
+
+// TestPool: a call cancelled mid-answer costs the Pool one connection, not
+// the server (a page cancels every search typed past); once the server
+// stops, every call fails with ErrGone.
+func TestPool(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := remote.Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := slow{started: make(chan struct{})}
+	sctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- remote.Serve(sctx, ln, b) }()
+	defer stop()
+	p := remote.NewPool(dir)
+	defer p.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-b.started; cancel() }()
+	if _, err := p.Search(ctx, engine.Query{Text: "x"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled search: %v, want context.Canceled", err)
+	}
+	if _, err := p.Status(context.Background()); err != nil {
+		t.Errorf("status after a cancelled search: %v", err)
+	}
+	if _, err := p.Sessions().Status(context.Background()); !errors.Is(err, remote.ErrNoSessions) {
+		t.Errorf("sessions status of a server without sessions: %v, want ErrNoSessions", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := p.Status(context.Background()); !errors.Is(err, remote.ErrGone) {
+			t.Errorf("call %d after the server stopped: %v, want ErrGone", i+1, err)
+		}
+	}
+}

@@ -186,6 +186,10 @@ func handle(ctx context.Context, b engine.Searcher, sess engine.SessionsIndex, l
 		res, err = b.Read(ctx, req.ID)
 	case opResolve:
 		res, err = b.Resolve(req.ID)
+	case opBacklinks:
+		res, err = b.Backlinks(ctx, req.ID)
+	case opList:
+		res, err = b.List(ctx, req.ID)
 	case opStatus:
 		res, err = b.Status(ctx)
 	case opSync:
@@ -204,7 +208,7 @@ func handle(ctx context.Context, b engine.Searcher, sess engine.SessionsIndex, l
 	case opGraphFile:
 		res, err = b.FileConcepts(ctx, req.ID)
 	default:
-		return response{Error: fmt.Sprintf("bad request: unknown op %q (want search, read, resolve, status, sync or graph-*)", req.Op), Kind: kindBadRequest}
+		return response{Error: fmt.Sprintf("bad request: unknown op %q (want search, read, resolve, backlinks, list, status, sync or graph-*)", req.Op), Kind: kindBadRequest}
 	}
 	if err != nil {
 		return response{Error: oneLine(err.Error()), Kind: kindOf(err)}

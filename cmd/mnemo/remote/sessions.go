@@ -21,8 +21,8 @@ const (
 	opSessionsForget  = "sessions.forget"
 )
 
-// errNoSessions answers a sessions op on a server without a sessions index.
-var errNoSessions = errors.New("this mnemo serve has no sessions index")
+// ErrNoSessions answers a sessions op on a server without a sessions index.
+var ErrNoSessions = errors.New("this mnemo serve has no sessions index")
 
 // handleSessions answers a sessions op; ok is false for any other op.
 func handleSessions(ctx context.Context, s engine.SessionsIndex, req request) (res any, ok bool, err error) {
@@ -32,7 +32,7 @@ func handleSessions(ctx context.Context, s engine.SessionsIndex, req request) (r
 		return nil, false, nil
 	}
 	if s == nil {
-		return nil, true, errNoSessions
+		return nil, true, ErrNoSessions
 	}
 	switch req.Op {
 	case opSessionsSearch:

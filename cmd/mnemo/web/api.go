@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
 	"mnemo/mcp"
 )
@@ -57,23 +58,21 @@ func (s *Server) guard(h http.Handler) http.Handler {
 	})
 }
 
-// errNoCorpora is the API's answer while this serve holds no index;
-// errFronting while it forwards to another serve that holds it.
+// errNoCorpora is the API's answer while this serve holds no index and
+// fronts no holder; errHandover when the holder went away mid-request.
+// Both are moments: the next holder answers.
 var (
-	errNoCorpora = errors.New("this serve does not hold the index right now (it is starting, or handing over): retry in a moment")
-	errFronting  = errors.New("another serve holds this root's index (an agent's serve, without this page): the page answers once this serve takes the index over, when that one stops")
+	errNoCorpora = errors.New("this serve does not reach the index right now (it is starting, or the index is being handed over): retry in a moment")
+	errHandover  = errors.New("the serve holding the index went away mid-request (the index is being handed over): retry in a moment")
 )
 
-// noCorpora writes the 503 of an API call made while this serve holds no
-// index, saying why; "fronting" tells mnemo ui which case it is.
-func (s *Server) noCorpora(w http.ResponseWriter) {
-	err, fronting := errNoCorpora, s.fronting.Load()
-	if fronting {
-		err = errFronting
-	}
+// retryLater writes the 503 of an API call made while this serve reaches
+// no index, or cut by a handover; "retry" tells the page to draw the view
+// again once the status stream says the index answers.
+func retryLater(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusServiceUnavailable)
-	json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "fronting": fronting})
+	json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "retry": true})
 }
 
 // errNoSessions is the answer to a sessions call when serve runs without
@@ -85,10 +84,14 @@ func jsonHandler(s *Server, fn func(context.Context, *Corpora, *http.Request) (a
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := s.corpora.Load()
 		if c == nil || c.Memories == nil {
-			s.noCorpora(w)
+			retryLater(w, errNoCorpora)
 			return
 		}
 		v, err := fn(r.Context(), c, r)
+		if errors.Is(err, remote.ErrGone) {
+			retryLater(w, fmt.Errorf("%w (%w)", errHandover, err))
+			return
+		}
 		if err != nil {
 			writeError(w, statusOf(err), err)
 			return
@@ -117,6 +120,16 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
+}
+
+// optional is the error of a lookup the page can do without (a memory's
+// backlinks, a concept's mentions): none, unless the holder went away, so
+// that a handover is reported rather than shown as "no backlinks".
+func optional(err error) error {
+	if errors.Is(err, remote.ErrGone) {
+		return err
+	}
+	return nil
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {

@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
 )
 
@@ -207,19 +211,85 @@ func TestNoCorpora(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	rec := newRecorder()
 	s.ServeHTTP(rec, req)
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "does not hold the index") {
-		t.Errorf("without corpora: %d %s, want 503 saying why", rec.Code, rec.Body)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"retry":true`) {
+		t.Errorf("without corpora: %d %s, want 503 saying to retry", rec.Code, rec.Body)
 	}
 }
 
-func TestFrontingSaysSo(t *testing.T) {
-	s := New(Options{Token: testToken})
-	s.SetFronting(true)
-	req, _ := http.NewRequest(http.MethodGet, "/api/status", nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	rec := newRecorder()
-	s.ServeHTTP(rec, req)
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"fronting":true`) || !strings.Contains(rec.Body.String(), "another serve holds") {
-		t.Errorf("a fronting serve's page: %d %s, want 503 saying another serve holds the index", rec.Code, rec.Body)
+// TestThroughTheHolder: the page of a serve that fronts the holder reaches
+// the holder's corpora through its socket (remote.Pool) and answers every
+// call as the holder's own page does; when the holder goes away the page
+// says to retry, and no call gets an empty answer.
+func TestThroughTheHolder(t *testing.T) {
+	f := newFixture(t, nil)
+	sock := t.TempDir()
+	ln, err := remote.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- remote.ServeOpts(ctx, ln, f.eng, remote.Options{Sessions: f.sess}) }()
+	defer stop()
+	pool := remote.NewPool(sock)
+	defer pool.Close()
+	s := New(Options{Token: testToken, Version: "test"})
+	s.SetCorpora(&Corpora{Memories: pool, Sessions: pool.Sessions()})
+	front := httptest.NewServer(s)
+	defer front.Close()
+	fr := &fixture{srv: front}
+
+	var sess engine.SessionList
+	if _, b := f.get(t, "/api/sessions", nil); json.Unmarshal(b, &sess) != nil || len(sess.Sessions) == 0 {
+		t.Fatalf("no sessions to open: %s", b)
+	}
+	paths := []string{
+		"/api/search?q=bleve", "/api/search?q=recency&mode=fulltext&folder=research",
+		"/api/search?corpus=sessions&q=spotter", "/api/memory?id=research/recency-decay.md",
+		"/api/memory?id=no/such.md", "/api/list", "/api/list?folder=research", "/api/sessions",
+		"/api/session?id=" + sess.Sessions[0].SessionID, "/api/activity", "/api/graph?concept=bleve",
+		"/api/graph?concept=no-such-concept-anywhere", "/api/concepts?q=b", "/api/status",
+	}
+	for _, p := range paths {
+		// The holder's page first: a memory read through the front end is
+		// then the later read, and both answers show the one before.
+		hc, hb := f.get(t, p, nil)
+		fc, fb := fr.get(t, p, nil)
+		if hc != fc || !bytes.Equal(withoutReadTimes(hb), withoutReadTimes(fb)) {
+			t.Errorf("GET %s: the holder's page %d %.300s\nthe front end's %d %.300s", p, hc, hb, fc, fb)
+		}
+	}
+
+	// The read through the front end is the holder's.
+	before := time.Now()
+	if code, b := fr.get(t, "/api/memory?id=research/bleve.md", nil); code != http.StatusOK {
+		t.Fatalf("memory through the front end: %d %s", code, b)
+	}
+	m, err := f.eng.Peek(context.Background(), "research/bleve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.LastRead.Before(before) {
+		t.Errorf("the holder's last read of research/bleve.md is %v, before the front end's read at %v", m.LastRead, before)
+	}
+
+	// The holder goes away: a retry, not an empty answer.
+	stop()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/api/search?q=bleve", "/api/memory?id=research/bleve.md", "/api/status"} {
+		code, b := fr.get(t, p, nil)
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(b), `"retry":true`) || !strings.Contains(string(b), "went away") {
+			t.Errorf("GET %s after the holder went away: %d %s, want 503 saying to retry", p, code, b)
+		}
 	}
 }
+
+// withoutReadTimes blanks the read times in an answer, which each read
+// moves on.
+func withoutReadTimes(b []byte) []byte {
+	return readTimes.ReplaceAll(b, []byte(`"lastRead":""`))
+}
+
+var readTimes = regexp.MustCompile(`"lastRead":"[^"]*"`)

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,14 @@ func browserPath() (string, bool) {
 	return "", false
 }
 
+// Bounds of the browser tests, far above what an idle machine needs, so
+// that a loaded one still passes and a page that never shows what a step
+// waits for fails that step, saying which, instead of the whole test.
+const (
+	browserStart = time.Minute      // Chromium's start and its first blank page
+	stepTimeout  = 30 * time.Second // one step: a navigation, a wait for an element, an evaluation
+)
+
 // browser is one headless Chromium tab, with what it saw: dialogs opened
 // and requests made.
 type browser struct {
@@ -49,7 +58,7 @@ type browser struct {
 	requests []string
 }
 
-func newBrowser(t *testing.T, width, height int) *browser {
+func newBrowser(t testing.TB, width, height int) *browser {
 	t.Helper()
 	path, ok := browserPath()
 	if !ok {
@@ -63,17 +72,24 @@ func newBrowser(t *testing.T, width, height int) *browser {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	tctx, cancelT := context.WithTimeout(ctx, 3*time.Minute) // generous: CI machines are shared
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	b := &browser{ctx: tctx}
-	if err := chromedp.Do(tctx, chromedp.Navigate("about:blank")); err != nil {
+	t.Cleanup(func() { cancelC(); cancelA() })
+	b := &browser{ctx: ctx}
+	// The first action starts Chromium, which lives as long as the context
+	// of that action: so it runs on ctx itself, and a timer, not a
+	// deadline on a derived context, bounds the start.
+	timer := time.AfterFunc(browserStart, cancelC)
+	err := chromedp.Do(ctx, chromedp.Navigate("about:blank"))
+	if !timer.Stop() {
+		t.Fatalf("Chromium did not start within %s (%v)", browserStart, err)
+	}
+	if err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
-	if _, err := chromedp.Call(tctx, network.Enable, network.EnableParams{}); err != nil {
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
 	}
-	dialogs := chromedp.Events(tctx, page.JavascriptDialogOpening)
-	requests := chromedp.Events(tctx, network.RequestWillBeSent)
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	requests := chromedp.Events(ctx, network.RequestWillBeSent)
 	go func() {
 		for ev, err := range dialogs {
 			if err != nil {
@@ -82,7 +98,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 			b.mu.Lock()
 			b.dialogs = append(b.dialogs, ev.Message)
 			b.mu.Unlock()
-			chromedp.Call(tctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 		}
 	}()
 	go func() {
@@ -95,30 +111,47 @@ func newBrowser(t *testing.T, width, height int) *browser {
 			b.mu.Unlock()
 		}
 	}()
-	if err := chromedp.Do(tctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
-		t.Fatal(err)
-	}
+	b.do(t, chromedp.EmulateViewport(int64(width), int64(height)))
 	return b
 }
 
-func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
+// step is the context of one step, bounded by stepTimeout.
+func (b *browser) step() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(b.ctx, stepTimeout)
+}
+
+// do runs actions as one step.
+func (b *browser) do(t testing.TB, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
-		t.Fatal(err)
+	ctx, cancel := b.step()
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%v (the page shows: %.300q)", err, b.shows())
 	}
 }
 
-// eval runs JavaScript in the page and returns its value.
-func eval[T any](t *testing.T, b *browser, expr string, opts ...chromedp.EvaluateOption) T {
+// shows is the page's visible text, for a failure to say what was there.
+func (b *browser) shows() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	s, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + " | " + document.body.innerText`))
+	return s
+}
+
+// eval runs JavaScript in the page, as one step, and returns its value.
+func eval[T any](t testing.TB, b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr, opts...))
+	ctx, cancel := b.step()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
 	return v
 }
 
-// open loads the page with the token in its fragment, as mnemo ui does.
+// open loads the page with the token in its fragment, as mnemo ui does,
+// and then goes to route.
 func (b *browser) open(t *testing.T, f *fixture, route string) {
 	t.Helper()
 	b.do(t, chromedp.Navigate(f.srv.URL+"/#token="+testToken), chromedp.WaitVisible(chromedp.ID("q")))
@@ -127,10 +160,20 @@ func (b *browser) open(t *testing.T, f *fixture, route string) {
 	}
 }
 
+// load loads the page as a new document (n makes its URL one of its own,
+// so that this is no move within the last one) and waits for the search
+// box.
+func (b *browser) load(t testing.TB, f *fixture, n int) {
+	t.Helper()
+	b.do(t, chromedp.Navigate(fmt.Sprintf("%s/?load=%d#token=%s", f.srv.URL, n, testToken)), chromedp.WaitVisible(chromedp.ID("q")))
+}
+
 func (b *browser) text(t *testing.T, sel string) string {
 	t.Helper()
 	b.do(t, chromedp.WaitVisible(chromedp.CSS(sel)))
-	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	ctx, cancel := b.step()
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +184,16 @@ func (b *browser) texts(t *testing.T, sel string) []string {
 	t.Helper()
 	b.do(t, chromedp.WaitVisible(chromedp.CSS(sel)))
 	return eval[[]string](t, b, fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent.trim())`, sel))
+}
+
+// poll waits, as one step, until expr is true in the page.
+func (b *browser) poll(t *testing.T, expr string) {
+	t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr)); err != nil {
+		t.Fatalf("waiting for %s: %v (the page shows: %.300q)", expr, err, b.shows())
+	}
 }
 
 func TestBrowserSearch(t *testing.T) {
@@ -162,6 +215,38 @@ func TestBrowserSearch(t *testing.T) {
 	b.open(t, f, "#/?q=zzzzqqqxxyy&mode=fulltext")
 	if s := b.text(t, "#search-state .notice"); !strings.Contains(s, "nothing found") {
 		t.Errorf("a search that finds nothing shows %q", s)
+	}
+}
+
+// TestBrowserLoadsAgain: the page loaded again and again, each load a new
+// document and the last one kept in the back/forward cache, loads every
+// time. A page left behind gives back the connection of its status stream:
+// a browser keeps six to a host, and the seventh load would wait for one.
+func TestBrowserLoadsAgain(t *testing.T) {
+	f := newFixture(t, nil)
+	b := newBrowser(t, 1280, 900)
+	for n := range 8 {
+		b.load(t, f, n)
+	}
+}
+
+// TestBrowserBackAfterHandover: a search made while the serve reaches no
+// index (it is starting, or the index is being handed over) says to
+// retry, and the page runs it again by itself once the index answers.
+func TestBrowserBackAfterHandover(t *testing.T) {
+	f := newFixture(t, nil)
+	s := New(Options{Token: testToken})
+	g := &fixture{eng: f.eng, sess: f.sess, srv: httptest.NewServer(s)}
+	t.Cleanup(g.srv.Close) // after the browser's, which ends the status stream
+	b := newBrowser(t, 1280, 900)
+	b.open(t, g, "#/?q=bleve+scoring")
+	if n := b.text(t, "#search-state .notice"); !strings.Contains(n, "retry") {
+		t.Errorf("a search while no index answers shows %q, want a notice saying to retry", n)
+	}
+	s.SetCorpora(&Corpora{Memories: f.eng, Sessions: f.sess})
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#results[data-query="bleve scoring"] li`)))
+	if first, want := b.text(t, "#results li.result a.title"), firstTitle(t, f, "bleve scoring"); first != want {
+		t.Errorf("the search run again shows %q first, want %q", first, want)
 	}
 }
 
@@ -219,9 +304,7 @@ func TestBrowserGraph(t *testing.T) {
 	b := newBrowser(t, 1280, 900)
 	b.open(t, f, "#/graph/recency-decay")
 	b.do(t, chromedp.WaitVisible(chromedp.CSS("#graph canvas")))
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`cy && cy.nodes().length > 0`)); err != nil {
-		t.Fatal(err)
-	}
+	b.poll(t, `cy && cy.nodes().length > 0`)
 	got := b.texts(t, "#graph-nodes li a")
 	cc, _ := f.eng.BuildContext(context.Background(), engineContext("recency-decay"))
 	want := []string{cc.Concept}
@@ -302,10 +385,10 @@ func TestScreenshots(t *testing.T) {
 		b := newBrowser(t, s.w, s.h)
 		b.open(t, f, s.route)
 		b.do(t, chromedp.WaitVisible(chromedp.CSS(s.wait)))
-		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`typeof cy === "undefined" || !cy || cy.nodes().length > 0`)); err != nil {
-			t.Fatal(err)
-		}
-		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		b.poll(t, `typeof cy === "undefined" || !cy || cy.nodes().length > 0`)
+		ctx, cancel := b.step()
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}

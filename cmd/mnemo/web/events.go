@@ -3,9 +3,12 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	"mnemo/cmd/mnemo/remote"
 )
 
 // statusEvery is how often the event stream looks at the corpora's status:
@@ -28,12 +31,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for {
 		var b []byte
 		if c := s.corpora.Load(); c == nil || c.Memories == nil {
-			msg := errNoCorpora
-			if s.fronting.Load() {
-				msg = errFronting
-			}
-			b, _ = json.Marshal(map[string]string{"error": msg.Error()})
-		} else if st, err := s.statusOf(r.Context(), c); err != nil {
+			b, _ = json.Marshal(map[string]string{"error": errNoCorpora.Error()})
+		} else if st, err := s.statusOf(r.Context(), c); errors.Is(err, remote.ErrGone) {
+			b, _ = json.Marshal(map[string]string{"error": errHandover.Error()})
+		} else if err != nil {
 			b, _ = json.Marshal(map[string]string{"error": err.Error()})
 		} else {
 			b, _ = json.Marshal(st)

@@ -49,10 +49,12 @@ func (s *Server) graph(ctx context.Context, c *Corpora, r *http.Request) (any, e
 		return nil, err
 	}
 	mentions := map[string]int{}
-	if all, err := c.Memories.Concepts(ctx); err == nil {
-		for _, ci := range all {
-			mentions[ci.Name] = ci.Mentions
-		}
+	all, err := c.Memories.Concepts(ctx)
+	if err := optional(err); err != nil {
+		return nil, err
+	}
+	for _, ci := range all {
+		mentions[ci.Name] = ci.Mentions
 	}
 	out := graphPage{Concept: cc.Concept, Nodes: []graphNode{{ID: cc.Concept, Mentions: mentions[cc.Concept], Community: cc.CommunityID}}, Edges: []graphEdge{}}
 	seen := map[string]bool{cc.Concept: true}

@@ -66,22 +66,40 @@ func (s *Server) memory(ctx context.Context, c *Corpora, r *http.Request) (any, 
 		return nil, err
 	}
 	out := memoryPage{Memory: m, Backlinks: []string{}, Concepts: []engine.FileConcept{}, Related: []engine.Relation{}, Similar: []engine.SimilarConcept{}}
-	out.HTML, err = render(m.Content, c.Memories.Resolve)
+	var gone error // a link left unresolved by a handover is no dead link
+	resolve := func(id string) (string, error) {
+		p, err := c.Memories.Resolve(id)
+		if gone == nil {
+			gone = optional(err)
+		}
+		return p, err
+	}
+	if out.HTML, err = render(m.Content, resolve); err == nil {
+		err = gone
+	}
 	if err != nil {
 		return nil, err
 	}
 	if bl, err := c.Memories.Backlinks(ctx, m.Path); err == nil {
 		out.Backlinks = bl
+	} else if err := optional(err); err != nil {
+		return nil, err
 	}
 	if fc, err := c.Memories.FileConcepts(ctx, m.Path); err == nil {
 		out.Concepts = fc.Concepts
+	} else if err := optional(err); err != nil {
+		return nil, err
 	}
 	concept := noteConcept(m.Path)
 	if cc, err := c.Memories.BuildContext(ctx, engine.ContextQuery{Concept: concept, Depth: 1, MaxEntities: 12}); err == nil {
 		out.Related = cc.DirectRelations
+	} else if err := optional(err); err != nil {
+		return nil, err
 	}
 	if sim, err := c.Memories.FindSimilarConcepts(ctx, concept, 8); err == nil {
 		out.Similar = sim.Similar
+	} else if err := optional(err); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -4,7 +4,9 @@
 // and the CLI use: every answer comes from the engine's exported methods,
 // reached through the small interfaces below, so a search on the page
 // gives what SearchMemories gives and a memory opened on the page counts
-// as read, as ReadMemory does.
+// as read, as ReadMemory does. The same interfaces are met by the client
+// of another serve's socket, so the page of a serve that fronts the
+// holder answers as the holder's would.
 //
 // The page itself (HTML, script, style, the vendored graph library) is
 // embedded in the binary and served to anyone on the loopback address;
@@ -68,13 +70,14 @@ type Options struct {
 }
 
 // Server serves the page and its API. The corpora come and go as the serve
-// holding the index changes (a serve that fronts another one holds none):
-// until SetCorpora gives some, the API answers 503 and the page says why.
+// holding the index changes: the engine itself while this serve holds the
+// index, the holder's over its socket (cmd/mnemo/remote) while this serve
+// is the front end of another; until SetCorpora gives some, and while a
+// handover is under way, the API answers 503 and the page says to retry.
 type Server struct {
-	opts     Options
-	corpora  atomic.Pointer[Corpora]
-	fronting atomic.Bool // this serve forwards to another that holds the index
-	mux      *http.ServeMux
+	opts    Options
+	corpora atomic.Pointer[Corpora]
+	mux     *http.ServeMux
 }
 
 // New returns a Server with no corpora yet.
@@ -87,10 +90,6 @@ func New(opts Options) *Server {
 // SetCorpora gives the server the corpora to answer from; nil takes them
 // away (the index was handed over or closed).
 func (s *Server) SetCorpora(c *Corpora) { s.corpora.Store(c) }
-
-// SetFronting says whether this serve is the front end of another that
-// holds the index: the API's 503 then says so, instead of "starting".
-func (s *Server) SetFronting(on bool) { s.fronting.Store(on) }
 
 // ServeHTTP serves the page at / and the API at /api/.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

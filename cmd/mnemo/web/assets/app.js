@@ -19,7 +19,7 @@ function takeToken() {
 }
 
 class APIError extends Error {
-  constructor(status, message) { super(message); this.status = status; }
+  constructor(status, message, retry) { super(message); this.status = status; this.retry = retry; }
 }
 
 async function api(name, params, signal) {
@@ -35,7 +35,7 @@ async function api(name, params, signal) {
   try { body = await res.json(); } catch (e) { body = null; }
   if (!res.ok) {
     if (res.status === 401) sessionStorage.removeItem(TOKEN_KEY);
-    throw new APIError(res.status, (body && body.error) || res.statusText);
+    throw new APIError(res.status, (body && body.error) || res.statusText, !!(body && body.retry));
   }
   return body;
 }
@@ -127,10 +127,16 @@ function tokenView() {
     } }, input, el("button", { type: "submit", text: "Open" }))));
 }
 
-// handleError shows what went wrong in place of the view's content.
+// errorNotice shows what went wrong in place of the view's content. An
+// answer marked retry is a moment (the serve is starting, or the index is
+// being handed over): the view is drawn again as soon as the status stream
+// says the index answers (onStatus).
+let redrawWhenBack = false;
+
 function errorNotice(err) {
   if (err.name === "AbortError") return null;
   if (err.status === 401) { tokenView(); return null; }
+  if (err.retry) redrawWhenBack = true;
   if (err.status === 503) return notice("wait", err.message);
   return notice("error", err.message);
 }
@@ -162,6 +168,9 @@ function searchView(params) {
       el("summary", { text: "filters" }), el("div", { class: "grid" }, filters)));
   const run = () => runSearch(corpus, form, state, results);
   form.addEventListener("input", debounce(run, 80));
+  // A text field fires "change" when it loses focus, as when ↓ moves to
+  // the first result: runSearch skips a search the list already answers,
+  // or the list would be redrawn under the focused result.
   form.addEventListener("change", run);
   q.addEventListener("keydown", (e) => moveSelection(e, results));
   results.addEventListener("keydown", (e) => moveSelection(e, results));
@@ -181,14 +190,17 @@ function debounce(fn, ms) {
 async function runSearch(corpus, form, state, results) {
   const p = { corpus };
   for (const f of form.querySelectorAll("[name]")) if (f.value.trim()) p[f.name] = f.value.trim();
-  history.replaceState(null, "", "#/?" + new URLSearchParams(p));
-  if (!p.q) { results.replaceChildren(); state.replaceChildren(); return; }
-  if (searchCtl) searchCtl.abort();
+  const key = new URLSearchParams(p).toString();
+  history.replaceState(null, "", "#/?" + key);
+  if (searchCtl) searchCtl.abort(); // only what the form says now may draw
+  if (!p.q) { results.replaceChildren(); state.replaceChildren(); delete results.dataset.params; return; }
+  if (results.dataset.params === key) return;
   searchCtl = new AbortController();
   try {
     const page = await api("search", p, searchCtl.signal);
     if (corpus === "sessions") drawSessionHits(page, state, results);
     else drawMemoryHits(page, state, results);
+    results.dataset.params = key;
     results.dataset.query = p.q; // what the list now answers (tests wait for it)
   } catch (err) {
     const n = errorNotice(err);
@@ -543,14 +555,23 @@ function coverageText(c) {
   return parts.join(" · ");
 }
 
-// startEvents follows the status stream for as long as the page is open;
-// fetch, unlike EventSource, can send the token.
+// startEvents follows the status stream while the page is shown; fetch,
+// unlike EventSource, can send the token. The stream holds one of the six
+// connections a browser keeps to a host, for all its tabs: a page that
+// goes into the back/forward cache or a tab that is hidden gives it back
+// (stopEvents), or the seventh page of mnemo would wait for a connection.
+let eventsCtl = null;
+
 async function startEvents() {
   const token = sessionStorage.getItem(TOKEN_KEY);
-  if (!token) return;
+  if (!token || eventsCtl || document.hidden) return;
+  const ctl = eventsCtl = new AbortController();
   try {
-    const res = await fetch("/api/events", { headers: { Authorization: "Bearer " + token } });
-    if (!res.ok) return;
+    const res = await fetch("/api/events", { headers: { Authorization: "Bearer " + token }, signal: ctl.signal });
+    if (!res.ok) { // a token the server refuses: nothing to follow
+      if (eventsCtl === ctl) eventsCtl = null;
+      return;
+    }
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
     for (;;) {
@@ -564,12 +585,20 @@ async function startEvents() {
         if (data) onStatus(JSON.parse(data));
       }
     }
-  } catch (e) { /* the stream ends with the page or the server */ }
-  setTimeout(startEvents, 2000);
+  } catch (e) { /* the stream ends with the page, the server, or stopEvents */ }
+  if (eventsCtl !== ctl) return; // stopped on purpose
+  eventsCtl = null;
+  setTimeout(startEvents, 2000); // the server went away: follow the next one
+}
+
+function stopEvents() {
+  if (eventsCtl) eventsCtl.abort();
+  eventsCtl = null;
 }
 
 function onStatus(st) {
   lastStatus = st;
+  if (!st.error && redrawWhenBack) { redrawWhenBack = false; route(); }
   const busy = !st.error && (st.memories.indexing || (st.sessions && st.sessions.indexing));
   document.getElementById("indexing-badge").hidden = !busy;
   const box = document.getElementById("status");
@@ -582,3 +611,6 @@ takeToken();
 window.addEventListener("hashchange", () => { if (!/token=/.test(location.hash)) route(); else { takeToken(); route(); } });
 route();
 startEvents();
+window.addEventListener("pagehide", stopEvents);
+window.addEventListener("pageshow", (e) => { if (e.persisted) startEvents(); });
+document.addEventListener("visibilitychange", () => { if (document.hidden) stopEvents(); else startEvents(); });
