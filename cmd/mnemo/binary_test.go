@@ -68,6 +68,20 @@ func runBinary(t testing.TB, bin, stdin string, args ...string) (code int, stdou
 	return code, out.String(), errb.String()
 }
 
+// sessionsCLI returns a function that runs `mnemo --root root sessions
+// pre... args...` and returns its output, failing the test on a non-zero exit.
+func sessionsCLI(t testing.TB, bin, root string, pre ...string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		all := append(append([]string{"--root", root, "sessions"}, pre...), args...)
+		code, out, errs := runBinary(t, bin, "", all...)
+		if code != 0 {
+			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+}
+
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == mnemoName {
 		main() // started by mnemoBinary's symlink: be mnemo

@@ -133,14 +133,7 @@ func TestHostileTranscripts(t *testing.T) {
 	if rss-baseRSS > 100<<20 {
 		t.Errorf("sync took %d MB more with the hostile files, want at most 100", (rss-baseRSS)>>20)
 	}
-	mnemo := func(args ...string) string {
-		t.Helper()
-		code, out, errs := runBinary(t, bin, "", append([]string{"--root", root, "sessions"}, append(src, args...)...)...)
-		if code != 0 {
-			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
-		}
-		return out
-	}
+	mnemo := sessionsCLI(t, bin, root, src...)
 	show := mnemo("show", "7d6c5b4a-3928-4716-a5b4-c3d2e1f0a9b8", "--json")
 	if !strings.Contains(show, "before the huge line") || !strings.Contains(show, "after the huge line") || strings.Contains(show, "zzzz") {
 		t.Errorf("the huge line's neighbours were not both kept: %.400s", show)
@@ -242,14 +235,7 @@ func TestRedactionEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := []string{"--source=claude-code=" + projects, "--include-tools"}
-	mnemo := func(args ...string) string {
-		t.Helper()
-		code, out, errs := runBinary(t, bin, "", append(append([]string{"--root", root, "sessions"}, src...), args...)...)
-		if code != 0 {
-			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
-		}
-		return out
-	}
+	mnemo := sessionsCLI(t, bin, root, src...)
 	mnemo("sync")
 	leaks := func(what, s string) {
 		t.Helper()
@@ -364,14 +350,7 @@ func TestServeHostileLinksAppear(t *testing.T) {
 	writeTranscript(filepath.Join(proj, later+".jsonl"), later, "The medlar tree fruits in November.")
 	s.waitLog(`Z sessions sync: 1 added`) // not the start-up sync's line
 
-	mnemo := func(args ...string) string {
-		t.Helper()
-		code, out, errs := runBinary(t, bin, "", append([]string{"--root", root, "sessions"}, args...)...)
-		if code != 0 {
-			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
-		}
-		return out
-	}
+	mnemo := sessionsCLI(t, bin, root)
 	var p struct {
 		Sessions []json.RawMessage `json:"sessions"`
 	}
@@ -536,14 +515,7 @@ func TestServeHostileCompanionsAppear(t *testing.T) {
 	topic(t1, "What retry budget should the billing client use? Also the damson batch.")
 	topic(t2, "The sloe gin needs a winter frost.")
 
-	mnemo := func(args ...string) string {
-		t.Helper()
-		code, out, errs := runBinary(t, bin, "", append([]string{"--root", root, "sessions"}, args...)...)
-		if code != 0 {
-			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
-		}
-		return out
-	}
+	mnemo := sessionsCLI(t, bin, root)
 	var st struct {
 		Sessions int `json:"sessions"`
 		Sources  []struct {

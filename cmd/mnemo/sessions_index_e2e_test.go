@@ -70,14 +70,7 @@ func TestSessionsSyncKilled(t *testing.T) {
 			}
 		}
 	}
-	mnemo := func(args ...string) string {
-		t.Helper()
-		code, out, errs := runBinary(t, bin, "", append([]string{"--root", root, "sessions", source}, args...)...)
-		if code != 0 {
-			t.Fatalf("mnemo sessions %q: exit %d: %s", args, code, errs)
-		}
-		return out
-	}
+	mnemo := sessionsCLI(t, bin, root, source)
 	var st engine.SessionsStatus
 	if err := json.Unmarshal([]byte(mnemo("status", "--json")), &st); err != nil {
 		t.Fatal(err)
