@@ -59,6 +59,10 @@ type sessionRec struct {
 	// Coverage is what the reads of this transcript accounted for, line by
 	// line, summed since its last whole read.
 	Coverage transcript.Coverage `json:"cov,omitzero"`
+	// Partial: the messages of a read committed in slices whose last slice
+	// is not (Sessions.slice); the fields above are those of the last
+	// complete read, so the next sync reads it again.
+	Partial bool `json:"pt,omitempty"`
 }
 
 func (r sessionRec) archived() bool { return !r.Archived.IsZero() }

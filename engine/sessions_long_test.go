@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// longMsgs is n messages m<from>… whose texts name them, user and
+// assistant in turn.
+func longMsgs(prefix string, from, n int) []lineMsg {
+	var out []lineMsg
+	for k := from; k < from+n; k++ {
+		role := "user"
+		if k%2 == 1 {
+			role = "assistant"
+		}
+		out = append(out, msgAt(fmt.Sprintf("%s%d", prefix, k), role, fmt.Sprintf("the walrus counts %s item%03d", prefix, k), k))
+	}
+	return out
+}
+
+// indexed is what an index holds of its one session: the messages in
+// order, as GetSession gives them, with the counts status and the
+// full-text index give.
+type indexed struct {
+	Messages []SessionMessage
+	Status   int // status's message count
+	Vectors  int
+	Docs     uint64 // full-text documents
+	Coverage any
+}
+
+func indexedOf(t *testing.T, s *Sessions, id string) indexed {
+	t.Helper()
+	v := view(t, s, id)
+	st, err := s.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Unfinished != "" || st.Indexing {
+		t.Errorf("after a completed sync: status says unfinished %q, indexing %v", st.Unfinished, st.Indexing)
+	}
+	n, err := s.ft.DocCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return indexed{Messages: v.Messages, Status: st.Messages, Vectors: st.Vectors, Docs: n, Coverage: st.Coverage}
+}
+
+// TestSessionsLongSessionInSlices: a transcript with more messages than a
+// batch holds is committed in slices, and the index holds exactly what it
+// holds when read in one batch — new, grown and rewritten.
+func TestSessionsLongSessionInSlices(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "t")
+	path := filepath.Join(root, "long.jsonl")
+	sliced, whole := t.TempDir(), t.TempDir()
+	steps := []struct {
+		name    string
+		write   func()
+		want    int
+		reports func(SessionsReport) bool
+	}{
+		{"new", func() { writeLines(t, path, longMsgs("m", 0, 10), false) }, 10, func(r SessionsReport) bool { return r.Added == 1 && r.Messages == 10 }},
+		{"grown", func() { writeLines(t, path, longMsgs("m", 10, 7), true) }, 17, func(r SessionsReport) bool { return r.Updated == 1 && r.Messages == 7 }},
+		{"rewritten", func() { writeLines(t, path, longMsgs("r", 0, 8), false) }, 8, func(r SessionsReport) bool { return r.Reset == 1 && r.Messages == 8 }},
+	}
+	for _, st := range steps {
+		st.write()
+		var got [2]indexed
+		for i, dir := range []string{sliced, whole} {
+			s := openTestSessions(t, dir, lineSource{root})
+			if dir == sliced {
+				s.batchMsgs = 3
+			}
+			rep := mustSync(t, s)
+			if !st.reports(rep) {
+				t.Errorf("%s: report %+v", st.name, rep)
+			}
+			got[i] = indexedOf(t, s, "long")
+			s.Close()
+		}
+		if len(got[0].Messages) != st.want || got[0].Status != st.want || got[0].Docs != uint64(st.want) {
+			t.Errorf("%s: %d messages shown, %d in status, %d documents; want %d", st.name, len(got[0].Messages), got[0].Status, got[0].Docs, st.want)
+		}
+		if !reflect.DeepEqual(got[0], got[1]) {
+			t.Errorf("%s: in slices the index holds\n%+v\nin one batch\n%+v", st.name, got[0], got[1])
+		}
+	}
+}
+
+// TestSessionsLongSessionCutBetweenSlices: a sync stopped after the first
+// slice of a long transcript leaves part of it indexed and the index
+// marked unfinished; the next sync completes it with nothing lost or
+// doubled — for a new session, a grown one and a rewritten one.
+func TestSessionsLongSessionCutBetweenSlices(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		before, then func(path string)
+		after        func(path string) // between the cut and the next sync
+	}{
+		{"new", func(string) {}, func(p string) { writeLines(t, p, longMsgs("m", 0, 10), false) }, nil},
+		{"grown", func(p string) { writeLines(t, p, longMsgs("m", 0, 2), false) }, func(p string) { writeLines(t, p, longMsgs("m", 2, 10), true) }, nil},
+		{"rewritten", func(p string) { writeLines(t, p, longMsgs("m", 0, 13), false) }, func(p string) { writeLines(t, p, longMsgs("r", 0, 10), false) }, nil},
+		{"rewritten again", func(p string) { writeLines(t, p, longMsgs("m", 0, 13), false) }, func(p string) { writeLines(t, p, longMsgs("r", 0, 10), false) },
+			func(p string) { writeLines(t, p, longMsgs("s", 0, 2), false) }},
+		{"grown again", func(p string) { writeLines(t, p, longMsgs("m", 0, 2), false) }, func(p string) { writeLines(t, p, longMsgs("m", 2, 10), true) },
+			func(p string) { writeLines(t, p, longMsgs("m", 12, 4), true) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "t")
+			path := filepath.Join(root, "long.jsonl")
+			other := filepath.Join(root, "other.jsonl")
+			writeLines(t, other, longMsgs("o", 0, 2), false)
+			cut, ref := t.TempDir(), t.TempDir()
+			c.before(path)
+			for _, dir := range []string{cut, ref} {
+				s := openTestSessions(t, dir, lineSource{root})
+				mustSync(t, s)
+				s.Close()
+			}
+			c.then(path)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			calls := 0
+			s, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: cut, Sources: []SessionSource{lineSource{root}},
+				Progress: func(done, total int) {
+					if calls++; calls == 2 {
+						cancel() // the kill, once the first slice is committed
+					}
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.batchMsgs = 3
+			if _, err := s.Sync(ctx, false); !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted sync: %v, want context.Canceled", err)
+			}
+			s.Close()
+
+			ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: cut, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := ro.Status(context.Background())
+			part := view(t, ro, "long")
+			ro.Close()
+			if st.Unfinished == "" || !st.Indexing {
+				t.Errorf("after the cut: status unfinished %q, indexing %v; want set, true", st.Unfinished, st.Indexing)
+			}
+			if n := len(part.Messages); n == 0 || n >= 10 {
+				t.Errorf("after the cut: %d messages shown, want part of the transcript (is the test still cutting?)", n)
+			}
+			if c.after != nil {
+				c.after(path)
+			}
+
+			w := openTestSessions(t, cut, lineSource{root})
+			w.batchMsgs = 3
+			mustSync(t, w)
+			got := indexedOf(t, w, "long")
+			w.Close()
+			r := openTestSessions(t, ref, lineSource{root})
+			mustSync(t, r)
+			want := indexedOf(t, r, "long")
+			r.Close()
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("completed after the cut, the index holds\n%+v\nread without a cut\n%+v", got, want)
+			}
+		})
+	}
+}
