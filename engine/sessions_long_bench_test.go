@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -24,8 +25,14 @@ import (
 // (wall and CPU), allocs/msg and the peak live heap of the sync.
 //
 //	go test ./engine -run '^$' -bench BenchmarkSessionsLong -benchtime 1x -count 3
+//
+// MNEMO_SESSIONS_LONG=N adds one session of N messages and N/100 of 100.
 func BenchmarkSessionsLong(b *testing.B) {
-	for _, c := range []struct{ sessions, per int }{{1, 10_000}, {100, 100}, {1, 50_000}, {500, 100}} {
+	cases := []struct{ sessions, per int }{{1, 10_000}, {100, 100}, {1, 50_000}, {500, 100}}
+	if n := envInt("MNEMO_SESSIONS_LONG", 0); n > 0 {
+		cases = append(cases, struct{ sessions, per int }{1, n}, struct{ sessions, per int }{n / 100, 100})
+	}
+	for _, c := range cases {
 		b.Run(fmt.Sprintf("%dx%d", c.sessions, c.per), func(b *testing.B) {
 			home := b.TempDir()
 			dir := filepath.Join(home, ".claude", "projects", "-home-dev-long")
@@ -74,13 +81,15 @@ func BenchmarkSessionsLong(b *testing.B) {
 	}
 }
 
-// watchHeap samples the live heap until the returned function is called,
-// which gives the highest sample.
+// watchHeap samples the live heap (as the last collection found it) until
+// the returned function is called, which gives the highest sample.
+// MNEMO_SESSIONS_LONG_HEAP names a file that gets the heap profile of the
+// highest sample.
 func watchHeap() func() uint64 {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var top uint64
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -88,7 +97,15 @@ func watchHeap() func() uint64 {
 		defer t.Stop()
 		for {
 			metrics.Read(sample)
-			top = max(top, sample[0].Value.Uint64())
+			if v := sample[0].Value.Uint64(); v > top {
+				top = v
+				if p := os.Getenv("MNEMO_SESSIONS_LONG_HEAP"); p != "" && v > 64<<20 {
+					if f, err := os.Create(p); err == nil {
+						pprof.WriteHeapProfile(f)
+						f.Close()
+					}
+				}
+			}
 			select {
 			case <-done:
 				return

@@ -174,3 +174,32 @@ func TestSessionsLongSessionCutBetweenSlices(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionsLongSessionThroughTheWatcher: the watcher's path-wise sync
+// commits a long append in slices too, and leaves no unfinished mark once
+// it is done.
+func TestSessionsLongSessionThroughTheWatcher(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "t")
+	path := filepath.Join(root, "long.jsonl")
+	writeLines(t, path, longMsgs("m", 0, 2), false)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	s.batchMsgs = 3
+	mustSync(t, s)
+	writeLines(t, path, longMsgs("m", 2, 10), true)
+	rep, err := s.SyncPaths(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Messages != 10 || rep.Updated != 1 {
+		t.Errorf("report %+v, want 10 messages, 1 session updated", rep)
+	}
+	got := indexedOf(t, s, "long")
+	for k, m := range got.Messages {
+		if want := fmt.Sprintf("m%d", k); m.MessageID != want {
+			t.Fatalf("message %d is %s, want %s", k, m.MessageID, want)
+		}
+	}
+	if len(got.Messages) != 12 || got.Docs != 12 {
+		t.Errorf("%d messages shown, %d documents; want 12", len(got.Messages), got.Docs)
+	}
+}
