@@ -20,7 +20,7 @@ import (
 // batchMessages bounds what one sessions batch applies at once, one Bleve
 // batch and one state-store transaction: a batch is applied once it holds
 // this many messages, and a transcript that delivers more is committed in
-// slices of this many (so a batch holds fewer than twice as many).
+// slices of this many.
 const batchMessages = 4096
 
 // embedBatch is how many texts go to the embedder in one call.
@@ -547,7 +547,7 @@ func (s *Sessions) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *
 	}
 	fi, statErr := os.Stat(j.path)
 	old, isNew := s.claim(b, j)
-	if statErr == nil && !fi.IsDir() && !isNew && fi.Size() == old.Size && fi.ModTime().UnixNano() == old.MtimeNs {
+	if statErr == nil && !fi.IsDir() && !isNew && !old.Partial && fi.Size() == old.Size && fi.ModTime().UnixNano() == old.MtimeNs {
 		if old.archived() {
 			rec := old
 			rec.Archived = time.Time{}
@@ -685,6 +685,14 @@ func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old session
 			t.count++
 			if !pm.rec.Time.IsZero() {
 				t.started, t.ended = earliest(t.started, pm.rec.Time), latest(t.ended, pm.rec.Time)
+			}
+			if bt.b.size > 0 && bt.b.size+len(t.w.msgs) >= s.batchMsgs {
+				// The batch is full: what it holds of other transcripts
+				// goes first, whole, and this one goes on.
+				if err := s.flush(ctx, bt); err != nil {
+					bt.err = err
+					return err
+				}
 			}
 			if merge || len(t.w.msgs) < s.batchMsgs {
 				return nil
