@@ -205,3 +205,47 @@ func TestSessionsLongSessionThroughTheWatcher(t *testing.T) {
 		t.Errorf("%d messages shown, %d documents; want 12", len(got.Messages), got.Docs)
 	}
 }
+
+// brokenMidRead is a lineSource whose reads fail after some messages, as a
+// disk that goes away mid-read.
+type brokenMidRead struct {
+	lineSource
+	after int
+}
+
+func (f brokenMidRead) Read(ctx context.Context, path string, cursor []byte, h TranscriptHandler) (TranscriptRead, error) {
+	n := 0
+	next := h.Message
+	h.Message = func(m TranscriptMessage) error {
+		if n++; n > f.after {
+			return errors.New("input/output error")
+		}
+		return next(m)
+	}
+	return f.lineSource.Read(ctx, path, cursor, h)
+}
+
+// TestSessionsLongSessionUnreadableAfterASlice: a transcript that fails to
+// read after its first slice is committed is reported skipped, and the
+// index stays marked unfinished until a sync reads it to its end.
+func TestSessionsLongSessionUnreadableAfterASlice(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "t")
+	writeLines(t, filepath.Join(root, "long.jsonl"), longMsgs("m", 0, 10), false)
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, brokenMidRead{lineSource{root}, 4})
+	s.batchMsgs = 3
+	rep := mustSync(t, s)
+	st, _ := s.Status(context.Background())
+	s.Close()
+	if len(rep.Skipped) != 1 || st.Unfinished == "" || !st.Indexing {
+		t.Errorf("after a read that failed past its first slice: skipped %+v, status unfinished %q, indexing %v; want it skipped, set, true",
+			rep.Skipped, st.Unfinished, st.Indexing)
+	}
+	w := openTestSessions(t, idx, lineSource{root})
+	w.batchMsgs = 3
+	mustSync(t, w)
+	got := indexedOf(t, w, "long")
+	if len(got.Messages) != 10 || got.Docs != 10 || got.Status != 10 {
+		t.Errorf("read again: %d messages shown, %d documents, %d in status; want 10", len(got.Messages), got.Docs, got.Status)
+	}
+}

@@ -83,14 +83,15 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 		return rep, err
 	}
 	now := time.Now().UTC()
+	mark := s.partialMark()
 	if err := s.st.setMeta(map[string]string{
 		"schema": itoa(store.SchemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
-		store.MetaUnfinished: "", metaSessionsFormat: sessionsFormat,
+		store.MetaUnfinished: mark, metaSessionsFormat: sessionsFormat,
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)
 	}
 	s.mu.Lock()
-	s.lastSync, s.needFull, s.unfinished = now, "", ""
+	s.lastSync, s.needFull, s.unfinished = now, "", mark
 	s.mu.Unlock()
 	rep.Total = time.Since(start)
 	return rep, nil
@@ -390,7 +391,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 	if err := s.flush(ctx, bt); err != nil {
 		return err
 	}
-	if bt.marked {
+	if bt.marked && s.partialMark() == "" {
 		// Every transcript committed in slices is whole again.
 		if err := s.st.setMeta(map[string]string{store.MetaUnfinished: ""}); err != nil {
 			return fmt.Errorf("sessions state store: %w", err)
@@ -400,6 +401,19 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// partialMark is the unfinished mark a completed sync leaves: none, unless
+// a transcript committed in slices failed to read to its end.
+func (s *Sessions) partialMark() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, ss := range s.sessions {
+		if ss.Partial {
+			return s.unfinished
+		}
+	}
+	return ""
 }
 
 // batcher is the batch a run is filling, with its analyser.
@@ -645,7 +659,7 @@ type transcriptRead struct {
 func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, bt *batcher) (*transcriptRead, error) {
 	t := &transcriptRead{next: old.NextSeq, a: bt.a}
 	merge := old.archived() && !isNew
-	if !isNew && old.Partial && len(old.Cursor) == 0 {
+	if !isNew && !merge && old.Partial && len(old.Cursor) == 0 {
 		// Cut short between slices while read afresh: afresh again.
 		t.reset, t.w.reset, t.next = true, true, 0
 	}
