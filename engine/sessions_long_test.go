@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -163,7 +164,9 @@ func TestSessionsLongSessionCutBetweenSlices(t *testing.T) {
 
 			w := openTestSessions(t, cut, lineSource{root})
 			w.batchMsgs = 3
-			mustSync(t, w)
+			if rep := mustSync(t, w); rep.Full {
+				t.Errorf("the sync after the cut rebuilt the index (%s); want it to read on", rep.Rebuilt)
+			}
 			got := indexedOf(t, w, "long")
 			w.Close()
 			r := openTestSessions(t, ref, lineSource{root})
@@ -247,5 +250,33 @@ func TestSessionsLongSessionUnreadableAfterASlice(t *testing.T) {
 	got := indexedOf(t, w, "long")
 	if len(got.Messages) != 10 || got.Docs != 10 || got.Status != 10 {
 		t.Errorf("read again: %d messages shown, %d documents, %d in status; want 10", len(got.Messages), got.Docs, got.Status)
+	}
+}
+
+// TestSessionsLongArchivedSessionRebuilt: a full rebuild indexes a long
+// archived session again from the store in slices, whole and in order.
+func TestSessionsLongArchivedSessionRebuilt(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "t")
+	path := filepath.Join(root, "long.jsonl")
+	writeLines(t, path, longMsgs("m", 0, 10), false)
+	writeLines(t, filepath.Join(root, "a.jsonl"), longMsgs("a", 0, 2), false)
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if rep := mustSync(t, s); rep.Archived != 1 {
+		t.Fatalf("report %+v, want the long session archived", rep)
+	}
+	want := indexedOf(t, s, "long")
+	s.batchMsgs = 3
+	if _, err := s.Sync(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexedOf(t, s, "long"); !reflect.DeepEqual(got, want) {
+		t.Errorf("rebuilt in slices, the index holds\n%+v\nbefore\n%+v", got, want)
+	}
+	if p := search(t, s, SessionQuery{Text: "item007", Mode: FullText}); p.TotalSessions != 1 {
+		t.Errorf("the archived session's message 7: %d sessions found, want 1", p.TotalSessions)
 	}
 }

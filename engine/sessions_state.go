@@ -182,6 +182,11 @@ type storedMessage struct {
 
 // messages reads the messages of sid with seq in [from, to), in order.
 func (s *sessionStore) messages(sid, from, to uint32) ([]storedMessage, error) {
+	return s.firstMessages(sid, from, to, 0)
+}
+
+// firstMessages is messages, up to the first n of them (0: all).
+func (s *sessionStore) firstMessages(sid, from, to uint32, n int) ([]storedMessage, error) {
 	var out []storedMessage
 	err := s.db.View(func(tx *bolt.Tx) error {
 		mb, tb := tx.Bucket(sbMessages), tx.Bucket(sbTexts)
@@ -191,7 +196,7 @@ func (s *sessionStore) messages(sid, from, to uint32) ([]storedMessage, error) {
 		c := mb.Cursor()
 		for k, v := c.Seek(seqKey(sid, from)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
 			seq := binary.BigEndian.Uint32(k[4:])
-			if seq >= to {
+			if seq >= to || (n > 0 && len(out) == n) {
 				break
 			}
 			var m msgRec

@@ -992,7 +992,11 @@ func (s *Sessions) reset() error {
 
 // restoreArchived indexes again, from the store, the archived sessions a
 // reset kept: analysed and embedded afresh (the schema or the embedder may
-// be what changed), through the same batches as a transcript's messages.
+// be what changed), through the same batches as a transcript's messages, a
+// long session in slices. No write drops a session from the store, its only
+// copy: the reset emptied the full-text index and memory, and every slice
+// puts back messages the store holds. A crash between slices leaves the
+// full-text index short of the store, which the next open rebuilds.
 func (s *Sessions) restoreArchived(ctx context.Context) error {
 	var recs []sessionRec
 	if err := s.st.forEachSession(func(r sessionRec) error {
@@ -1011,23 +1015,30 @@ func (s *Sessions) restoreArchived(ctx context.Context) error {
 	b, a := &sessionBatch{}, s.ft.NewAnalyser()
 	for i := range recs {
 		rec := recs[i]
-		stored, err := s.st.messages(rec.SID, 0, math.MaxUint32)
-		if err != nil {
-			return fmt.Errorf("read archived session %s: %w", rec.ID, err)
-		}
-		w := sessionWrite{rec: &rec, reset: true, msgs: make([]pendingMsg, 0, len(stored))}
-		for _, m := range stored {
-			pm := pendingMsg{seq: m.seq, text: m.Text, rec: m.msgRec}
-			pm.doc = fulltext.NewDoc(docID(rec.SID, m.seq), a.Message(m.Text))
-			pm.rec.Lens = fulltext.FieldLens(pm.doc)
-			w.msgs = append(w.msgs, pm)
-		}
-		b.add(rec.SID, w)
-		if b.size >= s.batchMsgs {
-			if err := s.apply(ctx, b); err != nil {
-				return err
+		for from := uint32(0); ; {
+			n := s.batchMsgs - b.size
+			stored, err := s.st.firstMessages(rec.SID, from, math.MaxUint32, n)
+			if err != nil {
+				return fmt.Errorf("read archived session %s: %w", rec.ID, err)
 			}
-			b, a = &sessionBatch{}, s.ft.NewAnalyser()
+			w := sessionWrite{rec: &rec, msgs: make([]pendingMsg, 0, len(stored))}
+			for _, m := range stored {
+				pm := pendingMsg{seq: m.seq, text: m.Text, rec: m.msgRec}
+				pm.doc = fulltext.NewDoc(docID(rec.SID, m.seq), a.Message(m.Text))
+				pm.rec.Lens = fulltext.FieldLens(pm.doc)
+				w.msgs = append(w.msgs, pm)
+			}
+			b.add(rec.SID, w)
+			if b.size >= s.batchMsgs {
+				if err := s.apply(ctx, b); err != nil {
+					return err
+				}
+				b, a = &sessionBatch{}, s.ft.NewAnalyser()
+			}
+			if len(stored) < n {
+				break
+			}
+			from = stored[len(stored)-1].seq + 1
 		}
 	}
 	return s.apply(ctx, b)
