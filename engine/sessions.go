@@ -157,7 +157,8 @@ type Sessions struct {
 	lastError string
 	needFull  string
 	// unfinished says when a first or full sync began that has not
-	// completed: until one does, the index holds part of the transcripts.
+	// completed, or one that committed a transcript in slices: until one
+	// does, the index holds part of the transcripts.
 	unfinished string
 	// recovered is what each set-aside copy of a damaged state store gave
 	// back of its archived sessions, by copy name.
@@ -458,9 +459,10 @@ type SessionsStatus struct {
 	Embedder  string              `json:"embedder"`
 	LastSync  time.Time           `json:"lastSync,omitzero"`
 	LastError string              `json:"lastError,omitempty"`
-	Indexing  bool                `json:"indexing"` // a sync is running, or a first or full sync was cut short
-	// Unfinished says which first or full sync was cut short; a completed
-	// Sync clears it.
+	Indexing  bool                `json:"indexing"` // a sync is running, or a sync that left the index partial was cut short
+	// Unfinished says which sync was cut short while the index held part of
+	// its transcripts: a first or full sync, or one cut between the slices
+	// of a long transcript. A completed Sync clears it.
 	Unfinished string          `json:"unfinished,omitempty"`
 	ReadOnly   bool            `json:"readOnly"`
 	Sources    []SourceStatus  `json:"sources"`

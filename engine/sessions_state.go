@@ -59,6 +59,10 @@ type sessionRec struct {
 	// Coverage is what the reads of this transcript accounted for, line by
 	// line, summed since its last whole read.
 	Coverage transcript.Coverage `json:"cov,omitzero"`
+	// Partial: the messages of a read committed in slices whose last slice
+	// is not (Sessions.slice); the fields above are those of the last
+	// complete read, so the next sync reads it again.
+	Partial bool `json:"pt,omitempty"`
 }
 
 func (r sessionRec) archived() bool { return !r.Archived.IsZero() }
@@ -179,6 +183,11 @@ type storedMessage struct {
 
 // messages reads the messages of sid with seq in [from, to), in order.
 func (s *sessionStore) messages(sid, from, to uint32) ([]storedMessage, error) {
+	return s.firstMessages(sid, from, to, 0)
+}
+
+// firstMessages is messages, up to the first n of them (0: all).
+func (s *sessionStore) firstMessages(sid, from, to uint32, n int) ([]storedMessage, error) {
 	var out []storedMessage
 	err := s.db.View(func(tx *bolt.Tx) error {
 		mb, tb := tx.Bucket(sbMessages), tx.Bucket(sbTexts)
@@ -188,7 +197,7 @@ func (s *sessionStore) messages(sid, from, to uint32) ([]storedMessage, error) {
 		c := mb.Cursor()
 		for k, v := c.Seek(seqKey(sid, from)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
 			seq := binary.BigEndian.Uint32(k[4:])
-			if seq >= to {
+			if seq >= to || (n > 0 && len(out) == n) {
 				break
 			}
 			var m msgRec

@@ -17,8 +17,10 @@ import (
 	"mnemo/engine/vectors"
 )
 
-// batchMessages is how many messages one sessions batch applies at once: one
-// Bleve batch and one state-store transaction.
+// batchMessages bounds what one sessions batch applies at once, one Bleve
+// batch and one state-store transaction: a batch is applied once it holds
+// this many messages, and a transcript that delivers more is committed in
+// slices of this many.
 const batchMessages = 4096
 
 // embedBatch is how many texts go to the embedder in one call.
@@ -81,14 +83,15 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 		return rep, err
 	}
 	now := time.Now().UTC()
+	mark := s.partialMark()
 	if err := s.st.setMeta(map[string]string{
 		"schema": itoa(store.SchemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
-		store.MetaUnfinished: "", metaSessionsFormat: sessionsFormat,
+		store.MetaUnfinished: mark, metaSessionsFormat: sessionsFormat,
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)
 	}
 	s.mu.Lock()
-	s.lastSync, s.needFull, s.unfinished = now, "", ""
+	s.lastSync, s.needFull, s.unfinished = now, "", mark
 	s.mu.Unlock()
 	rep.Total = time.Since(start)
 	if err := s.pruneCopies(); err != nil {
@@ -376,30 +379,123 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 		}
 	}
 	progress()
-	b := &sessionBatch{skips: skips}
-	s.dispose(b, gone, rep)
+	bt := &batcher{b: &sessionBatch{skips: skips}, a: s.ft.NewAnalyser(), progress: progress}
+	s.dispose(bt.b, gone, rep)
 	done += len(gone)
-	a := s.ft.NewAnalyser() // one per batch, as a memory sync worker keeps
 	for _, j := range jobs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := s.readOne(ctx, b, j, a, rep); err != nil {
+		if err := s.readOne(ctx, bt, j, rep); err != nil {
 			return err
 		}
 		done++
-		if b.size >= s.batchMsgs {
-			if err := s.apply(ctx, b); err != nil {
+		if bt.b.size >= s.batchMsgs {
+			if err := s.flush(ctx, bt); err != nil {
 				return err
 			}
-			b, a = &sessionBatch{skips: skips}, s.ft.NewAnalyser()
-			progress()
 		}
 	}
-	if err := s.apply(ctx, b); err != nil {
+	if err := s.flush(ctx, bt); err != nil {
 		return err
 	}
-	progress()
+	if bt.marked && s.partialMark() == "" {
+		// Every transcript committed in slices is whole again.
+		if err := s.st.setMeta(map[string]string{store.MetaUnfinished: ""}); err != nil {
+			return fmt.Errorf("sessions state store: %w", err)
+		}
+		s.mu.Lock()
+		s.unfinished = ""
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// partialMark is the unfinished mark a completed sync leaves: none, unless
+// a transcript committed in slices failed to read to its end.
+func (s *Sessions) partialMark() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, ss := range s.sessions {
+		if ss.Partial {
+			return s.unfinished
+		}
+	}
+	return ""
+}
+
+// batcher is the batch a run is filling, with its analyser.
+type batcher struct {
+	b        *sessionBatch
+	a        *fulltext.Analyser // one per batch, as a memory sync worker keeps
+	progress func()
+	// marked: this run set the unfinished mark, because it committed a
+	// transcript in slices; it clears the mark when it completes.
+	marked bool
+	// err is a slice's failure to commit, which fails the sync rather than
+	// reading as a transcript the source could not read.
+	err error
+}
+
+// flush applies bt's batch and starts the next.
+func (s *Sessions) flush(ctx context.Context, bt *batcher) error {
+	if err := s.apply(ctx, bt.b); err != nil {
+		return err
+	}
+	bt.b, bt.a = &sessionBatch{skips: bt.b.skips}, s.ft.NewAnalyser()
+	bt.progress()
+	return nil
+}
+
+// slice commits the messages t holds so far, with the record of a session
+// read only up to where its last complete read ended, and empties t. A
+// transcript longer than a batch is committed this way, so no transaction
+// and no batch grows with one session's length. Until its read completes,
+// the session's record is marked partial and keeps the cursor, size,
+// sequence and coverage of its last complete read, so a sync that stops
+// between slices leaves a session the next sync reads again from there: the
+// messages it delivers again keep their sequence numbers by id, and the
+// rest follow. A new session, or one read afresh, keeps no cursor: the next
+// read starts it afresh again. The unfinished mark says meanwhile that the
+// index holds part of a transcript.
+func (s *Sessions) slice(ctx context.Context, bt *batcher, t *transcriptRead, old sessionRec, isNew bool, j sessionJob) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	marked := s.unfinished != ""
+	s.mu.RUnlock()
+	if !marked {
+		if err := s.markUnfinished(time.Now()); err != nil {
+			bt.err = err
+			return err
+		}
+		bt.marked = true
+	}
+	rec := old
+	rec.Partial = true
+	if isNew || t.reset {
+		rec.Cursor, rec.Size, rec.MtimeNs, rec.NextSeq = nil, 0, 0, t.next
+		rec.Coverage, rec.Malformed = transcript.Coverage{}, 0
+		rec.Started, rec.Ended = time.Time{}, time.Time{}
+	}
+	if rec.ID == "" {
+		rec.ID = strings.TrimSuffix(filepath.Base(j.path), filepath.Ext(j.path))
+	}
+	if rec.Agent == "" {
+		rec.Agent = j.src.Kind()
+	}
+	rec.Started, rec.Ended = earliest(rec.Started, t.started), latest(rec.Ended, t.ended)
+	w := t.w
+	w.rec = &rec
+	bt.b.add(rec.SID, w)
+	t.w = sessionWrite{}
+	t.sliced = true
+	if err := s.flush(ctx, bt); err != nil {
+		bt.err = err
+		return err
+	}
+	t.a = bt.a
 	return nil
 }
 
@@ -454,7 +550,8 @@ const (
 // holds replaces its messages by id and the rest stay, because the index
 // is their only copy. A file at an archived session's path that holds
 // another session is a new session; the archived one stays as it was.
-func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a *fulltext.Analyser, rep *SessionsReport) error {
+func (s *Sessions) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *SessionsReport) error {
+	b := bt.b
 	s.mu.RLock()
 	_, forgotten := s.forgotten[pathHash(j.path)]
 	s.mu.RUnlock()
@@ -472,7 +569,7 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a
 	}
 	fi, statErr := os.Stat(j.path)
 	old, isNew := s.claim(b, j)
-	if statErr == nil && !fi.IsDir() && !isNew && fi.Size() == old.Size && fi.ModTime().UnixNano() == old.MtimeNs {
+	if statErr == nil && !fi.IsDir() && !isNew && !old.Partial && fi.Size() == old.Size && fi.ModTime().UnixNano() == old.MtimeNs {
 		if old.archived() {
 			rec := old
 			rec.Archived = time.Time{}
@@ -483,13 +580,17 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a
 		rep.Unchanged++
 		return nil
 	}
-	t, err := s.readTranscript(ctx, j, old, isNew, a)
+	t, err := s.readTranscript(ctx, j, old, isNew, bt)
 	if err == nil && old.archived() && t.res.Session.ID != "" && t.res.Session.ID != old.ID {
 		old, isNew = s.newRecord(j), true
-		t, err = s.readTranscript(ctx, j, old, true, a)
+		t, err = s.readTranscript(ctx, j, old, true, bt)
 	}
+	b = bt.b // a transcript committed in slices has applied the batch
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if bt.err != nil {
+		return bt.err
 	}
 	if err != nil {
 		skip := Skip{Path: j.path, Reason: "unreadable: " + err.Error()}
@@ -502,16 +603,16 @@ func (s *Sessions) readOne(ctx context.Context, b *sessionBatch, j sessionJob, a
 	rec := t.record(old, isNew, j, fi, statErr)
 	t.w.rec = &rec
 	b.add(rec.SID, t.w)
-	rep.Messages += len(t.w.msgs)
+	rep.Messages += t.count
 	rep.Malformed += t.res.Malformed
 	switch {
 	case isNew:
 		rep.Added++
 	case old.archived():
 		rep.Restored++
-	case t.w.reset:
+	case t.reset:
 		rep.Reset++
-	case len(t.w.msgs) > 0:
+	case t.count > 0:
 		rep.Updated++
 	default:
 		rep.Unchanged++
@@ -546,23 +647,38 @@ func (s *Sessions) newRecord(j sessionJob) sessionRec {
 
 // transcriptRead is what one read of a transcript gives the batch.
 type transcriptRead struct {
-	w    sessionWrite
+	w    sessionWrite // the messages not yet committed
 	res  TranscriptRead
 	next uint32 // the next free sequence number
+	a    *fulltext.Analyser
+	// reset: the read started the session afresh; sliced: some of its
+	// messages are committed already (Sessions.slice).
+	reset, sliced bool
+	count         int       // messages delivered
+	started       time.Time // earliest and latest times of those messages
+	ended         time.Time
 }
 
 // readTranscript reads j's transcript from old's cursor (from the start
-// when isNew) into a sessionWrite for old's session.
-func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, a *fulltext.Analyser) (*transcriptRead, error) {
-	t := &transcriptRead{next: old.NextSeq}
+// when isNew) into a sessionWrite for old's session, committing it in
+// slices through bt when it holds more than a batch's messages. An
+// archived session being restored is read whole: until the read ends it
+// may turn out to be another session, and its messages must not be mixed.
+func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, bt *batcher) (*transcriptRead, error) {
+	t := &transcriptRead{next: old.NextSeq, a: bt.a}
 	merge := old.archived() && !isNew
+	if !isNew && !merge && old.Partial && len(old.Cursor) == 0 {
+		// Cut short between slices while read afresh: afresh again.
+		t.reset, t.w.reset, t.next = true, true, 0
+	}
 	ids := map[string]uint32{}
 	h := TranscriptHandler{
 		Reset: func() error {
 			if merge {
 				return nil // restored from the archive: replace by id, keep the rest
 			}
-			t.w.reset, t.w.msgs, t.next, ids = true, nil, 0, map[string]uint32{}
+			t.reset, t.w.reset, t.w.msgs, t.next, ids = true, true, nil, 0, map[string]uint32{}
+			t.count, t.started, t.ended = 0, time.Time{}, time.Time{}
 			return nil
 		},
 		Message: func(m TranscriptMessage) error {
@@ -571,8 +687,13 @@ func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old session
 				id = "m" + strconv.FormatUint(uint64(t.next), 10)
 			}
 			seq, ok := ids[id]
-			if !ok && !t.w.reset && !isNew {
-				seq, ok = s.st.seqOf(old.SID, id)
+			// Once a slice is committed, the store knows this read's ids.
+			if !ok && (t.sliced || (!t.reset && !isNew)) {
+				if seq, ok = s.st.seqOf(old.SID, id); ok {
+					// A read cut short between slices numbered past the
+					// record's sequence: what it committed is found again.
+					t.next = max(t.next, seq+1)
+				}
 			}
 			if !ok {
 				seq = t.next
@@ -580,9 +701,28 @@ func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old session
 			}
 			ids[id] = seq
 			pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
-			pm.doc = fulltext.NewDoc(docID(old.SID, seq), a.Message(m.Text))
+			pm.doc = fulltext.NewDoc(docID(old.SID, seq), t.a.Message(m.Text))
 			pm.rec.Lens = fulltext.FieldLens(pm.doc)
 			t.w.msgs = append(t.w.msgs, pm)
+			t.count++
+			if !pm.rec.Time.IsZero() {
+				t.started, t.ended = earliest(t.started, pm.rec.Time), latest(t.ended, pm.rec.Time)
+			}
+			if bt.b.size > 0 && bt.b.size+len(t.w.msgs) >= s.batchMsgs {
+				// The batch is full: what it holds of other transcripts
+				// goes first, whole, and this one goes on.
+				if err := s.flush(ctx, bt); err != nil {
+					bt.err = err
+					return err
+				}
+			}
+			if merge || len(t.w.msgs) < s.batchMsgs {
+				return nil
+			}
+			if err := s.slice(ctx, bt, t, old, isNew, j); err != nil {
+				return err
+			}
+			ids = map[string]uint32{}
 			return nil
 		},
 	}
@@ -620,24 +760,21 @@ func (t *transcriptRead) record(old sessionRec, isNew bool, j sessionJob, fi os.
 	}
 	rec.Summary = res.Session.Summary
 	rec.Cursor = res.Cursor
+	rec.Partial = false
 	rec.Archived = time.Time{}
 	rec.Malformed = res.Malformed
-	if !isNew && !t.w.reset {
+	if !isNew && !t.reset {
 		rec.Malformed += old.Malformed
 	}
-	rec.Coverage = addCoverage(old.Coverage, res.Coverage, isNew || t.w.reset)
+	rec.Coverage = addCoverage(old.Coverage, res.Coverage, isNew || t.reset)
 	if statErr == nil {
 		rec.Size, rec.MtimeNs = fi.Size(), fi.ModTime().UnixNano()
 	}
-	if t.w.reset {
+	if t.reset {
 		rec.Started, rec.Ended = time.Time{}, time.Time{}
 	}
 	rec.Started, rec.Ended = earliest(rec.Started, res.Session.Started), latest(rec.Ended, res.Session.Ended)
-	for _, m := range t.w.msgs {
-		if !m.rec.Time.IsZero() {
-			rec.Started, rec.Ended = earliest(rec.Started, m.rec.Time), latest(rec.Ended, m.rec.Time)
-		}
-	}
+	rec.Started, rec.Ended = earliest(rec.Started, t.started), latest(rec.Ended, t.ended)
 	rec.NextSeq = t.next
 	return rec
 }
@@ -863,7 +1000,11 @@ func (s *Sessions) reset() error {
 
 // restoreArchived indexes again, from the store, the archived sessions a
 // reset kept: analysed and embedded afresh (the schema or the embedder may
-// be what changed), through the same batches as a transcript's messages.
+// be what changed), through the same batches as a transcript's messages, a
+// long session in slices. No write drops a session from the store, its only
+// copy: the reset emptied the full-text index and memory, and every slice
+// puts back messages the store holds. A crash between slices leaves the
+// full-text index short of the store, which the next open rebuilds.
 func (s *Sessions) restoreArchived(ctx context.Context) error {
 	var recs []sessionRec
 	if err := s.st.forEachSession(func(r sessionRec) error {
@@ -882,23 +1023,30 @@ func (s *Sessions) restoreArchived(ctx context.Context) error {
 	b, a := &sessionBatch{}, s.ft.NewAnalyser()
 	for i := range recs {
 		rec := recs[i]
-		stored, err := s.st.messages(rec.SID, 0, math.MaxUint32)
-		if err != nil {
-			return fmt.Errorf("read archived session %s: %w", rec.ID, err)
-		}
-		w := sessionWrite{rec: &rec, reset: true, msgs: make([]pendingMsg, 0, len(stored))}
-		for _, m := range stored {
-			pm := pendingMsg{seq: m.seq, text: m.Text, rec: m.msgRec}
-			pm.doc = fulltext.NewDoc(docID(rec.SID, m.seq), a.Message(m.Text))
-			pm.rec.Lens = fulltext.FieldLens(pm.doc)
-			w.msgs = append(w.msgs, pm)
-		}
-		b.add(rec.SID, w)
-		if b.size >= s.batchMsgs {
-			if err := s.apply(ctx, b); err != nil {
-				return err
+		for from := uint32(0); ; {
+			n := s.batchMsgs - b.size
+			stored, err := s.st.firstMessages(rec.SID, from, math.MaxUint32, n)
+			if err != nil {
+				return fmt.Errorf("read archived session %s: %w", rec.ID, err)
 			}
-			b, a = &sessionBatch{}, s.ft.NewAnalyser()
+			w := sessionWrite{rec: &rec, msgs: make([]pendingMsg, 0, len(stored))}
+			for _, m := range stored {
+				pm := pendingMsg{seq: m.seq, text: m.Text, rec: m.msgRec}
+				pm.doc = fulltext.NewDoc(docID(rec.SID, m.seq), a.Message(m.Text))
+				pm.rec.Lens = fulltext.FieldLens(pm.doc)
+				w.msgs = append(w.msgs, pm)
+			}
+			b.add(rec.SID, w)
+			if b.size >= s.batchMsgs {
+				if err := s.apply(ctx, b); err != nil {
+					return err
+				}
+				b, a = &sessionBatch{}, s.ft.NewAnalyser()
+			}
+			if len(stored) < n {
+				break
+			}
+			from = stored[len(stored)-1].seq + 1
 		}
 	}
 	return s.apply(ctx, b)
