@@ -15,6 +15,7 @@ import (
 	"mnemo/engine/embed"
 	"mnemo/engine/rank"
 	"mnemo/engine/store"
+	"mnemo/engine/vault"
 )
 
 // The query vocabulary is the ranking layer's (engine/rank), which both
@@ -253,7 +254,7 @@ var (
 	ErrBadSort     = rank.ErrBadSort
 	ErrBadRange    = rank.ErrBadRange
 	ErrBadMinScore = rank.ErrBadMinScore
-	ErrOutsideRoot = errors.New("path resolves outside the memory folder")
+	ErrOutsideRoot = vault.ErrOutsideRoot
 	ErrNotFound    = errors.New("memory not found")
 	// ErrClosed: the engine was closed (its serve is stopping or handing
 	// the index over); a change asked of it now was not made.

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"mnemo/engine/safefile"
+	"mnemo/engine/vault"
 )
 
 // Volumes that fold case. macOS's and Windows' default file systems find
@@ -97,7 +98,7 @@ func spellAs(fsys fs.FS, rel string) string {
 				got, n = want, 1
 				break
 			}
-			if strings.EqualFold(nfc(en.Name()), nfc(want)) {
+			if strings.EqualFold(vault.NFC(en.Name()), vault.NFC(want)) {
 				got, n = en.Name(), n+1
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
 	"mnemo/markdown"
 )
@@ -320,7 +321,7 @@ func (e *Engine) loadVectors(ctx context.Context) error {
 // require (chromem-go filters by exact match only).
 func vectorItem(r *record, vecs [][]float32) vectors.Item {
 	it := vectors.Item{ID: r.Path, Vectors: vecs, Meta: map[string]string{"path": r.Path}}
-	for _, f := range ancestors(r.Path) {
+	for _, f := range vault.Ancestors(r.Path) {
 		it.Labels = append(it.Labels, folderLabel(f))
 	}
 	for _, t := range r.Tags {

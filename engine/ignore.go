@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"mnemo/engine/vault"
 )
 
 // ignoreFile holds a vault's own ignore rules, in .gitignore syntax (globs,
@@ -66,7 +67,7 @@ func (ir *ignoreRules) skipEntry(rel string, isDir bool) bool {
 	if rel == "" {
 		return false
 	}
-	if ir.byName && (ir.indexRel == "" || !inFolder(ir.indexRel, rel)) {
+	if ir.byName && (ir.indexRel == "" || !vault.InFolder(ir.indexRel, rel)) {
 		return ir.skipParts([]string{path.Base(rel)}, isDir)
 	}
 	return ir.skipParts(strings.Split(rel, "/"), isDir)

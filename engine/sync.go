@@ -16,6 +16,7 @@ import (
 
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
 	"mnemo/graph"
 	"mnemo/markdown"
@@ -108,7 +109,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	t0 := time.Now()
 	before := e.readsWithin(nil)
 	reportShut(shut, &rep)
-	if err := e.reconcile(ctx, found, func(p string) bool { return !inAnyFolder(p, shut) }, pace, &rep); err != nil {
+	if err := e.reconcile(ctx, found, func(p string) bool { return !vault.InAnyFolder(p, shut) }, pace, &rep); err != nil {
 		return rep, err
 	}
 	if err := e.followMoves(before, rep); err != nil {
@@ -296,7 +297,7 @@ func (e *Engine) syncPaths(ctx context.Context, paths []string) (rep Report, err
 	found := map[string]seen{}
 	var roots, shut []string
 	for _, p := range paths {
-		rel, err := cleanRel(p)
+		rel, err := vault.CleanRel(p)
 		if err != nil {
 			return rep, err
 		}
@@ -318,7 +319,7 @@ func (e *Engine) syncPaths(ctx context.Context, paths []string) (rep Report, err
 		}
 		shut = append(shut, s...)
 	}
-	within := func(p string) bool { return !inAnyFolder(p, shut) && inAnyFolder(p, roots) }
+	within := func(p string) bool { return !vault.InAnyFolder(p, shut) && vault.InAnyFolder(p, roots) }
 	reportShut(shut, &rep)
 	before := e.readsWithin(roots)
 	if err := e.reconcile(ctx, found, within, nil, &rep); err != nil {
@@ -401,7 +402,7 @@ func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, []s
 		}
 		if !fi.IsDir() && !fi.Mode().IsRegular() {
 			// fs.WalkDir would follow a link given as its start.
-			if isMemoryName(rel) {
+			if vault.IsMemoryName(rel) {
 				found[rel] = seen{skip: notMemory(fi.Mode())}
 			}
 			return found, nil, nil
@@ -409,7 +410,7 @@ func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, []s
 	}
 	var shut []string
 	err = walkVault(ctx, r, rules, rel, func(p string, d fs.DirEntry) error {
-		if d.IsDir() || !isMemoryName(d.Name()) {
+		if d.IsDir() || !vault.IsMemoryName(d.Name()) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
@@ -514,7 +515,7 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) 
 		o.skip = "unreadable: " + err.Error()
 		return o
 	}
-	hash := contentHash(data)
+	hash := vault.Hash(data)
 	if j.old != nil && j.old.Hash == hash {
 		r := *j.old
 		r.Size, r.MtimeNs = j.size, j.mtimeNs

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"mnemo/engine/vault"
 	"os"
 	"path"
 	"path/filepath"
@@ -37,20 +38,6 @@ import (
 // memory file was expected. Such entries are left alone: never opened, read,
 // replaced or indexed.
 var ErrNotRegular = errors.New("not a regular file; memory files are regular files inside the memory folder")
-
-// memoryExts are the file name extensions of memory files.
-var memoryExts = []string{".md", ".markdown"}
-
-// isMemoryName reports whether a file name has a memory extension.
-func isMemoryName(name string) bool {
-	ext := path.Ext(name)
-	for _, m := range memoryExts {
-		if strings.EqualFold(ext, m) {
-			return true
-		}
-	}
-	return false
-}
 
 // openVault opens the memory folder as an os.Root. It is opened per
 // operation (one open(2)), so a memory folder that is replaced while the
@@ -105,7 +92,7 @@ func (e *Engine) statAt(r *os.Root, name, rel string) (fs.FileInfo, error) {
 // leaves the memory folder is reported as ErrOutsideRoot.
 func (e *Engine) notRegular(rel string, m fs.FileMode) error {
 	if m&fs.ModeSymlink != 0 {
-		if _, err := realRel(e.root, rel); errors.Is(err, ErrOutsideRoot) {
+		if _, err := vault.RealRel(e.root, rel); errors.Is(err, ErrOutsideRoot) {
 			return fmt.Errorf("%s is a symbolic link out of the memory folder: %w", rel, ErrOutsideRoot)
 		}
 	}
@@ -119,7 +106,7 @@ func (e *Engine) vaultErr(rel string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w", rel, err)
 	}
-	if _, rerr := realRel(e.root, rel); errors.Is(rerr, ErrOutsideRoot) {
+	if _, rerr := vault.RealRel(e.root, rel); errors.Is(rerr, ErrOutsideRoot) {
 		return fmt.Errorf("%s: %w", rel, ErrOutsideRoot)
 	}
 	return fmt.Errorf("%s: %w", rel, err)

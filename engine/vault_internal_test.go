@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"mnemo/engine/vault"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,7 +150,7 @@ func BenchmarkReadCorpus(b *testing.B) {
 	}
 	var rels []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && isMemoryName(d.Name()) {
+		if err == nil && d.Type().IsRegular() && vault.IsMemoryName(d.Name()) {
 			rel, _ := filepath.Rel(dir, p)
 			rels = append(rels, filepath.ToSlash(rel))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"mnemo/engine/vault"
 	"os"
 	"path"
 	"path/filepath"
@@ -59,7 +60,7 @@ func (e *Engine) walkStart(r *os.Root, rel string) (fs.FileInfo, bool) {
 	if dir == "." {
 		dir = ""
 	}
-	if real, err := realRel(e.root, dir); err != nil || real != dir {
+	if real, err := vault.RealRel(e.root, dir); err != nil || real != dir {
 		return nil, false
 	}
 	fi, err := r.Lstat(rel)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"mnemo/engine/vault"
 	"mnemo/engine/watch"
 )
 
@@ -110,7 +111,7 @@ func (c *memoryCorpus) Rescans(abs string) (string, bool) {
 	return ignoreFile + " changed", c.e.isIgnoreFile(abs)
 }
 
-func (c *memoryCorpus) Wanted(rel string) bool { return isMemoryName(rel) }
+func (c *memoryCorpus) Wanted(rel string) bool { return vault.IsMemoryName(rel) }
 
 func (c *memoryCorpus) Folders(rel string, add func(abs string) error) {
 	c.e.watchFolders(rel, func(_, abs string) error { return add(abs) })

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"mnemo/engine/vault"
 	"mnemo/markdown"
 	"os"
 	"path"
@@ -167,7 +168,7 @@ func (e *Engine) writeArgs(req WriteRequest) (title string, tags []string, folde
 	if tags, err = cleanTags(req.Tags); err != nil {
 		return "", nil, "", err
 	}
-	if folder, err = cleanRel(nfc(req.Folder)); err != nil {
+	if folder, err = vault.CleanRel(vault.NFC(req.Folder)); err != nil {
 		return "", nil, "", fmt.Errorf("folder: %w", err)
 	}
 	folder = e.spelled(folder)
@@ -179,7 +180,7 @@ func (e *Engine) writeArgs(req WriteRequest) (title string, tags []string, folde
 	if err := e.mkdirInside(folder); err != nil {
 		return "", nil, "", fmt.Errorf("folder: %w", err)
 	}
-	if folder, err = realRel(e.root, folder); err != nil {
+	if folder, err = vault.RealRel(e.root, folder); err != nil {
 		return "", nil, "", fmt.Errorf("folder: %w", err)
 	}
 	return title, tags, folder, nil
@@ -211,7 +212,7 @@ func (e *Engine) overwrite(rel string, now time.Time, render func(rel string, cr
 func (e *Engine) target(folder, title string) (rel string, existing bool, err error) {
 	e.mu.RLock()
 	for p, r := range e.files {
-		if directlyIn(p, folder) && sameTitle(r.Title, title) {
+		if vault.DirectlyIn(p, folder) && sameTitle(r.Title, title) {
 			if rel == "" || p < rel {
 				rel = p
 			}
@@ -285,7 +286,7 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 		return Memory{}, fmt.Errorf("edit: %w", err)
 	}
 	if want := strings.ToLower(strings.TrimSpace(req.Checksum)); want != "" {
-		if got := contentHash(data); got != want {
+		if got := vault.Hash(data); got != want {
 			return Memory{}, fmt.Errorf("%s: checksum %.12s… is not the file's %.12s…: %w", rel, want, got, ErrConflict)
 		}
 	}
@@ -373,7 +374,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	dst, err := cleanRel(nfc(newPath))
+	dst, err := vault.CleanRel(vault.NFC(newPath))
 	if err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
@@ -385,7 +386,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 		dst = path.Join(dst, path.Base(rel))
 	} else if e.isFolder(dst) {
 		dst = path.Join(dst, path.Base(rel))
-	} else if !isMemoryName(dst) {
+	} else if !vault.IsMemoryName(dst) {
 		dst += path.Ext(rel)
 	}
 	if err := e.checkWritable(dst, false); err != nil {
@@ -393,7 +394,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	}
 	// The folder as the volume lists it; the name as given, so that a
 	// case-only rename is one.
-	dir, err := realRel(e.root, e.spelled(path.Dir(dst)))
+	dir, err := vault.RealRel(e.root, e.spelled(path.Dir(dst)))
 	if err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
@@ -497,9 +498,9 @@ func reservedName(s string) bool {
 }
 
 // cleanTitle checks a title, collapses its whitespace as Parse does, and
-// normalises it to NFC (see nfc).
+// normalises it to NFC (see vault.NFC).
 func cleanTitle(t string) (string, error) {
-	t = nfc(strings.Join(strings.Fields(t), " "))
+	t = vault.NFC(strings.Join(strings.Fields(t), " "))
 	switch {
 	case t == "":
 		return "", fmt.Errorf("title is required: %w", ErrInvalid)
@@ -577,11 +578,11 @@ func (e *Engine) checkWritable(rel string, isDir bool) error {
 			return fmt.Errorf("%.40q…: a name over %d bytes: %w", part, maxNameBytes, ErrInvalid)
 		}
 	}
-	real, err := realRel(e.root, rel)
+	real, err := vault.RealRel(e.root, rel)
 	if err != nil {
 		return err
 	}
-	if e.indexRel != "" && (inFolder(rel, e.indexRel) || inFolder(real, e.indexRel)) {
+	if e.indexRel != "" && (vault.InFolder(rel, e.indexRel) || vault.InFolder(real, e.indexRel)) {
 		return fmt.Errorf("%q is inside the index folder: %w", rel, ErrOutsideRoot)
 	}
 	r, err := e.openVault()
