@@ -255,7 +255,12 @@ var (
 	ErrBadRange    = rank.ErrBadRange
 	ErrBadMinScore = rank.ErrBadMinScore
 	ErrOutsideRoot = vault.ErrOutsideRoot
-	ErrNotFound    = errors.New("memory not found")
+	// ErrNotRegular reports a path that names something other than a
+	// regular file — a symbolic link, a folder, a device, a FIFO or a
+	// socket — where a memory file was expected. Such entries are left
+	// alone: never opened, read, replaced or indexed.
+	ErrNotRegular = vault.ErrNotRegular
+	ErrNotFound   = errors.New("memory not found")
 	// ErrClosed: the engine was closed (its serve is stopping or handing
 	// the index over); a change asked of it now was not made.
 	ErrClosed = errors.New("index closed: this serve is stopping")

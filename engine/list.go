@@ -54,15 +54,15 @@ func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
 	if err != nil {
 		return Listing{}, fmt.Errorf("folder: %w", err)
 	}
-	if rel, err = vault.RealRel(e.root, e.spelled(rel)); err != nil {
+	if rel, err = vault.RealRel(e.root, e.vault.Spelled(rel)); err != nil {
 		return Listing{}, fmt.Errorf("folder: %w", err)
 	}
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return Listing{}, err
 	}
 	defer r.Close()
-	rules, err := e.loadIgnore(r)
+	rules, err := e.vault.LoadRules(r)
 	if err != nil {
 		return Listing{}, err
 	}
@@ -73,7 +73,7 @@ func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
 		}
 		return Listing{}, fmt.Errorf("folder %q: %w", rel, err)
 	}
-	if rules.skip(rel, true) {
+	if rules.Skip(rel, true) {
 		return Listing{}, fmt.Errorf("folder %q is not indexed (hidden, the index folder, or ignored): %w", rel, ErrNotFound)
 	}
 	l := Listing{Folder: rel, Folders: []FolderEntry{}, Files: []FileEntry{}}
@@ -86,7 +86,7 @@ func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
 		}
 		name := d.Name()
 		p := path.Join(rel, name)
-		if rules.skip(p, d.IsDir()) {
+		if rules.Skip(p, d.IsDir()) {
 			continue
 		}
 		if d.IsDir() {

@@ -82,13 +82,13 @@ func (e *Engine) resolvePath(rel string) (string, error) {
 	if !vault.IsMemoryName(rel) {
 		rel += ".md"
 	}
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return "", err
 	}
 	defer r.Close()
 	for _, cand := range []string{rel, vault.NFC(rel)} {
-		real, err := vault.RealRel(e.root, e.spelled(cand))
+		real, err := vault.RealRel(e.root, e.vault.Spelled(cand))
 		if err != nil {
 			return "", err
 		}
@@ -97,7 +97,7 @@ func (e *Engine) resolvePath(rel string) (string, error) {
 			continue
 		}
 		if !fi.Mode().IsRegular() {
-			return "", e.notRegular(cand, fi.Mode())
+			return "", e.vault.NotRegular(cand, fi.Mode())
 		}
 		return real, nil
 	}
@@ -163,7 +163,7 @@ func tooLongForAPath(rel string) bool {
 
 // memoryAt reads rel as Read does, without recording a read.
 func (e *Engine) memoryAt(rel string) (Memory, error) {
-	data, fi, err := e.readMemory(rel)
+	data, fi, err := e.vault.Read(rel)
 	if err != nil {
 		return Memory{}, fmt.Errorf("read: %w", err)
 	}

@@ -149,7 +149,7 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 		if err := vault.ResolveInside(e.root, q.Folder); err != nil {
 			return Page{}, fmt.Errorf("folder: %w", err)
 		}
-		q.Folder = e.spelled(q.Folder)
+		q.Folder = e.vault.Spelled(q.Folder)
 	}
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	err = rank.EmbedOutsideLock(ctx, &e.mu, q.Mode,
