@@ -15,6 +15,7 @@ import (
 	"mnemo/engine/embed"
 	"mnemo/engine/rank"
 	"mnemo/engine/store"
+	"mnemo/engine/vault"
 )
 
 // The query vocabulary is the ranking layer's (engine/rank), which both
@@ -253,8 +254,13 @@ var (
 	ErrBadSort     = rank.ErrBadSort
 	ErrBadRange    = rank.ErrBadRange
 	ErrBadMinScore = rank.ErrBadMinScore
-	ErrOutsideRoot = errors.New("path resolves outside the memory folder")
-	ErrNotFound    = errors.New("memory not found")
+	ErrOutsideRoot = vault.ErrOutsideRoot
+	// ErrNotRegular reports a path that names something other than a
+	// regular file — a symbolic link, a folder, a device, a FIFO or a
+	// socket — where a memory file was expected. Such entries are left
+	// alone: never opened, read, replaced or indexed.
+	ErrNotRegular = vault.ErrNotRegular
+	ErrNotFound   = errors.New("memory not found")
 	// ErrClosed: the engine was closed (its serve is stopping or handing
 	// the index over); a change asked of it now was not made.
 	ErrClosed = errors.New("index closed: this serve is stopping")

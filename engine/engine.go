@@ -18,6 +18,7 @@ import (
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
 	"mnemo/markdown"
 )
@@ -25,14 +26,12 @@ import (
 // Engine is an open memory index. It is safe for concurrent use: searches
 // run in parallel with each other and see the state between two sync batches.
 type Engine struct {
-	cfg  Config
-	emb  embed.Embedder
-	rank Ranking
-	dim  int    // vector dimension of the index
-	root string // absolute memory folder
-
-	indexRel string                      // the index folder relative to root, "" if outside it
-	ignore   atomic.Pointer[ignoreRules] // the rules the last scan loaded (ignore.go)
+	cfg   Config
+	emb   embed.Embedder
+	rank  Ranking
+	dim   int          // vector dimension of the index
+	root  string       // absolute memory folder
+	vault *vault.Vault // the memory folder's files: every read, write and walk of them
 
 	st  *stateStore
 	ft  *fulltext.Index
@@ -73,7 +72,6 @@ type Engine struct {
 	unreadable []string        // folders the last sync could not read (relative)
 	needFull   string          // why the next sync must rebuild, "" if it need not
 	flavor     markdown.Flavor // whose link rules the vault follows (flavor.go)
-	foldsCase  bool            // the memory folder's volume folds case (casefold.go)
 
 	removedTemps []string // set once at open (no lock): temporary files a crashed writer left, removed
 }
@@ -126,11 +124,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: fulltext.NewTracker()}
 	e.flavor = detectFlavor(root)
-	e.foldsCase = foldsCase(root, cfg.ReadOnly)
-	if ia, err := filepath.Abs(cfg.IndexDir); err == nil {
-		if r, err := filepath.Rel(root, ia); err == nil && r != "." && filepath.IsLocal(r) {
-			e.indexRel = filepath.ToSlash(r)
-		}
+	if e.vault, err = vault.Open(root, e.vaultOptions()); err != nil {
+		return nil, err
 	}
 	err = store.OpenCorpus(ctx, cfg.IndexDir, storeOptions(cfg.ReadOnly), e.now, e.open, e.Close)
 	if errors.Is(err, store.ErrCorrupt) {
@@ -142,6 +137,29 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// vaultOptions are the options of the engine's vault: its limits, its
+// index folder, the tool's ignore rules, and the index's stamps, which a
+// write compares so that a change is never hidden by a coarse clock.
+func (e *Engine) vaultOptions() vault.Options {
+	return vault.Options{MaxFileBytes: e.cfg.MaxFileBytes, IndexDir: e.cfg.IndexDir, ReadOnly: e.cfg.ReadOnly,
+		ToolIgnore: toolIgnore(e.flavor), Indexed: e.stamp}
+}
+
+// stamp is the size and modification time the index holds for rel (size
+// -1 if none).
+func (e *Engine) stamp(rel string) (size, mtimeNs int64) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if r := e.files[rel]; r != nil {
+		return r.Size, r.MtimeNs
+	}
+	return -1, 0
+}
+
+// RemovedTemps lists the temporary files a crashed writer left, which Open
+// removed (absolute paths).
+func (e *Engine) RemovedTemps() []string { return e.removedTemps }
+
 // open is Open's stages once the state store db is open (rebuild: why the
 // index must be rebuilt, when a fresh store replaced a damaged one): what
 // the stored meta says about the index, the full-text index, then what the
@@ -151,7 +169,7 @@ func (e *Engine) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 	if !e.cfg.ReadOnly {
 		// Only the writer makes temporary files, and this process is it
 		// now: any there are were left by one that died mid-write.
-		e.removedTemps = removeStaleTemps(e.root, e.cfg.IndexDir)
+		e.removedTemps = e.vault.RemoveStaleTemps(e.cfg.IndexDir)
 	}
 	if err := e.checkMeta(); err != nil {
 		return err
@@ -320,7 +338,7 @@ func (e *Engine) loadVectors(ctx context.Context) error {
 // require (chromem-go filters by exact match only).
 func vectorItem(r *record, vecs [][]float32) vectors.Item {
 	it := vectors.Item{ID: r.Path, Vectors: vecs, Meta: map[string]string{"path": r.Path}}
-	for _, f := range ancestors(r.Path) {
+	for _, f := range vault.Ancestors(r.Path) {
 		it.Labels = append(it.Labels, folderLabel(f))
 	}
 	for _, t := range r.Tags {

@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"mnemo/decay"
+	"mnemo/engine/vault"
 	"mnemo/graph"
 	"mnemo/markdown"
 )
@@ -556,7 +557,7 @@ func (e *Engine) relations(comm *graph.Communities, rs []graph.Relation) []Relat
 
 // preview is the start of a memory's body, on one line; "" if unreadable.
 func (e *Engine) preview(uri string) string {
-	m, err := e.memoryAt(relOfURI(uri))
+	m, err := e.memoryAt(vault.RelOfURI(uri))
 	if err != nil {
 		return ""
 	}

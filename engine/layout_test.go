@@ -61,10 +61,10 @@ func under(path, prefix string) bool { return path == prefix || strings.HasPrefi
 
 func TestLayout(t *testing.T) {
 	pkgs := listModule(t)
-	// The layers that exist; the rules below also hold engine/sessions and
-	// engine/vault to them, whenever those packages are there.
+	// The layers that exist; the rules below also hold engine/sessions to
+	// them, whenever that package is there.
 	for _, must := range []string{"mnemo/engine", "mnemo/engine/rank", "mnemo/engine/fulltext", "mnemo/engine/store",
-		"mnemo/engine/watch", "mnemo/engine/admit", "mnemo/engine/transcript", "mnemo/mcp", "mnemo/cmd/mnemo"} {
+		"mnemo/engine/vault", "mnemo/engine/watch", "mnemo/engine/admit", "mnemo/engine/transcript", "mnemo/mcp", "mnemo/cmd/mnemo"} {
 		if _, ok := pkgs[must]; !ok {
 			t.Errorf("package %s is missing from the layout", must)
 		}
@@ -89,6 +89,15 @@ func TestLayout(t *testing.T) {
 		}
 		if under(path, "mnemo/engine/sessions") && slices.Contains(deps, "mnemo/engine") {
 			t.Errorf("%s depends on engine (the memory corpus)", path)
+		}
+		// The memory folder is a value the memory corpus holds: a source
+		// below both corpora, it imports neither, nor a front end.
+		if under(path, "mnemo/engine/vault") {
+			for _, d := range deps {
+				if d == "mnemo/engine" || under(d, "mnemo/engine/sessions") || under(d, "mnemo/mcp") || under(d, "mnemo/cmd") {
+					t.Errorf("engine/vault depends on %s: the memory folder imports no corpus and no front end", d)
+				}
+			}
 		}
 		for _, s := range shared {
 			if !under(path, s) {

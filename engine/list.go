@@ -12,6 +12,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/rank"
+	"mnemo/engine/vault"
 )
 
 // Listing is one folder of the memory folder, as List returns it.
@@ -49,19 +50,19 @@ type FileEntry struct {
 // and nothing outside the memory folder is looked at. A folder given
 // through an in-vault symlink is listed under its real path.
 func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
-	rel, err := cleanRel(nfc(folder))
+	rel, err := vault.CleanRel(vault.NFC(folder))
 	if err != nil {
 		return Listing{}, fmt.Errorf("folder: %w", err)
 	}
-	if rel, err = realRel(e.root, e.spelled(rel)); err != nil {
+	if rel, err = vault.RealRel(e.root, e.vault.Spelled(rel)); err != nil {
 		return Listing{}, fmt.Errorf("folder: %w", err)
 	}
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return Listing{}, err
 	}
 	defer r.Close()
-	rules, err := e.loadIgnore(r)
+	rules, err := e.vault.LoadRules(r)
 	if err != nil {
 		return Listing{}, err
 	}
@@ -72,7 +73,7 @@ func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
 		}
 		return Listing{}, fmt.Errorf("folder %q: %w", rel, err)
 	}
-	if rules.skip(rel, true) {
+	if rules.Skip(rel, true) {
 		return Listing{}, fmt.Errorf("folder %q is not indexed (hidden, the index folder, or ignored): %w", rel, ErrNotFound)
 	}
 	l := Listing{Folder: rel, Folders: []FolderEntry{}, Files: []FileEntry{}}
@@ -85,20 +86,20 @@ func (e *Engine) List(ctx context.Context, folder string) (Listing, error) {
 		}
 		name := d.Name()
 		p := path.Join(rel, name)
-		if rules.skip(p, d.IsDir()) {
+		if rules.Skip(p, d.IsDir()) {
 			continue
 		}
 		if d.IsDir() {
 			n := 0
 			for f := range e.files {
-				if inFolder(f, p) {
+				if vault.InFolder(f, p) {
 					n++
 				}
 			}
 			l.Folders = append(l.Folders, FolderEntry{Path: p, Memories: n})
 			continue
 		}
-		if !d.Type().IsRegular() || !isMemoryName(name) {
+		if !d.Type().IsRegular() || !vault.IsMemoryName(name) {
 			continue
 		}
 		fi, err := d.Info() // an Lstat: never follows a link

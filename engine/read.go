@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"mnemo/engine/vault"
 	"mnemo/markdown"
 	"path"
 	"path/filepath"
@@ -22,12 +23,12 @@ func (e *Engine) Resolve(id string) (string, error) {
 	if id == "" {
 		return "", fmt.Errorf("memory identifier is required: %w", ErrNotFound)
 	}
-	isURI := strings.HasPrefix(strings.ToLower(id), uriScheme)
+	isURI := strings.HasPrefix(strings.ToLower(id), vault.URIScheme)
 	p := id
 	if isURI {
-		p = id[len(uriScheme):]
+		p = id[len(vault.URIScheme):]
 	}
-	rel, err := cleanRel(p)
+	rel, err := vault.CleanRel(p)
 	if err != nil {
 		return "", err
 	}
@@ -78,16 +79,16 @@ func (e *Engine) Resolve(id string) (string, error) {
 // memory extension), as written or in NFC: its real relative path, or ""
 // when there is none.
 func (e *Engine) resolvePath(rel string) (string, error) {
-	if !isMemoryName(rel) {
+	if !vault.IsMemoryName(rel) {
 		rel += ".md"
 	}
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return "", err
 	}
 	defer r.Close()
-	for _, cand := range []string{rel, nfc(rel)} {
-		real, err := realRel(e.root, e.spelled(cand))
+	for _, cand := range []string{rel, vault.NFC(rel)} {
+		real, err := vault.RealRel(e.root, e.vault.Spelled(cand))
 		if err != nil {
 			return "", err
 		}
@@ -96,7 +97,7 @@ func (e *Engine) resolvePath(rel string) (string, error) {
 			continue
 		}
 		if !fi.Mode().IsRegular() {
-			return "", e.notRegular(cand, fi.Mode())
+			return "", e.vault.NotRegular(cand, fi.Mode())
 		}
 		return real, nil
 	}
@@ -162,7 +163,7 @@ func tooLongForAPath(rel string) bool {
 
 // memoryAt reads rel as Read does, without recording a read.
 func (e *Engine) memoryAt(rel string) (Memory, error) {
-	data, fi, err := e.readMemory(rel)
+	data, fi, err := e.vault.Read(rel)
 	if err != nil {
 		return Memory{}, fmt.Errorf("read: %w", err)
 	}
@@ -173,7 +174,7 @@ func (e *Engine) memoryAt(rel string) (Memory, error) {
 	m := Memory{
 		URI: URI(rel), Path: rel, Title: doc.Title, Content: doc.Body,
 		Created: doc.Created, Modified: doc.Modified, Tags: nonNil(doc.Tags), Links: nonNil(doc.Links),
-		Meta: doc.Meta, Checksum: contentHash(data),
+		Meta: doc.Meta, Checksum: vault.Hash(data),
 	}
 	if m.Modified.IsZero() {
 		m.Modified = fi.ModTime().UTC()
@@ -183,3 +184,11 @@ func (e *Engine) memoryAt(rel string) (Memory, error) {
 	e.mu.RUnlock()
 	return m, nil
 }
+
+// URI returns the memory:// URI of a relative memory path: the path
+// without ".md" (a .markdown file keeps its extension).
+func URI(rel string) string { return vault.URI(rel) }
+
+// sameTitle compares titles as Write and Resolve do: case-insensitively,
+// after NFC normalisation.
+func sameTitle(a, b string) bool { return strings.EqualFold(vault.NFC(a), vault.NFC(b)) }

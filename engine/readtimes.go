@@ -12,6 +12,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"mnemo/engine/vault"
 )
 
 // carryRead moves the read time of from to to, in the state store and in
@@ -64,7 +66,7 @@ func (e *Engine) readsWithin(roots []string) map[string]readMark {
 	out := map[string]readMark{}
 	for p, t := range e.reads {
 		r := e.files[p]
-		if r == nil || (roots != nil && !inAnyFolder(p, roots)) {
+		if r == nil || (roots != nil && !vault.InAnyFolder(p, roots)) {
 			continue
 		}
 		out[p] = readMark{hash: r.Hash, read: t}

@@ -12,6 +12,7 @@ import (
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
+	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
 )
 
@@ -40,7 +41,7 @@ func (q Query) Validate() (Query, error) {
 	if q.PageSize, err = rank.Count("pageSize", q.PageSize, 10, MaxPageSize, ErrBadPageSize); err != nil {
 		return q, err
 	}
-	f, err := cleanRel(q.Folder)
+	f, err := vault.CleanRel(q.Folder)
 	if err != nil {
 		return q, fmt.Errorf("folder: %w", err)
 	}
@@ -83,7 +84,7 @@ func (s scope) filters() bool {
 }
 
 func (s scope) match(r *record) bool {
-	if !inFolder(r.Path, s.folder) {
+	if !vault.InFolder(r.Path, s.folder) {
 		return false
 	}
 	for _, t := range s.tags {
@@ -145,10 +146,10 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 		return Page{}, err
 	}
 	if q.Folder != "" {
-		if err := resolveInside(e.root, q.Folder); err != nil {
+		if err := vault.ResolveInside(e.root, q.Folder); err != nil {
 			return Page{}, fmt.Errorf("folder: %w", err)
 		}
-		q.Folder = e.spelled(q.Folder)
+		q.Folder = e.vault.Spelled(q.Folder)
 	}
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	err = rank.EmbedOutsideLock(ctx, &e.mu, q.Mode,

@@ -16,6 +16,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/rank"
+	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
 )
 
@@ -239,7 +240,7 @@ func testTextCandidates(t *testing.T, e *Engine) {
 		}
 	}
 	for _, c := range in {
-		if !inFolder(c.Rec.Path, "people") {
+		if !vault.InFolder(c.Rec.Path, "people") {
 			t.Fatalf("%s is outside the folder scope", c.Rec.Path)
 		}
 	}

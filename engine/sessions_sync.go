@@ -14,6 +14,7 @@ import (
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
+	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
 )
 
@@ -237,7 +238,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 		fi, statErr := os.Lstat(p)
 		isFile := statErr == nil && fi.Mode().IsRegular()
 		for _, src := range s.cfg.Sources {
-			if p != src.Root() && !inAnyFolder(p, []string{src.Root()}) {
+			if p != src.Root() && !vault.InAnyFolder(p, []string{src.Root()}) {
 				continue
 			}
 			key := sourceKey(src.Kind(), src.Root())

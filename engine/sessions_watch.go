@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"mnemo/engine/vault"
 	"mnemo/engine/watch"
 )
 
@@ -92,7 +93,7 @@ func (c *sessionsCorpus) Folders(dir string, add func(abs string) error) {
 // owned reports whether some source's root is dir or owns it.
 func (c *sessionsCorpus) owned(dir string) bool {
 	for _, src := range c.s.cfg.Sources {
-		if dir == src.Root() || inAnyFolder(dir, []string{src.Root()}) && src.Owns(dir) {
+		if dir == src.Root() || vault.InAnyFolder(dir, []string{src.Root()}) && src.Owns(dir) {
 			return true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
 	"mnemo/graph"
 	"mnemo/markdown"
@@ -108,7 +109,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	t0 := time.Now()
 	before := e.readsWithin(nil)
 	reportShut(shut, &rep)
-	if err := e.reconcile(ctx, found, func(p string) bool { return !inAnyFolder(p, shut) }, pace, &rep); err != nil {
+	if err := e.reconcile(ctx, found, func(p string) bool { return !vault.InAnyFolder(p, shut) }, pace, &rep); err != nil {
 		return rep, err
 	}
 	if err := e.followMoves(before, rep); err != nil {
@@ -259,12 +260,12 @@ func (e *Engine) pipeline(ctx context.Context, jobs []syncJob, apply func([]outc
 			}
 			batch := jobs[i : i+nextBatch(jobs[i:], e.batchFiles, e.batchBytes)]
 			i += len(batch)
-			fr := e.newFolderReader()
+			fr := e.vault.NewReader()
 			for k := range batch {
 				batch[k].reader = fr
 			}
 			out := e.process(pctx, batch)
-			fr.close()
+			fr.Close()
 			select {
 			case processed <- out:
 			case <-pctx.Done():
@@ -296,7 +297,7 @@ func (e *Engine) syncPaths(ctx context.Context, paths []string) (rep Report, err
 	found := map[string]seen{}
 	var roots, shut []string
 	for _, p := range paths {
-		rel, err := cleanRel(p)
+		rel, err := vault.CleanRel(p)
 		if err != nil {
 			return rep, err
 		}
@@ -318,7 +319,7 @@ func (e *Engine) syncPaths(ctx context.Context, paths []string) (rep Report, err
 		}
 		shut = append(shut, s...)
 	}
-	within := func(p string) bool { return !inAnyFolder(p, shut) && inAnyFolder(p, roots) }
+	within := func(p string) bool { return !vault.InAnyFolder(p, shut) && vault.InAnyFolder(p, roots) }
 	reportShut(shut, &rep)
 	before := e.readsWithin(roots)
 	if err := e.reconcile(ctx, found, within, nil, &rep); err != nil {
@@ -363,7 +364,7 @@ func (e *Engine) reset() error {
 	return nil
 }
 
-// scan lists every memory file under the root (see walkVault for what is
+// scan lists every memory file under the root (see vault.Walk for what is
 // left out). It also returns the folders it could not read (relative
 // paths): what they held is unknown, not gone.
 func (e *Engine) scan(ctx context.Context) (map[string]seen, []string, error) {
@@ -385,31 +386,31 @@ func reportShut(shut []string, rep *Report) {
 // path that does not exist, or that the scan would not index, yields nothing.
 func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, []string, error) {
 	found := map[string]seen{}
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer r.Close()
-	rules, err := e.loadIgnore(r)
+	rules, err := e.vault.LoadRules(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	if rel != "" {
-		fi, ok := e.walkStart(r, rel)
-		if !ok || rules.skip(rel, fi.IsDir()) {
+		fi, ok := e.vault.WalkStart(r, rel)
+		if !ok || rules.Skip(rel, fi.IsDir()) {
 			return found, nil, nil
 		}
 		if !fi.IsDir() && !fi.Mode().IsRegular() {
 			// fs.WalkDir would follow a link given as its start.
-			if isMemoryName(rel) {
+			if vault.IsMemoryName(rel) {
 				found[rel] = seen{skip: notMemory(fi.Mode())}
 			}
 			return found, nil, nil
 		}
 	}
 	var shut []string
-	err = walkVault(ctx, r, rules, rel, func(p string, d fs.DirEntry) error {
-		if d.IsDir() || !isMemoryName(d.Name()) {
+	err = vault.Walk(ctx, r, rules, rel, func(p string, d fs.DirEntry) error {
+		if d.IsDir() || !vault.IsMemoryName(d.Name()) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
@@ -424,7 +425,7 @@ func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, []s
 		return nil
 	}, func(p string) { shut = append(shut, p) })
 	if err != nil {
-		return nil, nil, fmt.Errorf("scan %s: %w", e.abs(rel), err)
+		return nil, nil, fmt.Errorf("scan %s: %w", e.vault.Abs(rel), err)
 	}
 	return found, shut, nil
 }
@@ -432,14 +433,14 @@ func (e *Engine) scanPath(ctx context.Context, rel string) (map[string]seen, []s
 // notMemory is the skip reason for an entry with a memory file's name that
 // is not a regular file.
 func notMemory(m fs.FileMode) string {
-	return kindOf(m) + ", not a regular file: left alone (never opened or followed)"
+	return vault.KindOf(m) + ", not a regular file: left alone (never opened or followed)"
 }
 
 type syncJob struct {
 	path string
 	seen
 	old    *record
-	reader *folderReader // the batch's: reads the file
+	reader *vault.Reader // the batch's: reads the file
 }
 
 // outcome is what processing one file produced.
@@ -509,12 +510,12 @@ func (e *Engine) processOne(ctx context.Context, j syncJob, dim int, w *worker) 
 		o.skip = fmt.Sprintf("file is %d bytes, over the %d-byte limit", j.size, e.cfg.MaxFileBytes)
 		return o
 	}
-	data, _, err := j.reader.read(j.path)
+	data, _, err := j.reader.Read(j.path)
 	if err != nil {
 		o.skip = "unreadable: " + err.Error()
 		return o
 	}
-	hash := contentHash(data)
+	hash := vault.Hash(data)
 	if j.old != nil && j.old.Hash == hash {
 		r := *j.old
 		r.Size, r.MtimeNs = j.size, j.mtimeNs

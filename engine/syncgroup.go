@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"sync"
+
+	"mnemo/engine/vault"
 )
 
 // Group commit. Each SyncPaths call used to pay for its own batch: a
@@ -92,7 +94,7 @@ func (e *Engine) SyncPaths(ctx context.Context, paths []string) (Report, error) 
 		return e.Sync(ctx, true) // a path-wise update cannot repair a stale index
 	}
 	for _, p := range paths {
-		if _, err := cleanRel(p); err != nil {
+		if _, err := vault.CleanRel(p); err != nil {
 			return Report{Added: []string{}, Updated: []string{}, Removed: []string{}, Skipped: []Skip{}, Warnings: []Warning{}}, err
 		}
 	}
@@ -135,7 +137,7 @@ func (e *Engine) runGroup(batch []*syncCall) {
 func (r Report) only(paths []string) Report {
 	roots := make([]string, 0, len(paths))
 	for _, p := range paths {
-		rel, _ := cleanRel(p)
+		rel, _ := vault.CleanRel(p)
 		roots = append(roots, rel)
 	}
 	in := func(p string) bool {

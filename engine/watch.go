@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"mnemo/engine/vault"
 	"mnemo/engine/watch"
 )
 
@@ -107,10 +108,10 @@ type orphan struct {
 func (c *memoryCorpus) Key(abs string) (string, bool) { return c.e.watchRel(abs) }
 
 func (c *memoryCorpus) Rescans(abs string) (string, bool) {
-	return ignoreFile + " changed", c.e.isIgnoreFile(abs)
+	return vault.IgnoreFile + " changed", c.e.isIgnoreFile(abs)
 }
 
-func (c *memoryCorpus) Wanted(rel string) bool { return isMemoryName(rel) }
+func (c *memoryCorpus) Wanted(rel string) bool { return vault.IsMemoryName(rel) }
 
 func (c *memoryCorpus) Folders(rel string, add func(abs string) error) {
 	c.e.watchFolders(rel, func(_, abs string) error { return add(abs) })
@@ -202,4 +203,15 @@ func (c *memoryCorpus) adoptOrphans(before map[string]readMark, rep Report) erro
 		}
 	}
 	return nil
+}
+
+// watchRel, isIgnoreFile and watchFolders are the vault's answers (see
+// vault.WatchRel and its neighbours), named in watchedEngine so that the
+// watcher's tests can stand in for the engine.
+func (e *Engine) watchRel(abs string) (string, bool) { return e.vault.WatchRel(abs) }
+
+func (e *Engine) isIgnoreFile(abs string) bool { return e.vault.IsIgnoreFile(abs) }
+
+func (e *Engine) watchFolders(rel string, add func(rel, abs string) error) {
+	e.vault.WatchFolders(rel, add)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"mnemo/engine/vault"
 	"mnemo/markdown"
 	"os"
 	"path"
@@ -20,8 +21,8 @@ import (
 // Errors of the write operations, in addition to those in api.go.
 var (
 	ErrConflict = errors.New("memory changed since it was read (checksum mismatch); read it again and retry")
-	ErrExists   = errors.New("a memory already exists there")
-	ErrInvalid  = errors.New("invalid request")
+	ErrExists   = vault.ErrExists
+	ErrInvalid  = vault.ErrInvalid
 	ErrNoMatch  = errors.New("edit target not found as expected")
 )
 
@@ -123,28 +124,28 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	tmp, err := e.stageMemory(folder, data, 0o644)
+	tmp, err := e.vault.Stage(folder, data, 0o644)
 	if err != nil {
-		return Memory{}, fmt.Errorf("write: %w", e.vaultErr(folder, err))
+		return Memory{}, fmt.Errorf("write: %w", e.vault.WrapErr(folder, err))
 	}
 	unlock, err := e.lockWrites()
 	if err != nil {
-		e.discardStaged(tmp)
+		e.vault.Discard(tmp)
 		return Memory{}, err
 	}
 	defer unlock()
 	rel, existing, err := e.target(folder, title)
 	if err != nil {
-		e.discardStaged(tmp)
+		e.vault.Discard(tmp)
 		return Memory{}, err
 	}
 	if !existing {
-		if err := e.placeMemory(tmp, rel, true); err != nil {
+		if err := e.vault.Place(tmp, rel, true); err != nil {
 			return Memory{}, err
 		}
 		return e.indexed(ctx, rel, unlock)
 	}
-	e.discardStaged(tmp)
+	e.vault.Discard(tmp)
 	if !req.Overwrite {
 		return Memory{}, fmt.Errorf("%s has the title %q (set overwrite to replace it): %w", rel, title, ErrExists)
 	}
@@ -167,10 +168,10 @@ func (e *Engine) writeArgs(req WriteRequest) (title string, tags []string, folde
 	if tags, err = cleanTags(req.Tags); err != nil {
 		return "", nil, "", err
 	}
-	if folder, err = cleanRel(nfc(req.Folder)); err != nil {
+	if folder, err = vault.CleanRel(vault.NFC(req.Folder)); err != nil {
 		return "", nil, "", fmt.Errorf("folder: %w", err)
 	}
-	folder = e.spelled(folder)
+	folder = e.vault.Spelled(folder)
 	if folder != "" {
 		if err := e.checkWritable(folder, true); err != nil {
 			return "", nil, "", fmt.Errorf("folder: %w", err)
@@ -179,7 +180,7 @@ func (e *Engine) writeArgs(req WriteRequest) (title string, tags []string, folde
 	if err := e.mkdirInside(folder); err != nil {
 		return "", nil, "", fmt.Errorf("folder: %w", err)
 	}
-	if folder, err = realRel(e.root, folder); err != nil {
+	if folder, err = vault.RealRel(e.root, folder); err != nil {
 		return "", nil, "", fmt.Errorf("folder: %w", err)
 	}
 	return title, tags, folder, nil
@@ -188,7 +189,7 @@ func (e *Engine) writeArgs(req WriteRequest) (title string, tags []string, folde
 // overwrite replaces the memory at rel, keeping its created date (now if
 // it has none) and its permissions. The caller holds the write lock.
 func (e *Engine) overwrite(rel string, now time.Time, render func(rel string, created time.Time) ([]byte, error)) error {
-	old, fi, err := e.readMemory(rel)
+	old, fi, err := e.vault.Read(rel)
 	if err != nil {
 		return fmt.Errorf("overwrite: %w", err)
 	}
@@ -200,7 +201,7 @@ func (e *Engine) overwrite(rel string, now time.Time, render func(rel string, cr
 	if err != nil {
 		return err
 	}
-	return e.writeMemory(rel, data, fi.Mode().Perm(), false)
+	return e.vault.Write(rel, data, fi.Mode().Perm(), false)
 }
 
 // target picks the file for a new memory titled title in folder: the path
@@ -211,20 +212,20 @@ func (e *Engine) overwrite(rel string, now time.Time, render func(rel string, cr
 func (e *Engine) target(folder, title string) (rel string, existing bool, err error) {
 	e.mu.RLock()
 	for p, r := range e.files {
-		if directlyIn(p, folder) && sameTitle(r.Title, title) {
+		if vault.DirectlyIn(p, folder) && sameTitle(r.Title, title) {
 			if rel == "" || p < rel {
 				rel = p
 			}
 		}
 	}
 	e.mu.RUnlock()
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return "", false, err
 	}
 	defer r.Close()
 	if rel != "" {
-		if _, err := e.statMemory(r, rel); err == nil {
+		if _, err := e.vault.StatIn(r, rel); err == nil {
 			return rel, true, nil
 		}
 	}
@@ -238,13 +239,13 @@ func (e *Engine) target(folder, title string) (rel string, existing bool, err er
 		if _, err := r.Lstat(filepath.FromSlash(rel)); errors.Is(err, fs.ErrNotExist) {
 			return rel, false, nil
 		}
-		data, _, err := e.readIn(r, rel)
+		data, _, err := e.vault.ReadIn(r, rel)
 		if err != nil {
 			continue // not a regular file, unreadable or too large
 		}
 		// A file not indexed yet may still be the same memory.
 		if doc, err := markdown.Parse(rel, data, e.parseOptions()); err == nil && sameTitle(doc.Title, title) {
-			return e.spelled(rel), true, nil
+			return e.vault.Spelled(rel), true, nil
 		}
 	}
 	return "", false, fmt.Errorf("no free file name for %q in %q: %w", title, folder, ErrExists)
@@ -280,12 +281,12 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 		return Memory{}, err
 	}
 	defer unlock()
-	data, fi, err := e.readMemory(rel)
+	data, fi, err := e.vault.Read(rel)
 	if err != nil {
 		return Memory{}, fmt.Errorf("edit: %w", err)
 	}
 	if want := strings.ToLower(strings.TrimSpace(req.Checksum)); want != "" {
-		if got := contentHash(data); got != want {
+		if got := vault.Hash(data); got != want {
 			return Memory{}, fmt.Errorf("%s: checksum %.12s… is not the file's %.12s…: %w", rel, want, got, ErrConflict)
 		}
 	}
@@ -318,7 +319,7 @@ func (e *Engine) Edit(ctx context.Context, req EditRequest) (Memory, error) {
 	if _, err := markdown.Parse(rel, out, e.parseOptions()); err != nil {
 		return Memory{}, fmt.Errorf("%s would not be indexable after this edit (%v); nothing changed: %w", rel, err, ErrInvalid)
 	}
-	if err := e.writeMemory(rel, out, fi.Mode().Perm(), false); err != nil {
+	if err := e.vault.Write(rel, out, fi.Mode().Perm(), false); err != nil {
 		return Memory{}, err
 	}
 	return e.indexed(ctx, rel, unlock)
@@ -339,12 +340,12 @@ func (e *Engine) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer unlock()
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if _, err := e.statMemory(r, rel); err != nil {
+	if _, err := e.vault.StatIn(r, rel); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
 	if err := r.Remove(filepath.FromSlash(rel)); err != nil {
@@ -373,7 +374,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	dst, err := cleanRel(nfc(newPath))
+	dst, err := vault.CleanRel(vault.NFC(newPath))
 	if err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
@@ -385,7 +386,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 		dst = path.Join(dst, path.Base(rel))
 	} else if e.isFolder(dst) {
 		dst = path.Join(dst, path.Base(rel))
-	} else if !isMemoryName(dst) {
+	} else if !vault.IsMemoryName(dst) {
 		dst += path.Ext(rel)
 	}
 	if err := e.checkWritable(dst, false); err != nil {
@@ -393,7 +394,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	}
 	// The folder as the volume lists it; the name as given, so that a
 	// case-only rename is one.
-	dir, err := realRel(e.root, e.spelled(path.Dir(dst)))
+	dir, err := vault.RealRel(e.root, e.vault.Spelled(path.Dir(dst)))
 	if err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
@@ -410,12 +411,12 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err := e.mkdirInside(path.Dir(dst)); err != nil {
 		return Memory{}, fmt.Errorf("destination: %w", err)
 	}
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return Memory{}, err
 	}
 	defer r.Close()
-	si, err := e.statMemory(r, rel)
+	si, err := e.vault.StatIn(r, rel)
 	if err != nil {
 		return Memory{}, fmt.Errorf("move: %w", err)
 	}
@@ -428,7 +429,7 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 		}
 		err = r.Rename(src, to)
 	} else {
-		err = renameNoClobber(r, src, to)
+		err = vault.RenameNoClobber(r, src, to)
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -497,9 +498,9 @@ func reservedName(s string) bool {
 }
 
 // cleanTitle checks a title, collapses its whitespace as Parse does, and
-// normalises it to NFC (see nfc).
+// normalises it to NFC (see vault.NFC).
 func cleanTitle(t string) (string, error) {
-	t = nfc(strings.Join(strings.Fields(t), " "))
+	t = vault.NFC(strings.Join(strings.Fields(t), " "))
 	switch {
 	case t == "":
 		return "", fmt.Errorf("title is required: %w", ErrInvalid)
@@ -577,24 +578,24 @@ func (e *Engine) checkWritable(rel string, isDir bool) error {
 			return fmt.Errorf("%.40q…: a name over %d bytes: %w", part, maxNameBytes, ErrInvalid)
 		}
 	}
-	real, err := realRel(e.root, rel)
+	real, err := vault.RealRel(e.root, rel)
 	if err != nil {
 		return err
 	}
-	if e.indexRel != "" && (inFolder(rel, e.indexRel) || inFolder(real, e.indexRel)) {
+	if e.vault.IndexRel() != "" && (vault.InFolder(rel, e.vault.IndexRel()) || vault.InFolder(real, e.vault.IndexRel())) {
 		return fmt.Errorf("%q is inside the index folder: %w", rel, ErrOutsideRoot)
 	}
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	rules, err := e.loadIgnore(r)
+	rules, err := e.vault.LoadRules(r)
 	if err != nil {
 		return err
 	}
-	if rules.skip(rel, isDir) || rules.skip(real, isDir) {
-		return fmt.Errorf("%q is ignored (a dependency folder, or a rule in %s): a memory there would never be indexed: %w", rel, ignoreFile, ErrInvalid)
+	if rules.Skip(rel, isDir) || rules.Skip(real, isDir) {
+		return fmt.Errorf("%q is ignored (a dependency folder, or a rule in %s): a memory there would never be indexed: %w", rel, vault.IgnoreFile, ErrInvalid)
 	}
 	return nil
 }
@@ -605,20 +606,20 @@ func (e *Engine) mkdirInside(folder string) error {
 	if folder == "" || folder == "." {
 		return nil
 	}
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	if err := r.MkdirAll(filepath.FromSlash(folder), 0o755); err != nil {
-		return e.vaultErr(folder, err)
+		return e.vault.WrapErr(folder, err)
 	}
 	return nil
 }
 
 // isFolder reports whether rel names a folder inside the memory folder.
 func (e *Engine) isFolder(rel string) bool {
-	r, err := e.openVault()
+	r, err := e.vault.OpenRoot()
 	if err != nil {
 		return false
 	}

@@ -17,7 +17,7 @@ import (
 // socket, and not reached through a link that leaves the folder. It is
 // opened non-blocking (a FIFO can never hold a read), checked again with
 // fstat on the open file (so a swap between the check and the open is
-// refused too), and every read of it is bounded. engine/vault.go applies the
+// refused too), and every read of it is bounded. engine/vault applies the
 // same discipline to memories.
 
 // ErrNotRegular is returned for a transcript path that is not a regular file.

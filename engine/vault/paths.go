@@ -1,4 +1,4 @@
-package engine
+package vault
 
 import (
 	"fmt"
@@ -11,29 +11,29 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// uriScheme prefixes every memory's URI: memory:// + path without ".md".
-const uriScheme = "memory://"
+// URIScheme prefixes every memory's URI: memory:// + path without ".md".
+const URIScheme = "memory://"
 
 // URI returns the memory:// URI of a relative memory path: the path
 // without ".md" (a .markdown file keeps its extension).
 func URI(rel string) string {
-	return uriScheme + strings.TrimSuffix(rel, ".md")
+	return URIScheme + strings.TrimSuffix(rel, ".md")
 }
 
-// relOfURI is the relative path a URI made by URI names.
-func relOfURI(uri string) string {
-	rel := strings.TrimPrefix(uri, uriScheme)
-	if !isMemoryName(rel) {
+// RelOfURI is the relative path a URI made by URI names.
+func RelOfURI(uri string) string {
+	rel := strings.TrimPrefix(uri, URIScheme)
+	if !IsMemoryName(rel) {
 		rel += ".md"
 	}
 	return rel
 }
 
-// cleanRel turns a user-supplied folder or path into a clean, slash-separated
+// CleanRel turns a user-supplied folder or path into a clean, slash-separated
 // path relative to the memory folder, or fails with ErrOutsideRoot when it
 // tries to leave it. "" and "." mean the root itself and return "".
-// It does not touch the file system: see resolveInside for symlinks.
-func cleanRel(p string) (string, error) {
+// It does not touch the file system: see ResolveInside for symlinks.
+func CleanRel(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
 		return "", fmt.Errorf("%q: NUL byte in path: %w", p, ErrOutsideRoot)
 	}
@@ -60,15 +60,15 @@ func cleanRel(p string) (string, error) {
 	return c, nil
 }
 
-// resolveInside checks that rel, followed through any symlinks, still lies
-// inside root (see realRel).
-func resolveInside(root, rel string) error {
-	_, err := realRel(root, rel)
+// ResolveInside checks that rel, followed through any symlinks, still lies
+// inside root (see RealRel).
+func ResolveInside(root, rel string) error {
+	_, err := RealRel(root, rel)
 	return err
 }
 
-// ancestors lists every folder that contains rel: "a/b/c.md" → ["a", "a/b"].
-func ancestors(rel string) []string {
+// Ancestors lists every folder that contains rel: "a/b/c.md" → ["a", "a/b"].
+func Ancestors(rel string) []string {
 	var out []string
 	for i := 0; i < len(rel); i++ {
 		if rel[i] == '/' {
@@ -78,18 +78,18 @@ func ancestors(rel string) []string {
 	return out
 }
 
-// inFolder reports whether rel is folder or lies under it ("" is the
-// root). Paths are relative and clean (see cleanRel); this is the one
+// InFolder reports whether rel is folder or lies under it ("" is the
+// root). Paths are relative and clean (see CleanRel); this is the one
 // "is this under that folder" check, done on names. Where the file system
-// decides (symlinks), see realRel and os.Root in vault.go.
-func inFolder(rel, folder string) bool {
+// decides (symlinks), see RealRel and os.Root in vault.go.
+func InFolder(rel, folder string) bool {
 	return folder == "" || strings.HasPrefix(rel, folder) && (len(rel) == len(folder) || rel[len(folder)] == '/')
 }
 
-// directlyIn reports whether rel is an entry of folder itself, not of a
+// DirectlyIn reports whether rel is an entry of folder itself, not of a
 // folder below it ("" is the root). It is path.Dir(rel) == folder without
 // building path.Dir's string, which a Write asks of every known memory.
-func directlyIn(rel, folder string) bool {
+func DirectlyIn(rel, folder string) bool {
 	if folder == "" {
 		return !strings.Contains(rel, "/")
 	}
@@ -97,30 +97,26 @@ func directlyIn(rel, folder string) bool {
 		!strings.Contains(rel[len(folder)+1:], "/")
 }
 
-// inAnyFolder reports whether rel lies under one of folders.
-func inAnyFolder(rel string, folders []string) bool {
+// InAnyFolder reports whether rel lies under one of folders.
+func InAnyFolder(rel string, folders []string) bool {
 	for _, f := range folders {
-		if inFolder(rel, f) {
+		if InFolder(rel, f) {
 			return true
 		}
 	}
 	return false
 }
 
-// nfc is s in Unicode normalisation form C. Titles and the paths mnemo
+// NFC is s in Unicode normalisation form C. Titles and the paths mnemo
 // creates are NFC, so "Café" typed precomposed or decomposed is one memory
 // in one file.
-func nfc(s string) string { return norm.NFC.String(s) }
+func NFC(s string) string { return norm.NFC.String(s) }
 
-// sameTitle compares titles as Write and Resolve do: case-insensitively,
-// after NFC normalisation.
-func sameTitle(a, b string) bool { return strings.EqualFold(nfc(a), nfc(b)) }
-
-// realRel returns where rel really is, relative to the root, with every
+// RealRel returns where rel really is, relative to the root, with every
 // symlink in it resolved (a part that does not exist yet is kept as
 // written). Writes go to the real path so that a memory written through a
 // symlinked folder is indexed under the one path the scan will find.
-func realRel(root, rel string) (string, error) {
+func RealRel(root, rel string) (string, error) {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return "", fmt.Errorf("resolve memory folder: %w", err)
@@ -148,4 +144,18 @@ func realRel(root, rel string) (string, error) {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
+}
+
+// memoryExts are the file name extensions of memory files.
+var memoryExts = []string{".md", ".markdown"}
+
+// IsMemoryName reports whether a file name has a memory extension.
+func IsMemoryName(name string) bool {
+	ext := path.Ext(name)
+	for _, m := range memoryExts {
+		if strings.EqualFold(ext, m) {
+			return true
+		}
+	}
+	return false
 }

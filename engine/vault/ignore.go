@@ -1,4 +1,4 @@
-package engine
+package vault
 
 import (
 	"errors"
@@ -12,10 +12,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
-// ignoreFile holds a vault's own ignore rules, in .gitignore syntax (globs,
+// IgnoreFile holds a vault's own ignore rules, in .gitignore syntax (globs,
 // "**", a trailing "/" for folders only, "!" to re-include, "#" comments),
 // matched against paths relative to the memory folder.
-const ignoreFile = ".mnemoignore"
+const IgnoreFile = ".mnemoignore"
 
 // defaultIgnore lists dependency folders: the markdown in them is other
 // people's (package READMEs and changelogs), never memories. They come
@@ -30,9 +30,9 @@ var defaultIgnore = []string{
 	"site-packages/",
 }
 
-// ignoreRules decide which paths the scan, the watcher, List and the write
-// tools leave out. skip is the one function they all ask.
-type ignoreRules struct {
+// Rules decide which paths the scan, the watcher, List and the write
+// tools leave out. Skip is the one function they all ask.
+type Rules struct {
 	m        gitignore.Matcher
 	indexRel string // the index folder relative to the vault; "" if it lies outside
 	// byName: every pattern matches a name alone (no "/" but a trailing
@@ -41,12 +41,12 @@ type ignoreRules struct {
 	byName bool
 }
 
-// skip reports whether rel (a clean relative path; isDir if it names a
+// Skip reports whether rel (a clean relative path; isDir if it names a
 // folder) is left out: a hidden name anywhere on the path (the index
 // folder, editors' temporary files, .git), the index folder itself, or a
 // path the rules ignore — itself or any folder above it, since a file in an
 // ignored folder is never reached by the scan.
-func (ir *ignoreRules) skip(rel string, isDir bool) bool {
+func (ir *Rules) Skip(rel string, isDir bool) bool {
 	if rel == "" {
 		return false
 	}
@@ -59,21 +59,21 @@ func (ir *ignoreRules) skip(rel string, isDir bool) bool {
 	return ir.skipParts(parts, isDir)
 }
 
-// skipEntry is skip for an entry whose folder is known not to be skipped:
+// skipEntry is Skip for an entry whose folder is known not to be skipped:
 // the walk, which never enters a skipped folder, asks this, and so stays
 // linear in the depth of the tree.
-func (ir *ignoreRules) skipEntry(rel string, isDir bool) bool {
+func (ir *Rules) skipEntry(rel string, isDir bool) bool {
 	if rel == "" {
 		return false
 	}
-	if ir.byName && (ir.indexRel == "" || !inFolder(ir.indexRel, rel)) {
+	if ir.byName && (ir.indexRel == "" || !InFolder(ir.indexRel, rel)) {
 		return ir.skipParts([]string{path.Base(rel)}, isDir)
 	}
 	return ir.skipParts(strings.Split(rel, "/"), isDir)
 }
 
 // skipParts judges the last element of a split path on its own.
-func (ir *ignoreRules) skipParts(parts []string, isDir bool) bool {
+func (ir *Rules) skipParts(parts []string, isDir bool) bool {
 	if strings.HasPrefix(parts[len(parts)-1], ".") {
 		return true
 	}
@@ -83,9 +83,9 @@ func (ir *ignoreRules) skipParts(parts []string, isDir bool) bool {
 	return ir.m.Match(parts, isDir)
 }
 
-// parseIgnore builds the rules from defaultIgnore and the text of a
+// parseRules builds the rules from defaultIgnore and the text of a
 // .mnemoignore file.
-func parseIgnore(text string, indexRel string) *ignoreRules {
+func parseRules(text string, indexRel string) *Rules {
 	var ps []gitignore.Pattern
 	byName := true
 	for _, l := range append(slices.Clone(defaultIgnore), strings.Split(text, "\n")...) {
@@ -98,27 +98,28 @@ func parseIgnore(text string, indexRel string) *ignoreRules {
 		}
 		ps = append(ps, gitignore.ParsePattern(l, nil))
 	}
-	return &ignoreRules{m: gitignore.NewMatcher(ps), indexRel: indexRel, byName: byName}
+	return &Rules{m: gitignore.NewMatcher(ps), indexRel: indexRel, byName: byName}
 }
 
-// loadIgnore reads the vault's rules afresh (a missing .mnemoignore means
-// the defaults) and keeps them for the watcher. A .mnemoignore that is not a
-// regular file, or is too large, is an error rather than silently ignored:
-// indexing without the rules could pull in what the user excluded.
-func (e *Engine) loadIgnore(r *os.Root) (*ignoreRules, error) {
-	data, _, err := e.readIn(r, ignoreFile)
+// LoadRules reads the vault's rules afresh through r (a missing
+// .mnemoignore means the defaults) and keeps them for the watcher. A
+// .mnemoignore that is not a regular file, or is too large, is an error
+// rather than silently ignored: indexing without the rules could pull in
+// what the user excluded.
+func (v *Vault) LoadRules(r *os.Root) (*Rules, error) {
+	data, _, err := v.ReadIn(r, IgnoreFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("ignore rules: %w", err)
 	}
-	ir := parseIgnore(toolIgnore(e.flavor)+string(data), e.indexRel)
-	e.ignore.Store(ir)
+	ir := parseRules(v.tool+string(data), v.indexRel)
+	v.ignore.Store(ir)
 	return ir, nil
 }
 
-// rules are the ignore rules last loaded, or the defaults before any load.
-func (e *Engine) rules() *ignoreRules {
-	if ir := e.ignore.Load(); ir != nil {
+// Rules are the ignore rules last loaded, or the defaults before any load.
+func (v *Vault) Rules() *Rules {
+	if ir := v.ignore.Load(); ir != nil {
 		return ir
 	}
-	return parseIgnore(toolIgnore(e.flavor), e.indexRel)
+	return parseRules(v.tool, v.indexRel)
 }

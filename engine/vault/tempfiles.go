@@ -1,4 +1,4 @@
-package engine
+package vault
 
 import (
 	"io/fs"
@@ -8,14 +8,15 @@ import (
 	"mnemo/engine/safefile"
 )
 
-// removeStaleTemps removes the temporary files (safefile.IsTemp: the
+// RemoveStaleTemps removes the temporary files (safefile.IsTemp: the
 // hidden .mnemo-*.tmp a write stages before its rename) in the memory
 // folder and the index folder, and returns their paths. Called by the
 // writer at open, when no write of its own can be under way: a file found
 // is what a writer killed mid-write left, which the scan ignores (it is
 // hidden) and nothing else would ever remove. Links are not followed and
 // hidden folders not entered, as in the scan.
-func removeStaleTemps(root, indexDir string) []string {
+func (v *Vault) RemoveStaleTemps(indexDir string) []string {
+	root := v.root
 	var removed []string
 	sweep := func(dir string, deep bool) {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -45,7 +46,3 @@ func samePath(a, b string) bool {
 	bb, errB := filepath.Abs(b)
 	return errA == nil && errB == nil && aa == bb
 }
-
-// RemovedTemps lists the temporary files a crashed writer left, which Open
-// removed (absolute paths).
-func (e *Engine) RemovedTemps() []string { return e.removedTemps }

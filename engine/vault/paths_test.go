@@ -1,11 +1,11 @@
-package engine
+package vault
 
 import (
 	"path"
 	"testing"
 )
 
-// TestFolderChecks: inFolder and directlyIn answer as the path package
+// TestFolderChecks: InFolder and DirectlyIn answer as the path package
 // would (rel under folder, or rel's own folder is folder), without its
 // allocations.
 func TestFolderChecks(t *testing.T) {
@@ -14,15 +14,15 @@ func TestFolderChecks(t *testing.T) {
 	for _, f := range folders {
 		for _, r := range rels {
 			wantIn := f == "" || r == f || len(r) > len(f) && r[:len(f)+1] == f+"/"
-			if got := inFolder(r, f); got != wantIn {
-				t.Errorf("inFolder(%q, %q) = %v, want %v", r, f, got, wantIn)
+			if got := InFolder(r, f); got != wantIn {
+				t.Errorf("InFolder(%q, %q) = %v, want %v", r, f, got, wantIn)
 			}
 			dir := path.Dir(r)
 			if dir == "." {
 				dir = ""
 			}
-			if got, want := directlyIn(r, f), dir == f; got != want {
-				t.Errorf("directlyIn(%q, %q) = %v, want %v", r, f, got, want)
+			if got, want := DirectlyIn(r, f), dir == f; got != want {
+				t.Errorf("DirectlyIn(%q, %q) = %v, want %v", r, f, got, want)
 			}
 		}
 	}

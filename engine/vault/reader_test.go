@@ -1,6 +1,6 @@
 //go:build unix
 
-package engine
+package vault
 
 import (
 	"bytes"
@@ -14,11 +14,65 @@ import (
 	"testing/iotest"
 )
 
-// TestFolderReaderRules: the sync's folder-at-a-time reader keeps every
-// rule of readMemory — regular files only (links, FIFOs, folders refused
+// TestReaderRules: the sync's folder-at-a-time reader keeps every
+// rule of Vault.Read — regular files only (links, FIFOs, folders refused
 // without being opened or followed), links out of the memory folder
-// reported as such, the size bound — and reads what readMemory reads.
-func TestFolderReaderRules(t *testing.T) {
+// reported as such, the size bound — and reads what Vault.Read reads.
+func TestReaderRules(t *testing.T) {
+	root := readerFixture(t)
+	v := &Vault{root: root, limit: 64}
+	fr := v.NewReader()
+	defer fr.Close()
+	cases := []struct {
+		rel  string
+		want string // the text, when err is nil
+		err  error
+	}{
+		{"top.md", "at the top", nil},
+		{"a/b/deep.md", "two folders down", nil},
+		{"a/b/empty.md", "", nil},
+		{"a/limit.md", strings.Repeat("y", 64), nil},
+		{"a/up/real.md", "behind an in-vault folder link", nil},
+		{"a/big.md", "", ErrInvalid},
+		{"a/out.md", "", ErrOutsideRoot},
+		{"a/alias.md", "", ErrNotRegular},
+		{"a/pipe.md", "", ErrNotRegular},
+		{"a/b", "", ErrNotRegular},
+		{"outdir/secret.md", "", ErrOutsideRoot},
+		{"a/gone.md", "", fs.ErrNotExist},
+		{"nowhere/gone.md", "", fs.ErrNotExist},
+	}
+	for _, c := range cases {
+		t.Run(c.rel, func(t *testing.T) {
+			for name, read := range map[string]func(string) ([]byte, fs.FileInfo, error){
+				"Reader.Read": fr.Read,
+				"Vault.Read":  v.Read,
+			} {
+				data, _, err := read(c.rel) // a FIFO opened without O_NONBLOCK would hang here
+				if c.err != nil {
+					if !errors.Is(err, c.err) {
+						t.Errorf("%s(%s) = %q, %v; want %v", name, c.rel, data, err, c.err)
+					}
+					if err != nil && !strings.Contains(err.Error(), c.rel) {
+						t.Errorf("%s(%s): error %q does not name the file", name, c.rel, err)
+					}
+					if bytes.Contains(data, []byte("secret")) {
+						t.Errorf("%s(%s) read the file outside", name, c.rel)
+					}
+					continue
+				}
+				if err != nil || string(data) != c.want {
+					t.Errorf("%s(%s) = %q, %v; want %q", name, c.rel, data, err, c.want)
+				}
+			}
+		})
+	}
+}
+
+// readerFixture makes a memory folder with files in folders, links in and
+// out of it and a FIFO, and returns it; it skips where FIFOs cannot be made.
+func readerFixture(t *testing.T) string {
+	t.Helper()
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret.md"), []byte("outside secret"), 0o644); err != nil {
 		t.Fatal(err)
@@ -53,53 +107,7 @@ func TestFolderReaderRules(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(root, "a", "pipe.md"), 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	e := &Engine{root: root, cfg: Config{MaxFileBytes: 64}}
-	fr := e.newFolderReader()
-	defer fr.close()
-	cases := []struct {
-		rel  string
-		want string // the text, when err is nil
-		err  error
-	}{
-		{"top.md", "at the top", nil},
-		{"a/b/deep.md", "two folders down", nil},
-		{"a/b/empty.md", "", nil},
-		{"a/limit.md", strings.Repeat("y", 64), nil},
-		{"a/up/real.md", "behind an in-vault folder link", nil},
-		{"a/big.md", "", ErrInvalid},
-		{"a/out.md", "", ErrOutsideRoot},
-		{"a/alias.md", "", ErrNotRegular},
-		{"a/pipe.md", "", ErrNotRegular},
-		{"a/b", "", ErrNotRegular},
-		{"outdir/secret.md", "", ErrOutsideRoot},
-		{"a/gone.md", "", fs.ErrNotExist},
-		{"nowhere/gone.md", "", fs.ErrNotExist},
-	}
-	for _, c := range cases {
-		t.Run(c.rel, func(t *testing.T) {
-			for name, read := range map[string]func(string) ([]byte, fs.FileInfo, error){
-				"folderReader": fr.read,
-				"readMemory":   e.readMemory,
-			} {
-				data, _, err := read(c.rel) // a FIFO opened without O_NONBLOCK would hang here
-				if c.err != nil {
-					if !errors.Is(err, c.err) {
-						t.Errorf("%s(%s) = %q, %v; want %v", name, c.rel, data, err, c.err)
-					}
-					if err != nil && !strings.Contains(err.Error(), c.rel) {
-						t.Errorf("%s(%s): error %q does not name the file", name, c.rel, err)
-					}
-					if bytes.Contains(data, []byte("secret")) {
-						t.Errorf("%s(%s) read the file outside", name, c.rel)
-					}
-					continue
-				}
-				if err != nil || string(data) != c.want {
-					t.Errorf("%s(%s) = %q, %v; want %q", name, c.rel, data, err, c.want)
-				}
-			}
-		})
-	}
+	return root
 }
 
 // TestReadBounded: sized reads stop one byte past the limit, whatever the
@@ -140,7 +148,7 @@ func TestReadBounded(t *testing.T) {
 
 // BenchmarkReadCorpus reads every memory file of the folder MNEMO_BENCH_DIR
 // names (e.g. /tmp/mnemo-bench/corpora/tldr) as a sync does, through the
-// vault's root (readMemory) and through each file's folder (folderReader),
+// vault's root (Vault.Read) and through each file's folder (Reader),
 // and reports µs a file.
 func BenchmarkReadCorpus(b *testing.B) {
 	dir := os.Getenv("MNEMO_BENCH_DIR")
@@ -149,7 +157,7 @@ func BenchmarkReadCorpus(b *testing.B) {
 	}
 	var rels []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && isMemoryName(d.Name()) {
+		if err == nil && d.Type().IsRegular() && IsMemoryName(d.Name()) {
 			rel, _ := filepath.Rel(dir, p)
 			rels = append(rels, filepath.ToSlash(rel))
 		}
@@ -158,7 +166,7 @@ func BenchmarkReadCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &Engine{root: dir, cfg: Config{MaxFileBytes: defaultLimit}}
+	v := &Vault{root: dir, limit: 10 << 20}
 	run := func(b *testing.B, read func(string) ([]byte, fs.FileInfo, error)) {
 		for b.Loop() {
 			for _, rel := range rels {
@@ -169,10 +177,10 @@ func BenchmarkReadCorpus(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(rels)), "µs/file")
 	}
-	b.Run("readMemory", func(b *testing.B) { run(b, e.readMemory) })
-	b.Run("folderReader", func(b *testing.B) {
-		fr := e.newFolderReader()
-		defer fr.close()
-		run(b, fr.read)
+	b.Run("Vault.Read", func(b *testing.B) { run(b, v.Read) })
+	b.Run("Reader", func(b *testing.B) {
+		fr := v.NewReader()
+		defer fr.Close()
+		run(b, fr.Read)
 	})
 }

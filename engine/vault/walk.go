@@ -1,4 +1,4 @@
-package engine
+package vault
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"path/filepath"
 )
 
-// walkVault visits what the scan indexes at or below start (relative; ""
-// is the memory folder): every folder and file that the rules do not skip,
+// Walk visits what the scan indexes at or below start (relative; "" is
+// the memory folder): every folder and file that rules do not skip,
 // reached through r, so nothing outside the memory folder is ever seen.
 // Symbolic links are never followed — a link is visited as a link, and a
 // linked folder is not entered — so each file is reached once, under its
 // real path, and link loops cannot arise. A folder that cannot be read is
 // passed to unreadable (what it holds is unknown, not gone); an unreadable
 // memory folder is an error. The sync scan and the watcher both walk with it.
-func walkVault(ctx context.Context, r *os.Root, rules *ignoreRules, start string, visit func(rel string, d fs.DirEntry) error, unreadable func(rel string)) error {
+func Walk(ctx context.Context, r *os.Root, rules *Rules, start string, visit func(rel string, d fs.DirEntry) error, unreadable func(rel string)) error {
 	top := start
 	if top == "" {
 		top = "."
@@ -51,25 +51,25 @@ func walkVault(ctx context.Context, r *os.Root, rules *ignoreRules, start string
 	})
 }
 
-// walkStart Lstats where a path-wise scan of rel would begin. It is false
+// WalkStart Lstats where a path-wise walk of rel would begin. It is false
 // when rel does not exist, or goes through a symbolic link on the way
-// (a/up/x.md with a/up → ..): that target is scanned under its real path.
-func (e *Engine) walkStart(r *os.Root, rel string) (fs.FileInfo, bool) {
+// (a/up/x.md with a/up → ..): that target is walked under its real path.
+func (v *Vault) WalkStart(r *os.Root, rel string) (fs.FileInfo, bool) {
 	dir := path.Dir(rel)
 	if dir == "." {
 		dir = ""
 	}
-	if real, err := realRel(e.root, dir); err != nil || real != dir {
+	if real, err := RealRel(v.root, dir); err != nil || real != dir {
 		return nil, false
 	}
 	fi, err := r.Lstat(rel)
 	return fi, err == nil
 }
 
-// watchRel turns an absolute path the watcher reports into a memory path;
+// WatchRel turns an absolute path the watcher reports into a memory path;
 // ok is false for paths outside the memory folder or left out by the rules.
-func (e *Engine) watchRel(abs string) (string, bool) {
-	r, err := filepath.Rel(e.root, abs)
+func (v *Vault) WatchRel(abs string) (string, bool) {
+	r, err := filepath.Rel(v.root, abs)
 	if err != nil {
 		return "", false
 	}
@@ -80,37 +80,37 @@ func (e *Engine) watchRel(abs string) (string, bool) {
 		return "", false
 	}
 	r = filepath.ToSlash(r)
-	if e.rules().skip(r, false) {
+	if v.Rules().Skip(r, false) {
 		return "", false
 	}
 	return r, true
 }
 
-// isIgnoreFile reports whether abs is the vault's ignore file.
-func (e *Engine) isIgnoreFile(abs string) bool { return abs == e.abs(ignoreFile) }
+// IsIgnoreFile reports whether abs is the vault's ignore file.
+func (v *Vault) IsIgnoreFile(abs string) bool { return abs == v.Abs(IgnoreFile) }
 
-// watchFolders calls add for every folder at or below rel that the scan
-// walks (walkVault), until add returns fs.SkipAll. Folders that vanish or
+// WatchFolders calls add for every folder at or below rel that the scan
+// walks (Walk), until add returns fs.SkipAll. Folders that vanish or
 // cannot be read are passed over: the sync reports them.
-func (e *Engine) watchFolders(rel string, add func(rel, abs string) error) {
-	r, err := e.openVault()
+func (v *Vault) WatchFolders(rel string, add func(rel, abs string) error) {
+	r, err := v.OpenRoot()
 	if err != nil {
 		return
 	}
 	defer r.Close()
 	if rel != "" {
-		if fi, ok := e.walkStart(r, rel); !ok || !fi.IsDir() {
+		if fi, ok := v.WalkStart(r, rel); !ok || !fi.IsDir() {
 			return
 		}
 	}
-	rules, err := e.loadIgnore(r)
+	rules, err := v.LoadRules(r)
 	if err != nil {
-		rules = e.rules() // the sync reports the broken file
+		rules = v.Rules() // the sync reports the broken file
 	}
-	walkVault(context.Background(), r, rules, rel, func(p string, d fs.DirEntry) error {
+	Walk(context.Background(), r, rules, rel, func(p string, d fs.DirEntry) error {
 		if !d.IsDir() {
 			return nil
 		}
-		return add(p, e.abs(p))
+		return add(p, v.Abs(p))
 	}, func(string) {})
 }

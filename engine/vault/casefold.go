@@ -1,4 +1,4 @@
-package engine
+package vault
 
 import (
 	"io/fs"
@@ -24,8 +24,8 @@ import (
 
 // foldsCase reports whether the file system holding dir finds a file under
 // another case of its name. The writer asks with a file of its own (a
-// hidden temporary name, removed at once, and by removeStaleTemps if a
-// crash leaves it); a read-only engine, which must not write, asks with
+// hidden temporary name, removed at once, and by RemoveStaleTemps if a
+// crash leaves it); a read-only vault, which must not write, asks with
 // the folder's own name in its parent.
 func foldsCase(dir string, readOnly bool) bool {
 	if !readOnly {
@@ -61,16 +61,16 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
-// spelled returns rel (slash-separated, relative to the memory folder) as
+// Spelled returns rel (slash-separated, relative to the memory folder) as
 // the folder lists it, on a volume that folds case: each part that exists
 // under another case or normalisation form takes the listed spelling; a
 // part that does not exist yet, and everything after it, stays as given.
 // Elsewhere rel is returned unchanged.
-func (e *Engine) spelled(rel string) string {
-	if !e.foldsCase || rel == "" || rel == "." {
+func (v *Vault) Spelled(rel string) string {
+	if !v.foldsCase || rel == "" || rel == "." {
 		return rel
 	}
-	r, err := e.openVault()
+	r, err := v.OpenRoot()
 	if err != nil {
 		return rel
 	}
@@ -97,7 +97,7 @@ func spellAs(fsys fs.FS, rel string) string {
 				got, n = want, 1
 				break
 			}
-			if strings.EqualFold(nfc(en.Name()), nfc(want)) {
+			if strings.EqualFold(NFC(en.Name()), NFC(want)) {
 				got, n = en.Name(), n+1
 			}
 		}

@@ -1,4 +1,4 @@
-package engine
+package vault
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // a trailing "/" for folders only, "/" anchoring, "!" negation, comments —
 // on top of the defaults, hidden names and the index folder.
 func TestIgnoreRules(t *testing.T) {
-	ir := parseIgnore("# a comment\n\ndrafts/\n*.tmp.md\n/top.md\ndocs/**/private/\n!vendor/\nnotes/*-old.md\n!notes/keep-old.md\n", "idx")
+	ir := parseRules("# a comment\n\ndrafts/\n*.tmp.md\n/top.md\ndocs/**/private/\n!vendor/\nnotes/*-old.md\n!notes/keep-old.md\n", "idx")
 	cases := []struct {
 		rel   string
 		isDir bool
@@ -39,7 +39,7 @@ func TestIgnoreRules(t *testing.T) {
 		{"notes/keep-old.md", false, false},
 		{"# a comment", false, false},
 	}
-	byName := parseIgnore("drafts/\n*.tmp.md\n*-old.md\n!keep-old.md\n", "a/idx")
+	byName := parseRules("drafts/\n*.tmp.md\n*-old.md\n!keep-old.md\n", "a/idx")
 	if !byName.byName || ir.byName {
 		t.Fatalf("byName = %v for names only, %v with anchored and ** patterns", byName.byName, ir.byName)
 	}
@@ -58,7 +58,7 @@ func TestIgnoreRules(t *testing.T) {
 		{"vendor", true, true},
 	}
 	for _, set := range []struct {
-		ir    *ignoreRules
+		ir    *Rules
 		cases []struct {
 			rel   string
 			isDir bool
@@ -66,7 +66,7 @@ func TestIgnoreRules(t *testing.T) {
 		}
 	}{{ir, cases}, {byName, byNameCases}} {
 		for _, c := range set.cases {
-			if got := set.ir.skip(c.rel, c.isDir); got != c.skip {
+			if got := set.ir.Skip(c.rel, c.isDir); got != c.skip {
 				t.Errorf("skip(%q, dir=%v) = %v, want %v", c.rel, c.isDir, got, c.skip)
 			}
 			// The walk asks skipEntry once the folders above are known
@@ -74,7 +74,7 @@ func TestIgnoreRules(t *testing.T) {
 			parts := strings.Split(c.rel, "/")
 			above := false
 			for i := 1; i < len(parts); i++ {
-				above = above || set.ir.skip(strings.Join(parts[:i], "/"), true)
+				above = above || set.ir.Skip(strings.Join(parts[:i], "/"), true)
 			}
 			if got := set.ir.skipEntry(c.rel, c.isDir); !above && got != c.skip {
 				t.Errorf("skipEntry(%q, dir=%v) = %v, want %v", c.rel, c.isDir, got, c.skip)
