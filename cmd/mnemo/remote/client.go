@@ -114,7 +114,7 @@ func (c *Client) Close() error {
 // Search runs q on the server's engine.
 func (c *Client) Search(ctx context.Context, q engine.Query) (engine.Page, error) {
 	var p engine.Page
-	err := c.call(ctx, request{Op: opSearch, Query: &q}, &p)
+	err := c.call(ctx, request{Op: opSearch, Query: (*query)(&q)}, &p)
 	return p, err
 }
 

@@ -15,7 +15,7 @@
 //	→ {"op": "read", "id": "decisions/use-bbolt"}
 //	← {"error": "\"use-bbolt\": no memory has this path or title: memory not found", "kind": "not-found"}
 //
-// Ops are search (query: an engine.Query), read, resolve and backlinks
+// Ops are search (query: an engine.Query, in the wire form of type query), read, resolve and backlinks
 // (id), list (id: the folder), status, sync (full), and the concept graph's graph-context (context: an
 // engine.ContextQuery), graph-show (concept, depth, max), graph-similar
 // (concept, max), graph-concepts and graph-file (id); and, when the server
@@ -27,6 +27,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"time"
 
 	"mnemo/engine"
 	"mnemo/engine/admit"
@@ -57,10 +58,10 @@ const (
 
 // request is one line from the client. Only the fields its op uses are set.
 type request struct {
-	Op    string        `json:"op"`
-	Query *engine.Query `json:"query,omitempty"`
-	ID    string        `json:"id,omitempty"`
-	Full  bool          `json:"full,omitempty"`
+	Op    string `json:"op"`
+	Query *query `json:"query,omitempty"`
+	ID    string `json:"id,omitempty"`
+	Full  bool   `json:"full,omitempty"`
 
 	Context *engine.ContextQuery `json:"context,omitempty"`
 	Concept string               `json:"concept,omitempty"`
@@ -74,6 +75,27 @@ type request struct {
 	Offset   int                      `json:"offset,omitempty"`
 	Limit    int                      `json:"limit,omitempty"`
 	Around   int                      `json:"around,omitempty"`
+}
+
+// query is engine.Query on the wire. Both ends are mnemo, so it is plain
+// encoding/json, not the lenient reading of the front ends that take a
+// query typed by hand (mcp/args): no aliases, dates as encoding/json writes
+// them. Its names are the SearchMemories argument names the socket has
+// always used, so a command and a serve a version apart still agree on
+// them. It converts to and from engine.Query, whose fields it repeats.
+type query struct {
+	Text       string      `json:"query"`
+	Mode       engine.Mode `json:"mode,omitempty"`
+	Page       int         `json:"page,omitempty"`
+	PageSize   int         `json:"pageSize,omitempty"`
+	Folder     string      `json:"folder,omitempty"`
+	Tags       []string    `json:"tags,omitempty"`
+	From       time.Time   `json:"from,omitzero"`
+	To         time.Time   `json:"to,omitzero"`
+	MinScore   float64     `json:"minScore,omitempty"`
+	Sort       engine.Sort `json:"sort,omitempty"`
+	Now        time.Time   `json:"now,omitzero"`
+	NoSnippets bool        `json:"noSnippets,omitempty"`
 }
 
 // response is one line from the server: a result or an error.

@@ -181,7 +181,7 @@ func handle(ctx context.Context, b engine.Searcher, sess engine.SessionsIndex, l
 		if req.Query == nil {
 			return response{Error: `bad request: search needs "query"`, Kind: kindBadRequest}
 		}
-		res, err = b.Search(ctx, *req.Query)
+		res, err = b.Search(ctx, engine.Query(*req.Query))
 	case opRead:
 		res, err = b.Read(ctx, req.ID)
 	case opResolve:
