@@ -15,13 +15,18 @@
 //	→ {"op": "read", "id": "decisions/use-bbolt"}
 //	← {"error": "\"use-bbolt\": no memory has this path or title: memory not found", "kind": "not-found"}
 //
-// Ops are search (query: an engine.Query, in the wire form of type query), read, resolve and backlinks
-// (id), list (id: the folder), status, sync (full), and the concept graph's graph-context (context: an
+// Ops are search (query: an engine.Query, in the wire form of type query),
+// read, peek, resolve and backlinks (id), list (id: the folder), recent
+// (limit, since), status, sync (full); the writes: write (write: an
+// engine.WriteRequest), edit (edit: an engine.EditRequest), delete (id)
+// and move (id, to); the concept graph's graph-context (context: an
 // engine.ContextQuery), graph-show (concept, depth, max), graph-similar
 // (concept, max), graph-concepts and graph-file (id); and, when the server
-// holds a sessions index, the sessions.* ops of sessions.go. An error's kind names the engine sentinel it wraps, so
-// the client's error still matches it with errors.Is. A request line may
-// be up to MaxRequest bytes.
+// holds a sessions index, the sessions.* ops of sessions.go. These are the
+// methods of engine.Memories, so a Client can stand wherever the engine
+// does, behind the MCP tools included. An error's kind names the engine
+// sentinel it wraps, so the client's error still matches it with
+// errors.Is. A request line may be up to MaxRequest bytes.
 package remote
 
 import (
@@ -41,11 +46,18 @@ const MaxRequest = 1 << 20
 const (
 	opSearch    = "search"
 	opRead      = "read"
+	opPeek      = "peek"
+	opRecent    = "recent"
 	opResolve   = "resolve"
 	opBacklinks = "backlinks"
 	opList      = "list"
 	opStatus    = "status"
 	opSync      = "sync"
+
+	opWrite  = "write"
+	opEdit   = "edit"
+	opDelete = "delete"
+	opMove   = "move"
 
 	opGraphContext  = "graph-context"
 	opGraphShow     = "graph-show"
@@ -62,6 +74,11 @@ type request struct {
 	Query *query `json:"query,omitempty"`
 	ID    string `json:"id,omitempty"`
 	Full  bool   `json:"full,omitempty"`
+
+	Write *engine.WriteRequest `json:"write,omitempty"`
+	Edit  *engine.EditRequest  `json:"edit,omitempty"`
+	To    string               `json:"to,omitempty"`    // move's destination
+	Since time.Duration        `json:"since,omitempty"` // recent's span; its limit is Limit below
 
 	Context *engine.ContextQuery `json:"context,omitempty"`
 	Concept string               `json:"concept,omitempty"`
@@ -127,7 +144,13 @@ var sentinels = []struct {
 	{"bad-range", engine.ErrBadRange},
 	{"bad-min-score", engine.ErrBadMinScore},
 	{"outside-root", engine.ErrOutsideRoot},
+	{"not-regular", engine.ErrNotRegular},
 	{"not-found", engine.ErrNotFound},
+	{"exists", engine.ErrExists},
+	{"conflict", engine.ErrConflict},
+	{"no-match", engine.ErrNoMatch},
+	{"invalid", engine.ErrInvalid},
+	{"closed", engine.ErrClosed},
 	{"bad-role", engine.ErrBadRole},
 	{"bad-limit", engine.ErrBadLimit},
 	{"bad-max-hits", engine.ErrBadMaxHits},
@@ -139,6 +162,7 @@ var sentinels = []struct {
 	{"read-only", engine.ErrReadOnly},
 	{"not-ready", engine.ErrIndexNotReady},
 	{"incompatible", engine.ErrIndexIncompatible},
+	{"damaged", engine.ErrIndexDamaged},
 	{"in-use", engine.ErrInUse},
 	{"unknown-concept", engine.ErrUnknownConcept},
 	{"bad-graph-arg", engine.ErrBadGraphArg},

@@ -429,10 +429,10 @@ func TestServeStopsWithContext(t *testing.T) {
 	}
 }
 
-// slow blocks every search until its context ends. The graph ops come
-// from the nil embedded Searcher: these tests never call them.
+// slow blocks every search until its context ends. The graph ops and the
+// writes come from the nil embedded Memories: these tests never call them.
 type slow struct {
-	engine.Searcher
+	engine.Memories
 	started chan struct{}
 }
 
@@ -622,9 +622,9 @@ func TestPool(t *testing.T) {
 }
 
 // recorder answers every search with an empty page and keeps the query
-// the server decoded. The other ops come from the nil embedded Searcher.
+// the server decoded. The other ops come from the nil embedded Memories.
 type recorder struct {
-	engine.Searcher
+	engine.Memories
 	got chan engine.Query
 }
 
