@@ -19,9 +19,10 @@ var _ engine.Memories = (*Client)(nil)
 // Client sends requests to the server of one index over one connection.
 // Its methods match *engine.Engine's, writes included (it is an
 // engine.Memories, so mcp.NewServer can serve it); they are safe for
-// concurrent use and run one at a time. An error the server answers with is an *Error that
-// wraps the engine's sentinel error; a broken connection fails this call
-// and every later one (with ErrGone, unless the call's ctx broke it).
+// concurrent use and run one at a time. An error the server answers with
+// is an *Error that wraps the engine's sentinel error; a broken connection
+// fails this call and every later one (with ErrGone, unless the call's ctx
+// broke it).
 type Client struct {
 	mu     sync.Mutex
 	conn   net.Conn
