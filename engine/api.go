@@ -110,28 +110,26 @@ type Config struct {
 }
 
 // Query is one search request. The zero value of each optional field means
-// "no constraint" or "the default".
+// "no constraint" or "the default". It carries no JSON names: how a front
+// end spells a search in JSON (the SearchMemories tool's arguments, a
+// search --batch line, the socket's wire form) is that front end's to say
+// (mcp/args, cmd/mnemo/remote).
 type Query struct {
-	// The JSON names are the SearchMemories tool's argument names, so one
-	// request reads the same to the MCP tool, the engine and a log. The
-	// tool, search --batch and eval all decode it with UnmarshalJSON or
-	// DecodeJSON (query_json.go): dates as YYYY-MM-DD or RFC 3339, the
-	// older page_size and min_score accepted as aliases.
-	Text     string    `json:"query"`
-	Mode     Mode      `json:"mode,omitempty"`     // default Hybrid
-	Page     int       `json:"page,omitempty"`     // 1-based; 0 means 1
-	PageSize int       `json:"pageSize,omitempty"` // 0 means 10; at most 200
-	Folder   string    `json:"folder,omitempty"`   // only memories under this folder (relative to the memory folder)
-	Tags     []string  `json:"tags,omitempty"`
-	From     time.Time `json:"from,omitzero"` // bounds on created, inclusive; zero means unbounded
-	To       time.Time `json:"to,omitzero"`
-	MinScore float64   `json:"minScore,omitempty"` // drop results whose final score is below this
-	Sort     Sort      `json:"sort,omitempty"`     // default ByRelevance
-	Now      time.Time `json:"now,omitzero"`       // the clock for decay; zero means time.Now()
+	Text     string
+	Mode     Mode      // default Hybrid
+	Page     int       // 1-based; 0 means 1
+	PageSize int       // 0 means 10; at most 200
+	Folder   string    // only memories under this folder (relative to the memory folder)
+	Tags     []string  // only memories that have all of these
+	From     time.Time // bounds on created, inclusive; zero means unbounded
+	To       time.Time
+	MinScore float64   // drop results whose final score is below this
+	Sort     Sort      // default ByRelevance
+	Now      time.Time // the clock for decay; zero means time.Now()
 
 	// NoSnippets skips reading the page's files for snippets and match
 	// counts: for callers that only want ranked paths (batch, benchmarks).
-	NoSnippets bool `json:"noSnippets,omitempty"`
+	NoSnippets bool
 }
 
 // Page is one page of results.

@@ -64,7 +64,7 @@ func TestLayout(t *testing.T) {
 	// The layers that exist; the rules below also hold engine/sessions to
 	// them, whenever that package is there.
 	for _, must := range []string{"mnemo/engine", "mnemo/engine/rank", "mnemo/engine/fulltext", "mnemo/engine/store",
-		"mnemo/engine/vault", "mnemo/engine/watch", "mnemo/engine/admit", "mnemo/engine/transcript", "mnemo/mcp", "mnemo/cmd/mnemo"} {
+		"mnemo/engine/vault", "mnemo/engine/watch", "mnemo/engine/admit", "mnemo/engine/transcript", "mnemo/mcp", "mnemo/mcp/args", "mnemo/cmd/mnemo"} {
 		if _, ok := pkgs[must]; !ok {
 			t.Errorf("package %s is missing from the layout", must)
 		}
@@ -115,6 +115,16 @@ func TestLayout(t *testing.T) {
 					if imp == bad || strings.HasPrefix(imp, bad+"/") {
 						t.Errorf("%s must do no I/O but imports %s", path, imp)
 					}
+				}
+			}
+		}
+		// A search's JSON arguments are read in one small package that the
+		// CLI shares with the MCP tools: it needs the engine's Query, not
+		// the MCP server or its SDK.
+		if under(path, "mnemo/mcp/args") {
+			for _, d := range deps {
+				if d == "mnemo/mcp" || strings.HasPrefix(d, "github.com/modelcontextprotocol/") {
+					t.Errorf("%s depends on %s: the argument decoding must not need the MCP server", path, d)
 				}
 			}
 		}

@@ -18,8 +18,11 @@ type Activity struct {
 	LastRead time.Time `json:"lastRead,omitzero"`
 }
 
+// DefaultRecentLimit is how many memories Recent lists when asked for 0.
+const DefaultRecentLimit = 20
+
 // Recent lists the memories modified or read most recently, newest first:
-// at most limit of them (0 means 20), and only those touched within since
+// at most limit of them (0 means DefaultRecentLimit), and only those touched within since
 // of now (0 means no bound). "Modified" is the frontmatter date if the file
 // has one, else the file's modification time.
 func (e *Engine) Recent(ctx context.Context, limit int, since time.Duration) ([]Activity, error) {
@@ -37,7 +40,7 @@ func (e *Engine) RecentWhere(ctx context.Context, limit int, since time.Duration
 		return nil, fmt.Errorf("since %s: must not be negative: %w", since, ErrInvalid)
 	}
 	if limit == 0 {
-		limit = 20
+		limit = DefaultRecentLimit
 	}
 	var cutoff time.Time
 	if since > 0 {

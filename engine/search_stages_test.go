@@ -2,13 +2,11 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -379,27 +377,5 @@ func testDecayAndCutThenPage(t *testing.T, e *Engine) {
 	}
 	if page.TotalCount != len(list) || page.TotalCount == 0 || page.TotalCount >= 30 {
 		t.Fatalf("TotalCount %d with %d scored: want them equal, and some dropped", page.TotalCount, len(list))
-	}
-}
-
-// TestQueryJSONSpeaksTheToolsNames: a Query written as JSON uses the
-// SearchMemories argument names and reads back the same.
-func TestQueryJSONSpeaksTheToolsNames(t *testing.T) {
-	q := Query{Text: "wombat", Mode: Semantic, Page: 2, PageSize: 5, Folder: "notes", Tags: []string{"db"},
-		From: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), MinScore: 0.25, Sort: ByRecency}
-	b, err := json.Marshal(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"query":"wombat","mode":"semantic","page":2,"pageSize":5,"folder":"notes","tags":["db"],"from":"2025-01-01T00:00:00Z","minScore":0.25,"sort":"recency"}`
-	if string(b) != want {
-		t.Fatalf("JSON\n got %s\nwant %s", b, want)
-	}
-	var back Query
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(back, q) {
-		t.Fatalf("round trip: %+v, want %+v", back, q)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"mnemo/engine"
 	"mnemo/engine/admit"
+	"mnemo/mcp/args"
 )
 
 // gatedEngine opens an empty engine whose searches pass g.
@@ -37,7 +38,7 @@ func TestSearchBusyIsToolError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer leave()
-	_, err = s.search(context.Background(), &engine.Query{Text: "anything", Page: 1, PageSize: 10})
+	_, err = s.search(context.Background(), &args.Query{Text: "anything", Page: 1, PageSize: 10})
 	if !errors.Is(err, admit.ErrBusy) {
 		t.Fatalf("search with the gate full: %v, want ErrBusy", err)
 	}

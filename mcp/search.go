@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"mnemo/engine"
+	"mnemo/mcp/args"
 )
 
 // Argument limits shared by the tools, beyond the engine's own bounds
@@ -24,8 +25,8 @@ const (
 
 // searchArgs are the SearchMemories arguments, in the order the schema
 // lists them, with what each means to the agent. The arguments decode into
-// engine.Query (its JSON names are these); "now" and "noSnippets" are
-// engine.Query fields the tool does not offer.
+// args.Query (its JSON names are these); "now" and "noSnippets" are
+// args.Query fields the tool does not offer.
 var searchArgs = []struct{ name, desc string }{
 	{"query", "what to look for: words, a phrase or a question"},
 	{"mode", "Hybrid (words and meaning, the default), Semantic (meaning) or FullText (words); case-insensitive"},
@@ -80,8 +81,8 @@ func (o *searchOut) keep(n int) {
 // modeNames are the spellings the tool speaks, as the issue and maenifold do.
 var modeNames = map[engine.Mode]string{engine.Hybrid: "Hybrid", engine.Semantic: "Semantic", engine.FullText: "FullText"}
 
-func (s *server) searchTool() tool[engine.Query, searchOut] {
-	return tool[engine.Query, searchOut]{
+func (s *server) searchTool() tool[args.Query, searchOut] {
+	return tool[args.Query, searchOut]{
 		name:  "SearchMemories",
 		title: "Search memories",
 		desc: "Search the memory folder by words and meaning. Returns ranked memories with scores (0 to 1, recent memories ranked a little higher) and matching snippets. " +
@@ -117,7 +118,8 @@ func (s *server) searchTool() tool[engine.Query, searchOut] {
 	}
 }
 
-func (s *server) search(ctx context.Context, q *engine.Query) (*searchOut, error) {
+func (s *server) search(ctx context.Context, in *args.Query) (*searchOut, error) {
+	q := (*engine.Query)(in)
 	switch {
 	case strings.TrimSpace(q.Text) == "":
 		return nil, fmt.Errorf("query is required")

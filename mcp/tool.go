@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -18,7 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"mnemo/engine"
+	"mnemo/mcp/args"
 )
 
 // tool is one MCP tool: In is its arguments, Out its structured result.
@@ -207,7 +206,7 @@ type argSpec struct {
 	defaults map[string]json.RawMessage
 	aliases  map[string]string // other spellings, alias → name
 	// own is set when In decodes itself (a json.Unmarshaler, such as
-	// engine.Query): the spec then only checks names, required arguments
+	// args.Query): the spec then only checks names, required arguments
 	// and defaults, and hands In the arguments with the defaults filled in.
 	own bool
 }
@@ -372,7 +371,7 @@ func (a *argSpec) decodeOwn(obj map[string]json.RawMessage, dst json.Unmarshaler
 // clients send every number as a float) but not as 2.5.
 func decodeValue(val json.RawMessage, fv reflect.Value, isInt bool) error {
 	if fv.Kind() == reflect.Slice { // tags: an array, or one string
-		tags, err := engine.DecodeTags("", val)
+		tags, err := args.Tags("", val)
 		if err != nil {
 			return err
 		}
@@ -382,14 +381,11 @@ func decodeValue(val json.RawMessage, fv reflect.Value, isInt bool) error {
 	if !isInt {
 		return json.Unmarshal(val, fv.Addr().Interface())
 	}
-	var x float64
-	if err := json.Unmarshal(val, &x); err != nil {
+	n, err := args.Int("", val)
+	if err != nil {
 		return err
 	}
-	if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
-		return errors.New("not an integer")
-	}
-	fv.SetInt(int64(x))
+	fv.SetInt(int64(n))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"mnemo/engine"
+	"mnemo/mcp/args"
 )
 
 // maxBatchLine bounds one JSONL input line; queries can be whole documents.
@@ -33,9 +34,9 @@ type batchHit struct {
 	SemanticScore float64 `json:"semanticScore"`
 }
 
-// parseBatchLine decodes one input line: its "id" and, in the rest,
-// engine.Query's JSON fields; fields the line leaves out take their value
-// from def. Any other field is an error. The id is returned even when the
+// parseBatchLine decodes one input line: its "id" and, in the rest, a
+// search as args.Decode reads it (the SearchMemories argument names);
+// fields the line leaves out take their value from def. Any other field is an error. The id is returned even when the
 // rest of the line is wrong, so the error line can carry it.
 func parseBatchLine(line []byte, def searchFlags) (json.RawMessage, engine.Query, error) {
 	var obj json.RawMessage
@@ -52,7 +53,7 @@ func parseBatchLine(line []byte, def searchFlags) (json.RawMessage, engine.Query
 	}
 	q, err := buildQuery("", def)
 	if err == nil {
-		err = q.DecodeJSON(obj, func(name string, v json.RawMessage) error {
+		err = args.Decode(obj, &q, func(name string, v json.RawMessage) error {
 			if name != "id" {
 				return fmt.Errorf("unknown field %.40q", name)
 			}

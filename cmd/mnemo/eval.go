@@ -18,6 +18,7 @@ import (
 
 	"mnemo/engine"
 	"mnemo/engine/eval"
+	"mnemo/mcp/args"
 )
 
 // evalFlags are eval's own flags.
@@ -117,7 +118,7 @@ func readEvalQueries(r io.Reader, name string, f evalFlags) (qs []evalQuery, unj
 		}
 		var id json.RawMessage
 		// The search fields; any other field is a judgment or a note.
-		err = q.DecodeJSON(line, func(name string, v json.RawMessage) error {
+		err = args.Decode(line, &q, func(name string, v json.RawMessage) error {
 			if name == "id" {
 				id = v
 			}

@@ -12,7 +12,7 @@ import (
 
 // searchFlags are the Query fields as typed on the command line, before
 // parsing. With --batch and in eval they are the defaults a line's own
-// fields (engine.Query's JSON) override.
+// fields (args.Query's JSON: the SearchMemories argument names) override.
 type searchFlags struct {
 	mode     string
 	page     int

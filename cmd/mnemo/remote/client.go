@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -13,13 +14,15 @@ import (
 	"mnemo/engine"
 )
 
-var _ engine.Searcher = (*Client)(nil)
+var _ engine.Memories = (*Client)(nil)
 
 // Client sends requests to the server of one index over one connection.
-// Its methods match *engine.Engine's; they are safe for concurrent use and
-// run one at a time. An error the server answers with is an *Error that
-// wraps the engine's sentinel error; a broken connection fails this call
-// and every later one (with ErrGone, unless the call's ctx broke it).
+// Its methods match *engine.Engine's, writes included (it is an
+// engine.Memories, so mcp.NewServer can serve it); they are safe for
+// concurrent use and run one at a time. An error the server answers with
+// is an *Error that wraps the engine's sentinel error; a broken connection
+// fails this call and every later one (with ErrGone, unless the call's ctx
+// broke it).
 type Client struct {
 	mu     sync.Mutex
 	conn   net.Conn
@@ -114,7 +117,7 @@ func (c *Client) Close() error {
 // Search runs q on the server's engine.
 func (c *Client) Search(ctx context.Context, q engine.Query) (engine.Page, error) {
 	var p engine.Page
-	err := c.call(ctx, request{Op: opSearch, Query: &q}, &p)
+	err := c.call(ctx, request{Op: opSearch, Query: (*query)(&q)}, &p)
 	return p, err
 }
 
@@ -122,6 +125,65 @@ func (c *Client) Search(ctx context.Context, q engine.Query) (engine.Page, error
 func (c *Client) Read(ctx context.Context, id string) (engine.Memory, error) {
 	var m engine.Memory
 	err := c.call(ctx, request{Op: opRead, ID: id}, &m)
+	return m, err
+}
+
+// Peek returns one memory as Read does, without the server recording the read.
+func (c *Client) Peek(ctx context.Context, id string) (engine.Memory, error) {
+	var m engine.Memory
+	err := c.call(ctx, request{Op: opPeek, ID: id}, &m)
+	return m, err
+}
+
+// RecentWhere lists the memories the server's engine has seen modified or
+// read most recently, as engine.Engine.RecentWhere does. keep runs here,
+// not on the server, so the list is asked for in growing prefixes until
+// limit of them pass keep or the server has no more.
+func (c *Client) RecentWhere(ctx context.Context, limit int, since time.Duration, keep func(path string) bool) ([]engine.Activity, error) {
+	want := limit
+	if want == 0 {
+		want = engine.DefaultRecentLimit
+	}
+	for n := want; ; n = int(min(4*int64(n), math.MaxInt32)) {
+		var acts []engine.Activity
+		if err := c.call(ctx, request{Op: opRecent, Limit: n, Since: since}, &acts); err != nil || keep == nil {
+			return acts, err
+		}
+		kept := acts[:0]
+		for _, a := range acts {
+			if keep(a.Path) {
+				kept = append(kept, a)
+			}
+		}
+		if len(kept) >= want || len(acts) < n || n == math.MaxInt32 {
+			return kept[:min(len(kept), want)], nil
+		}
+	}
+}
+
+// Write creates a memory through the server's engine (engine.Engine.Write).
+func (c *Client) Write(ctx context.Context, req engine.WriteRequest) (engine.Memory, error) {
+	var m engine.Memory
+	err := c.call(ctx, request{Op: opWrite, Write: &req}, &m)
+	return m, err
+}
+
+// Edit changes a memory through the server's engine (engine.Engine.Edit).
+func (c *Client) Edit(ctx context.Context, req engine.EditRequest) (engine.Memory, error) {
+	var m engine.Memory
+	err := c.call(ctx, request{Op: opEdit, Edit: &req}, &m)
+	return m, err
+}
+
+// Delete removes a memory through the server's engine.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	return c.call(ctx, request{Op: opDelete, ID: id}, nil)
+}
+
+// Move renames a memory through the server's engine (engine.Engine.Move).
+func (c *Client) Move(ctx context.Context, id, newPath string) (engine.Memory, error) {
+	var m engine.Memory
+	err := c.call(ctx, request{Op: opMove, ID: id, To: newPath}, &m)
 	return m, err
 }
 
@@ -196,8 +258,10 @@ func (c *Client) FileConcepts(ctx context.Context, id string) (engine.FileConcep
 	return r, err
 }
 
-// call sends req and decodes the result into out. When ctx ends first the
-// call fails with ctx's error and the connection, mid-answer, is dropped.
+// call sends req and decodes the result into out (nil: the result is not
+// wanted). When ctx ends first the call fails with ctx's error and the
+// connection, mid-answer, is dropped; a write may then have been made or
+// not.
 func (c *Client) call(ctx context.Context, req request, out any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -232,6 +296,9 @@ func (c *Client) call(ctx context.Context, req request, out any) error {
 	}
 	if resp.Error != "" || resp.Kind != "" {
 		return &Error{Msg: resp.Error, Kind: resp.Kind}
+	}
+	if out == nil {
+		return nil // an op that answers nothing but success (delete)
 	}
 	if err := json.Unmarshal(resp.Result, out); err != nil {
 		return fmt.Errorf("mnemo serve answered %s with %w", req.Op, err)

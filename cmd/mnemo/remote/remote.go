@@ -15,18 +15,24 @@
 //	→ {"op": "read", "id": "decisions/use-bbolt"}
 //	← {"error": "\"use-bbolt\": no memory has this path or title: memory not found", "kind": "not-found"}
 //
-// Ops are search (query: an engine.Query), read, resolve and backlinks
-// (id), list (id: the folder), status, sync (full), and the concept graph's graph-context (context: an
+// Ops are search (query: an engine.Query, in the wire form of type query),
+// read, peek, resolve and backlinks (id), list (id: the folder), recent
+// (limit, since), status, sync (full); the writes: write (write: an
+// engine.WriteRequest), edit (edit: an engine.EditRequest), delete (id)
+// and move (id, to); the concept graph's graph-context (context: an
 // engine.ContextQuery), graph-show (concept, depth, max), graph-similar
 // (concept, max), graph-concepts and graph-file (id); and, when the server
-// holds a sessions index, the sessions.* ops of sessions.go. An error's kind names the engine sentinel it wraps, so
-// the client's error still matches it with errors.Is. A request line may
-// be up to MaxRequest bytes.
+// holds a sessions index, the sessions.* ops of sessions.go. These are the
+// methods of engine.Memories, so a Client can stand wherever the engine
+// does, behind the MCP tools included. An error's kind names the engine
+// sentinel it wraps, so the client's error still matches it with
+// errors.Is. A request line may be up to MaxRequest bytes.
 package remote
 
 import (
 	"context"
 	"errors"
+	"time"
 
 	"mnemo/engine"
 	"mnemo/engine/admit"
@@ -40,11 +46,18 @@ const MaxRequest = 1 << 20
 const (
 	opSearch    = "search"
 	opRead      = "read"
+	opPeek      = "peek"
+	opRecent    = "recent"
 	opResolve   = "resolve"
 	opBacklinks = "backlinks"
 	opList      = "list"
 	opStatus    = "status"
 	opSync      = "sync"
+
+	opWrite  = "write"
+	opEdit   = "edit"
+	opDelete = "delete"
+	opMove   = "move"
 
 	opGraphContext  = "graph-context"
 	opGraphShow     = "graph-show"
@@ -57,10 +70,15 @@ const (
 
 // request is one line from the client. Only the fields its op uses are set.
 type request struct {
-	Op    string        `json:"op"`
-	Query *engine.Query `json:"query,omitempty"`
-	ID    string        `json:"id,omitempty"`
-	Full  bool          `json:"full,omitempty"`
+	Op    string `json:"op"`
+	Query *query `json:"query,omitempty"`
+	ID    string `json:"id,omitempty"`
+	Full  bool   `json:"full,omitempty"`
+
+	Write *engine.WriteRequest `json:"write,omitempty"`
+	Edit  *engine.EditRequest  `json:"edit,omitempty"`
+	To    string               `json:"to,omitempty"`    // move's destination
+	Since time.Duration        `json:"since,omitempty"` // recent's span; its limit is Limit below
 
 	Context *engine.ContextQuery `json:"context,omitempty"`
 	Concept string               `json:"concept,omitempty"`
@@ -74,6 +92,27 @@ type request struct {
 	Offset   int                      `json:"offset,omitempty"`
 	Limit    int                      `json:"limit,omitempty"`
 	Around   int                      `json:"around,omitempty"`
+}
+
+// query is engine.Query on the wire. Both ends are mnemo, so it is plain
+// encoding/json, not the lenient reading of the front ends that take a
+// query typed by hand (mcp/args): no aliases, dates as encoding/json writes
+// them. Its names are the SearchMemories argument names the socket has
+// always used, so a command and a serve a version apart still agree on
+// them. It converts to and from engine.Query, whose fields it repeats.
+type query struct {
+	Text       string      `json:"query"`
+	Mode       engine.Mode `json:"mode,omitempty"`
+	Page       int         `json:"page,omitempty"`
+	PageSize   int         `json:"pageSize,omitempty"`
+	Folder     string      `json:"folder,omitempty"`
+	Tags       []string    `json:"tags,omitempty"`
+	From       time.Time   `json:"from,omitzero"`
+	To         time.Time   `json:"to,omitzero"`
+	MinScore   float64     `json:"minScore,omitempty"`
+	Sort       engine.Sort `json:"sort,omitempty"`
+	Now        time.Time   `json:"now,omitzero"`
+	NoSnippets bool        `json:"noSnippets,omitempty"`
 }
 
 // response is one line from the server: a result or an error.
@@ -105,7 +144,13 @@ var sentinels = []struct {
 	{"bad-range", engine.ErrBadRange},
 	{"bad-min-score", engine.ErrBadMinScore},
 	{"outside-root", engine.ErrOutsideRoot},
+	{"not-regular", engine.ErrNotRegular},
 	{"not-found", engine.ErrNotFound},
+	{"exists", engine.ErrExists},
+	{"conflict", engine.ErrConflict},
+	{"no-match", engine.ErrNoMatch},
+	{"invalid", engine.ErrInvalid},
+	{"closed", engine.ErrClosed},
 	{"bad-role", engine.ErrBadRole},
 	{"bad-limit", engine.ErrBadLimit},
 	{"bad-max-hits", engine.ErrBadMaxHits},
@@ -117,6 +162,7 @@ var sentinels = []struct {
 	{"read-only", engine.ErrReadOnly},
 	{"not-ready", engine.ErrIndexNotReady},
 	{"incompatible", engine.ErrIndexIncompatible},
+	{"damaged", engine.ErrIndexDamaged},
 	{"in-use", engine.ErrInUse},
 	{"unknown-concept", engine.ErrUnknownConcept},
 	{"bad-graph-arg", engine.ErrBadGraphArg},

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -428,10 +429,10 @@ func TestServeStopsWithContext(t *testing.T) {
 	}
 }
 
-// slow blocks every search until its context ends. The graph ops come
-// from the nil embedded Searcher: these tests never call them.
+// slow blocks every search until its context ends. The graph ops and the
+// writes come from the nil embedded Memories: these tests never call them.
 type slow struct {
-	engine.Searcher
+	engine.Memories
 	started chan struct{}
 }
 
@@ -617,5 +618,74 @@ func TestPool(t *testing.T) {
 		if _, err := p.Status(context.Background()); !errors.Is(err, remote.ErrGone) {
 			t.Errorf("call %d after the server stopped: %v, want ErrGone", i+1, err)
 		}
+	}
+}
+
+// recorder answers every search with an empty page and keeps the query
+// the server decoded. The other ops come from the nil embedded Memories.
+type recorder struct {
+	engine.Memories
+	got chan engine.Query
+}
+
+func (r recorder) Search(_ context.Context, q engine.Query) (engine.Page, error) {
+	r.got <- q
+	return engine.Page{Results: []engine.Result{}}, nil
+}
+
+// TestSearchCarriesEveryField: the socket's wire form of a query carries
+// every engine.Query field (a field added to the struct and not to the
+// wire fails to compile, one left zero here fails the check), and a line
+// in the names the protocol documents still reads.
+func TestSearchCarriesEveryField(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := remote.Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := recorder{got: make(chan engine.Query, 1)}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- remote.Serve(ctx, ln, rec) }()
+	defer func() { stop(); <-done }()
+	c, err := remote.Dial(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	at := time.Date(2023, 10, 22, 9, 55, 0, 123, time.UTC)
+	q := engine.Query{Text: "q", Mode: engine.Semantic, Page: 2, PageSize: 5, Folder: "f", Tags: []string{"a"},
+		From: at, To: at.Add(time.Hour), MinScore: 0.5, Sort: engine.ByRecency, Now: at.Add(2 * time.Hour), NoSnippets: true}
+	v := reflect.ValueOf(q)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("field %s is zero: set every field so the trip covers it", v.Type().Field(i).Name)
+		}
+	}
+	if _, err := c.Search(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	got := <-rec.got
+	if !got.From.Equal(q.From) || !got.To.Equal(q.To) || !got.Now.Equal(q.Now) {
+		t.Fatalf("times changed: %+v", got)
+	}
+	got.From, got.To, got.Now = q.From, q.To, q.Now
+	if !reflect.DeepEqual(got, q) {
+		t.Fatalf("got  %+v\nwant %+v", got, q)
+	}
+
+	conn, err := net.Dial("unix", filepath.Join(dir, remote.SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintln(conn, `{"op":"search","query":{"query":"bbolt","mode":"fulltext","pageSize":3,"from":"2019-01-01T00:00:00Z"}}`)
+	if _, err := bufio.NewReader(conn).ReadBytes('\n'); err != nil {
+		t.Fatal(err)
+	}
+	want := engine.Query{Text: "bbolt", Mode: engine.FullText, PageSize: 3, From: time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC)}
+	if got := <-rec.got; !reflect.DeepEqual(got, want) {
+		t.Fatalf("documented names: got %+v, want %+v", got, want)
 	}
 }

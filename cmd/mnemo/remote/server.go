@@ -22,12 +22,12 @@ import (
 // caller may close b. Connections are served concurrently, the requests of
 // one in order. A malformed or oversized request gets an error response;
 // only a failing listener makes Serve return an error.
-func Serve(ctx context.Context, ln net.Listener, b engine.Searcher) error {
+func Serve(ctx context.Context, ln net.Listener, b engine.Memories) error {
 	return ServeWith(ctx, ln, b, nil)
 }
 
 // ServeWith is Serve with a sessions index beside the engine (nil: none).
-func ServeWith(ctx context.Context, ln net.Listener, b engine.Searcher, sess engine.SessionsIndex) error {
+func ServeWith(ctx context.Context, ln net.Listener, b engine.Memories, sess engine.SessionsIndex) error {
 	return ServeOpts(ctx, ln, b, Options{Sessions: sess})
 }
 
@@ -43,7 +43,7 @@ type Options struct {
 }
 
 // ServeOpts is Serve with Options.
-func ServeOpts(ctx context.Context, ln net.Listener, b engine.Searcher, opts Options) error {
+func ServeOpts(ctx context.Context, ln net.Listener, b engine.Memories, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -115,7 +115,7 @@ func ServeOpts(ctx context.Context, ln net.Listener, b engine.Searcher, opts Opt
 
 // serveConn answers the requests of one connection until the client hangs
 // up, a write fails, or a request is too long to read past.
-func serveConn(ctx context.Context, c net.Conn, b engine.Searcher, opts Options) {
+func serveConn(ctx context.Context, c net.Conn, b engine.Memories, opts Options) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
 	enc := json.NewEncoder(w)
@@ -154,7 +154,7 @@ func serveConn(ctx context.Context, c net.Conn, b engine.Searcher, opts Options)
 }
 
 // handle answers one request line.
-func handle(ctx context.Context, b engine.Searcher, sess engine.SessionsIndex, line []byte) (resp response) {
+func handle(ctx context.Context, b engine.Memories, sess engine.SessionsIndex, line []byte) (resp response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = response{Error: fmt.Sprintf("internal error: %v", p), Kind: kindOther}
@@ -181,9 +181,13 @@ func handle(ctx context.Context, b engine.Searcher, sess engine.SessionsIndex, l
 		if req.Query == nil {
 			return response{Error: `bad request: search needs "query"`, Kind: kindBadRequest}
 		}
-		res, err = b.Search(ctx, *req.Query)
+		res, err = b.Search(ctx, engine.Query(*req.Query))
 	case opRead:
 		res, err = b.Read(ctx, req.ID)
+	case opPeek:
+		res, err = b.Peek(ctx, req.ID)
+	case opRecent:
+		res, err = b.RecentWhere(ctx, req.Limit, req.Since, nil)
 	case opResolve:
 		res, err = b.Resolve(req.ID)
 	case opBacklinks:
@@ -194,6 +198,20 @@ func handle(ctx context.Context, b engine.Searcher, sess engine.SessionsIndex, l
 		res, err = b.Status(ctx)
 	case opSync:
 		res, err = b.Sync(ctx, req.Full)
+	case opWrite:
+		if req.Write == nil {
+			return response{Error: `bad request: write needs "write"`, Kind: kindBadRequest}
+		}
+		res, err = b.Write(ctx, *req.Write)
+	case opEdit:
+		if req.Edit == nil {
+			return response{Error: `bad request: edit needs "edit"`, Kind: kindBadRequest}
+		}
+		res, err = b.Edit(ctx, *req.Edit)
+	case opDelete:
+		err = b.Delete(ctx, req.ID)
+	case opMove:
+		res, err = b.Move(ctx, req.ID, req.To)
 	case opGraphContext:
 		if req.Context == nil {
 			return response{Error: `bad request: graph-context needs "context"`, Kind: kindBadRequest}
@@ -208,7 +226,7 @@ func handle(ctx context.Context, b engine.Searcher, sess engine.SessionsIndex, l
 	case opGraphFile:
 		res, err = b.FileConcepts(ctx, req.ID)
 	default:
-		return response{Error: fmt.Sprintf("bad request: unknown op %q (want search, read, resolve, backlinks, list, status, sync or graph-*)", req.Op), Kind: kindBadRequest}
+		return response{Error: fmt.Sprintf("bad request: unknown op %q (want search, read, peek, resolve, backlinks, list, recent, status, sync, write, edit, delete, move or graph-*)", req.Op), Kind: kindBadRequest}
 	}
 	if err != nil {
 		return response{Error: oneLine(err.Error()), Kind: kindOf(err)}

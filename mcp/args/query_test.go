@@ -1,4 +1,4 @@
-package engine_test
+package args_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mnemo/engine"
+	"mnemo/mcp/args"
 )
 
 func TestQueryUnmarshalJSON(t *testing.T) {
@@ -66,7 +67,7 @@ func TestQueryUnmarshalJSON(t *testing.T) {
 			if len(q.Tags) == 0 {
 				q.Tags = nil
 			}
-			err := json.Unmarshal([]byte(tt.in), &q)
+			err := json.Unmarshal([]byte(tt.in), (*args.Query)(&q))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
@@ -90,7 +91,7 @@ func TestQueryUnmarshalJSON(t *testing.T) {
 	}
 }
 
-// TestQueryJSONRoundTrip checks that every JSON field of Query decodes
+// TestQueryJSONRoundTrip checks that every JSON field of args.Query decodes
 // (a field added to the struct but not to the decoder fails here) and that
 // what Marshal writes reads back as the same query.
 func TestQueryJSONRoundTrip(t *testing.T) {
@@ -103,12 +104,12 @@ func TestQueryJSONRoundTrip(t *testing.T) {
 			t.Fatalf("field %s is zero: set every field so the round trip covers it", v.Type().Field(i).Name)
 		}
 	}
-	b, err := json.Marshal(q)
+	b, err := json.Marshal(args.Query(q))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got engine.Query
-	if err := json.Unmarshal(b, &got); err != nil {
+	if err := json.Unmarshal(b, (*args.Query)(&got)); err != nil {
 		t.Fatalf("%s: %v", b, err)
 	}
 	if !got.From.Equal(q.From) || !got.To.Equal(q.To) || !got.Now.Equal(q.Now) {
@@ -120,10 +121,10 @@ func TestQueryJSONRoundTrip(t *testing.T) {
 	}
 }
 
-func TestQueryDecodeJSONOther(t *testing.T) {
+func TestDecodeOther(t *testing.T) {
 	var seen []string
 	var q engine.Query
-	err := q.DecodeJSON([]byte(`{"id":"q1","query":"x","relevant":["a.md"]}`), func(name string, _ json.RawMessage) error {
+	err := args.Decode([]byte(`{"id":"q1","query":"x","relevant":["a.md"]}`), &q, func(name string, _ json.RawMessage) error {
 		seen = append(seen, name)
 		return nil
 	})
@@ -131,19 +132,29 @@ func TestQueryDecodeJSONOther(t *testing.T) {
 		t.Fatalf("err %v, query %q, others %v", err, q.Text, seen)
 	}
 	stop := errors.New("stop")
-	if err := q.DecodeJSON([]byte(`{"id":1}`), func(string, json.RawMessage) error { return stop }); !errors.Is(err, stop) {
+	if err := args.Decode([]byte(`{"id":1}`), &q, func(string, json.RawMessage) error { return stop }); !errors.Is(err, stop) {
 		t.Fatalf("err = %v, want the callback's", err)
 	}
 }
 
-func TestParseDate(t *testing.T) {
-	if d, err := engine.ParseDate("to", " 2024-05-01 ", true); err != nil || !d.Equal(time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC).Add(-time.Nanosecond)) {
-		t.Errorf("to 2024-05-01 = %v, %v", d, err)
+// TestQueryJSONSpeaksTheToolsNames: a Query written as JSON uses the
+// SearchMemories argument names and reads back the same.
+func TestQueryJSONSpeaksTheToolsNames(t *testing.T) {
+	q := args.Query{Text: "wombat", Mode: engine.Semantic, Page: 2, PageSize: 5, Folder: "notes", Tags: []string{"db"},
+		From: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), MinScore: 0.25, Sort: engine.ByRecency}
+	b, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d, err := engine.ParseDate("from", "", false); err != nil || !d.IsZero() {
-		t.Errorf("empty = %v, %v", d, err)
+	want := `{"query":"wombat","mode":"semantic","page":2,"pageSize":5,"folder":"notes","tags":["db"],"from":"2025-01-01T00:00:00Z","minScore":0.25,"sort":"recency"}`
+	if string(b) != want {
+		t.Fatalf("JSON\n got %s\nwant %s", b, want)
 	}
-	if _, err := engine.ParseDate("from", "yesterday", false); !errors.Is(err, engine.ErrBadDate) {
-		t.Errorf("yesterday: err = %v, want ErrBadDate", err)
+	var back args.Query
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, q) {
+		t.Fatalf("round trip: %+v, want %+v", back, q)
 	}
 }

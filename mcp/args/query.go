@@ -1,4 +1,15 @@
-package engine
+// Package args reads a memory search from JSON as the front ends that
+// take JSON spell it: the SearchMemories tool's arguments (mcp), search
+// --batch lines and eval's queries.jsonl (cmd/mnemo). The names are the
+// tool's camelCase ones, with the older snake_case page_size and min_score
+// still accepted; dates are YYYY-MM-DD or RFC 3339 (engine.ParseDate);
+// integers may be written 2.0; tags may be one comma-separated string.
+//
+// The engine takes a plain engine.Query and knows none of these
+// spellings. The socket between mnemo processes (cmd/mnemo/remote) does not
+// decode through here: it carries a query in its own wire form, written
+// and read by mnemo itself.
+package args
 
 import (
 	"bytes"
@@ -9,31 +20,28 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"mnemo/engine"
 )
 
-// ErrBadDate is wrapped by every date that is neither form a query accepts.
-var ErrBadDate = errors.New("want YYYY-MM-DD or RFC 3339 (2025-06-01T12:00:00Z)")
-
-// ParseDate reads a query date: RFC 3339, or YYYY-MM-DD meaning midnight
-// UTC, or with endOfDay the last nanosecond of that day, so that "to
-// 2024-05-01" includes all of May 1st. "" is the zero time (no bound).
-// name is the field, for the error.
-func ParseDate(name, s string, endOfDay bool) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s %.40q: %w", name, s, ErrBadDate)
-	}
-	if endOfDay {
-		t = t.AddDate(0, 0, 1).Add(-time.Nanosecond)
-	}
-	return t, nil
+// Query is engine.Query with the SearchMemories tool's argument names: the
+// MCP tool's input type (its schema is inferred from these tags) and what
+// json.Unmarshal decodes with UnmarshalJSON. It converts to and from
+// engine.Query, whose fields it repeats one for one; a field added to one
+// and not the other stops the conversion from compiling.
+type Query struct {
+	Text       string      `json:"query"`
+	Mode       engine.Mode `json:"mode,omitempty"`
+	Page       int         `json:"page,omitempty"`
+	PageSize   int         `json:"pageSize,omitempty"`
+	Folder     string      `json:"folder,omitempty"`
+	Tags       []string    `json:"tags,omitempty"`
+	From       time.Time   `json:"from,omitzero"`
+	To         time.Time   `json:"to,omitzero"`
+	MinScore   float64     `json:"minScore,omitempty"`
+	Sort       engine.Sort `json:"sort,omitempty"`
+	Now        time.Time   `json:"now,omitzero"`
+	NoSnippets bool        `json:"noSnippets,omitempty"`
 }
 
 // queryAliases are the older snake_case spellings of Query's JSON fields
@@ -48,15 +56,15 @@ var queryAliases = map[string]string{"page_size": "pageSize", "min_score": "minS
 // in defaults first. Dates are YYYY-MM-DD or RFC 3339; integers may be
 // written 2.0. A field that is not a Query field is an error.
 func (q *Query) UnmarshalJSON(b []byte) error {
-	return q.DecodeJSON(b, nil)
+	return Decode(b, (*engine.Query)(q), nil)
 }
 
-// DecodeJSON is UnmarshalJSON for an object that carries more than a query
-// (a batch line's "id", an evaluation's judgments): every field that is not
-// a Query field is passed to other, in name order, and its error stops the
-// decoding; nil other makes such a field an error. On an error q may hold
-// some of the fields.
-func (q *Query) DecodeJSON(b []byte, other func(name string, value json.RawMessage) error) error {
+// Decode is Query.UnmarshalJSON into an engine.Query, for an object that
+// may carry more than a query (a batch line's "id", an evaluation's
+// judgments): every field that is not a Query field is passed to other, in
+// name order, and its error stops the decoding; nil other makes such a
+// field an error. On an error q may hold some of the fields.
+func Decode(b []byte, q *engine.Query, other func(name string, value json.RawMessage) error) error {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return errors.New("a query must be a JSON object")
@@ -95,7 +103,7 @@ func (q *Query) DecodeJSON(b []byte, other func(name string, value json.RawMessa
 		if string(val) == "null" {
 			continue // as if absent: the caller's default stands
 		}
-		if err := q.decodeField(field, name, val); err != nil {
+		if err := decodeField(q, field, name, val); err != nil {
 			return err
 		}
 	}
@@ -111,7 +119,7 @@ func isQueryField(name string) bool {
 }
 
 // decodeField sets one field; name is the spelling the caller used, for errors.
-func (q *Query) decodeField(field, name string, val json.RawMessage) error {
+func decodeField(q *engine.Query, field, name string, val json.RawMessage) error {
 	str := func() (string, error) {
 		var s string
 		if err := json.Unmarshal(val, &s); err != nil {
@@ -124,7 +132,7 @@ func (q *Query) decodeField(field, name string, val json.RawMessage) error {
 		if err != nil {
 			return time.Time{}, err
 		}
-		return ParseDate(name, s, endOfDay)
+		return engine.ParseDate(name, s, endOfDay)
 	}
 	var err error
 	switch field {
@@ -133,23 +141,23 @@ func (q *Query) decodeField(field, name string, val json.RawMessage) error {
 	case "mode":
 		var s string
 		s, err = str()
-		q.Mode = Mode(s)
+		q.Mode = engine.Mode(s)
 	case "folder":
 		q.Folder, err = str()
 	case "sort":
 		var s string
 		s, err = str()
-		q.Sort = Sort(s)
+		q.Sort = engine.Sort(s)
 	case "page":
-		q.Page, err = jsonInt(name, val)
+		q.Page, err = Int(name, val)
 	case "pageSize":
-		q.PageSize, err = jsonInt(name, val)
+		q.PageSize, err = Int(name, val)
 	case "minScore":
 		if json.Unmarshal(val, &q.MinScore) != nil {
 			err = fmt.Errorf("%s must be a number", name)
 		}
 	case "tags":
-		q.Tags, err = DecodeTags(name, val)
+		q.Tags, err = Tags(name, val)
 	case "noSnippets":
 		if json.Unmarshal(val, &q.NoSnippets) != nil {
 			err = fmt.Errorf("%s must be true or false", name)
@@ -164,9 +172,10 @@ func (q *Query) decodeField(field, name string, val json.RawMessage) error {
 	return err
 }
 
-// jsonInt reads an integer that some clients send as a float (2.0), but
-// not one with a fraction (2.5) or beyond what a float holds exactly.
-func jsonInt(name string, val json.RawMessage) (int, error) {
+// Int reads an integer argument that some clients send as a float (2.0),
+// but not one with a fraction (2.5) or beyond what a float holds exactly.
+// name is the argument, for the error.
+func Int(name string, val json.RawMessage) (int, error) {
 	var x float64
 	if json.Unmarshal(val, &x) != nil || x != math.Trunc(x) || math.Abs(x) > 1<<53 {
 		return 0, fmt.Errorf("%s must be an integer", name)
@@ -174,11 +183,11 @@ func jsonInt(name string, val json.RawMessage) (int, error) {
 	return int(x), nil
 }
 
-// DecodeTags reads a tags argument: an array of strings, or one string —
+// Tags reads a tags argument: an array of strings, or one string —
 // what models often send for a single tag ("storage") — which is split at
 // commas ("storage, db" is two tags; no tag holds a comma). name is the
 // argument, for the error.
-func DecodeTags(name string, val json.RawMessage) ([]string, error) {
+func Tags(name string, val json.RawMessage) ([]string, error) {
 	var tags []string
 	if json.Unmarshal(val, &tags) == nil {
 		return tags, nil
