@@ -6,6 +6,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"mnemo/engine/fulltext"
 )
 
 // NewestSegments lists the segment files the newest snapshot of the
@@ -13,7 +15,7 @@ import (
 // for a while, refer to files that harm nothing when damaged.
 func NewestSegments(t testing.TB, indexDir string) []string {
 	t.Helper()
-	idx, err := bleve.OpenUsing(filepath.Join(indexDir, fulltextDir), map[string]any{"read_only": true})
+	idx, err := bleve.OpenUsing(filepath.Join(indexDir, fulltext.Dir), map[string]any{"read_only": true})
 	if err != nil {
 		t.Fatal(err)
 	}

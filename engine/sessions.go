@@ -18,6 +18,7 @@ import (
 	"mnemo/engine/admit"
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
@@ -52,7 +53,7 @@ type SessionSource interface {
 	// Root is the folder the source reads.
 	Root() string
 	// Discover lists every transcript the source owns, and what it skipped and why.
-	Discover(ctx context.Context) (paths []string, skipped []Skip, err error)
+	Discover(ctx context.Context) (paths []string, skipped []store.Skip, err error)
 	// Owns reports whether path (a file or a folder, existing or not) belongs to the source.
 	Owns(path string) bool
 	// Read reads one transcript from cursor (nil: from the start) and returns
@@ -106,8 +107,8 @@ type SessionsConfig struct {
 	IndexDir string          // the index folder; the sessions index is IndexDir/sessions
 	Sources  []SessionSource // the transcript roots to index
 	Embedder embed.Embedder  // nil means the built-in static embedder
-	Fusion   Fusion          // default WeightedSum
-	Ranking  *Ranking        // nil means DefaultRanking()
+	Fusion   rank.Fusion     // default WeightedSum
+	Ranking  *rank.Ranking   // nil means DefaultRanking()
 	ReadOnly bool            // search an existing index; Sync returns ErrReadOnly
 	// MirrorDeleted makes the index mirror the transcripts: a session whose
 	// transcript is gone (or whose source is no longer configured) leaves
@@ -127,7 +128,7 @@ type Sessions struct {
 	cfg  SessionsConfig
 	dir  string
 	emb  embed.Embedder
-	rank Ranking
+	rank rank.Ranking
 	dim  int
 
 	st  *sessionStore
@@ -150,9 +151,9 @@ type Sessions struct {
 	msgs      map[string]*message // by Bleve document id
 	nextSID   uint32
 	totals    [fulltext.NumFields]int64
-	skips     map[string][]Skip   // by source key
-	forgotten map[[32]byte]string // forgotten transcripts: path hash → source key
-	srcErrs   map[string]string   // by source key: why Discover failed
+	skips     map[string][]store.Skip // by source key
+	forgotten map[[32]byte]string     // forgotten transcripts: path hash → source key
+	srcErrs   map[string]string       // by source key: why Discover failed
 	lastSync  time.Time
 	lastError string
 	needFull  string
@@ -190,16 +191,35 @@ type session struct {
 	seqs map[uint32]*message // live messages by sequence number
 }
 
-// message is one indexed message. rec.Path is its document id and
-// rec.Created its timestamp, so the vector store and the candidate ranking
-// of memory search take it as they are.
+// message is one indexed message: the item the vector store and the
+// ranking stages take (rank.Item), by its document id.
 type message struct {
-	rec  record
+	doc  string                    // its Bleve document id (docID)
+	time time.Time                 // when it was written; zero if the transcript does not say
+	lens [fulltext.NumFields]int32 // tokens per scored field, for BM25
 	sid  uint32
 	seq  uint32
 	role string
 	id   string
 }
+
+// msgCandidate is one message that matched, with its evidence.
+type msgCandidate = rank.Candidate[*message]
+
+// Key is the message's document id: equal scores are ordered by it.
+func (m *message) Key() string { return m.doc }
+
+// Dated is the message's time; one with none sorts as of 1970, as a
+// memory with no date does.
+func (m *message) Dated() time.Time {
+	if !m.time.IsZero() {
+		return m.time
+	}
+	return time.Unix(0, 0).UTC()
+}
+
+// Updated is Dated: a message does not change once written.
+func (m *message) Updated() time.Time { return m.Dated() }
 
 func docID(sid, seq uint32) string {
 	return strconv.FormatUint(uint64(sid), 36) + "." + strconv.FormatUint(uint64(seq), 36)
@@ -215,7 +235,11 @@ func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
 	if cfg.IndexDir == "" {
 		return nil, errors.New("index folder is not set")
 	}
-	fusion, emb, rk, err := searchSettings(cfg.Fusion, cfg.Embedder, cfg.Ranking)
+	fusion, rk, err := rank.Settings(cfg.Fusion, cfg.Ranking)
+	if err != nil {
+		return nil, err
+	}
+	emb, err := embed.OrBuiltin(cfg.Embedder)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +270,7 @@ func (s *Sessions) open(ctx context.Context, db *bolt.DB, rebuild string) error 
 	}
 	if name := meta["embedder"]; name != "" && (name != s.emb.Name() || meta["dim"] != strconv.Itoa(s.dim)) {
 		if s.cfg.ReadOnly {
-			return fmt.Errorf("sessions index was embedded with %s (dim %s), not %s: %w", name, meta["dim"], s.emb.Name(), ErrIndexIncompatible)
+			return fmt.Errorf("sessions index was embedded with %s (dim %s), not %s: %w", name, meta["dim"], s.emb.Name(), store.ErrIndexIncompatible)
 		}
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
@@ -255,7 +279,7 @@ func (s *Sessions) open(ctx context.Context, db *bolt.DB, rebuild string) error 
 		return err
 	}
 	ft, err := fulltext.Open(ftPath, !s.cfg.ReadOnly, fulltext.DurableBatches, nil)
-	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
+	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, store.ErrIndexNotReady) {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
@@ -340,7 +364,7 @@ func (s *Sessions) resetMemory() error {
 	s.msgs = map[string]*message{}
 	s.nextSID = 1
 	s.totals = [fulltext.NumFields]int64{}
-	s.skips = map[string][]Skip{}
+	s.skips = map[string][]store.Skip{}
 	s.srcErrs = map[string]string{}
 	var err error
 	if s.vec, err = vectors.NewChromem(0); err != nil {
@@ -396,7 +420,7 @@ func (s *Sessions) load(ctx context.Context) error {
 // vectorItem is what the vector store holds of a message: its vector,
 // labelled with what a query can require exactly (agent, session, role).
 func (s *Sessions) vectorItem(m *message, v []float32) vectors.Item {
-	it := vectors.Item{ID: m.rec.Path, Vectors: [][]float32{v}, Labels: []string{"role:" + m.role}}
+	it := vectors.Item{ID: m.doc, Vectors: [][]float32{v}, Labels: []string{"role:" + m.role}}
 	if ss := s.sessions[m.sid]; ss != nil {
 		it.Labels = append(it.Labels, "agent:"+strings.ToLower(ss.Agent), "session:"+ss.ID)
 	}
@@ -409,7 +433,7 @@ func (s *Sessions) addMessage(ss *session, seq uint32, m msgRec) *message {
 	if old := s.msgs[id]; old != nil {
 		s.dropMessage(old)
 	}
-	msg := &message{rec: record{Path: id, Created: m.Time, Lens: m.Lens}, sid: ss.SID, seq: seq, role: m.Role, id: m.ID}
+	msg := &message{doc: id, time: m.Time, lens: m.Lens, sid: ss.SID, seq: seq, role: m.Role, id: m.ID}
 	s.msgs[id] = msg
 	ss.seqs[seq] = msg
 	for i := range s.totals {
@@ -420,10 +444,10 @@ func (s *Sessions) addMessage(ss *session, seq uint32, m msgRec) *message {
 
 func (s *Sessions) dropMessage(m *message) {
 	for i := range s.totals {
-		s.totals[i] -= int64(m.rec.Lens[i])
+		s.totals[i] -= int64(m.lens[i])
 	}
-	s.vec.Delete(context.Background(), m.rec.Path) // in memory: cannot fail
-	delete(s.msgs, m.rec.Path)
+	s.vec.Delete(context.Background(), m.doc) // in memory: cannot fail
+	delete(s.msgs, m.doc)
 	if ss := s.sessions[m.sid]; ss != nil {
 		delete(ss.seqs, m.seq)
 	}
@@ -498,7 +522,7 @@ type SourceStatus struct {
 	// broken parent links repaired. Indexed plus every reason equals lines.
 	Coverage transcript.Coverage `json:"coverage"`
 	Error    string              `json:"error,omitempty"`
-	Skipped  []Skip              `json:"skipped"`
+	Skipped  []store.Skip        `json:"skipped"`
 	// SkippedBy counts the files not read, by reason (unreadable, a
 	// symbolic link, subagent transcripts, …).
 	SkippedBy map[string]int `json:"skippedByReason"`
@@ -538,7 +562,7 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
 		Indexing: s.indexing.Load() || s.unfinished != "", Unfinished: s.unfinished, ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
-		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(), ForgetUnfinished: s.purging,
+		FullText: fulltext.Size(filepath.Join(s.dir, fulltext.Dir)), State: s.st.size(), ForgetUnfinished: s.purging,
 	}
 	if err := s.damaged(); err != nil {
 		st.Damaged = err.Error()
@@ -547,7 +571,7 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 	for _, src := range s.cfg.Sources {
 		key := sourceKey(src.Kind(), src.Root())
 		known[key] = true
-		ss := SourceStatus{Kind: src.Kind(), Root: src.Root(), Error: s.srcErrs[key], Skipped: append([]Skip{}, s.skips[key]...),
+		ss := SourceStatus{Kind: src.Kind(), Root: src.Root(), Error: s.srcErrs[key], Skipped: append([]store.Skip{}, s.skips[key]...),
 			SkippedBy: map[string]int{}}
 		for _, k := range ss.Skipped {
 			kind, n := skipKind(k.Reason)

@@ -82,7 +82,7 @@ func pathHash(p string) [32]byte { return sha256.Sum256([]byte(p)) }
 // forgotten.
 func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, error) {
 	if s.cfg.ReadOnly {
-		return ForgetReport{}, ErrReadOnly
+		return ForgetReport{}, store.ErrReadOnly
 	}
 	start := time.Now()
 	s.syncMu.Lock()
@@ -244,7 +244,7 @@ func (s *Sessions) purge(ctx context.Context) ([]string, error) {
 // rebuildFulltext builds a full-text index of every stored message of a
 // known session in a fresh folder and swaps it in for the current one.
 func (s *Sessions) rebuildFulltext(ctx context.Context) error {
-	cur := filepath.Join(s.dir, fulltextDir)
+	cur := filepath.Join(s.dir, fulltext.Dir)
 	tmp, old := cur+".purge", cur+".old"
 	if err := errors.Join(os.RemoveAll(tmp), os.RemoveAll(old)); err != nil {
 		return fmt.Errorf("remove a purge's leftovers: %w", err)
@@ -290,7 +290,7 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 // (and then the purge runs again, from the purge mark); a reader, which
 // must change nothing, opens it where it is.
 func (s *Sessions) fulltextPath() (string, error) {
-	cur := filepath.Join(s.dir, fulltextDir)
+	cur := filepath.Join(s.dir, fulltext.Dir)
 	tmp, old := cur+".purge", cur+".old"
 	if exists(cur) || !exists(old) || !exists(tmp) {
 		return cur, nil

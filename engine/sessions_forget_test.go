@@ -59,7 +59,7 @@ func TestSessionsForget(t *testing.T) {
 	// The check can fail: before the forget, the words are in the
 	// full-text segments and in the state store.
 	before := strings.Join(filesHolding(t, idx, goneWords...), " ")
-	if !strings.Contains(before, fulltextDir) || !strings.Contains(before, store.StateFile) {
+	if !strings.Contains(before, fulltext.Dir) || !strings.Contains(before, store.StateFile) {
 		t.Fatalf("before the forget the words are only in %q; the check would prove nothing", before)
 	}
 	s = openTestSessions(t, idx, lineSource{root})
@@ -176,7 +176,7 @@ func TestSessionsForgetCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close() // the kill
-	junk := filepath.Join(idx, sessionsDir, fulltextDir+".purge")
+	junk := filepath.Join(idx, sessionsDir, fulltext.Dir+".purge")
 	os.MkdirAll(junk, 0o755)
 	os.WriteFile(filepath.Join(junk, "half-written"), []byte("quetzalxyzzy"), 0o644)
 	if left := filesHolding(t, idx, goneWords...); len(left) == 0 {
@@ -228,7 +228,7 @@ func TestSessionsForgetCutMidSwap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.dropSessions(sel, nil)
-	cur := filepath.Join(idx, sessionsDir, fulltextDir)
+	cur := filepath.Join(idx, sessionsDir, fulltext.Dir)
 	ft, err := fulltext.Open(cur+".purge", true, fulltext.DurableBatches, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
+	"mnemo/engine/store"
 )
 
 // SessionListQuery lists sessions without a query, newest first, a page
@@ -55,20 +56,20 @@ const maxTitleRunes = 100
 // last message, then the first (undated sessions last).
 func (s *Sessions) List(ctx context.Context, q SessionListQuery) (SessionList, error) {
 	var err error
-	if q.Page, err = rank.Count("page", q.Page, 1, MaxPage, ErrBadPage); err != nil {
+	if q.Page, err = rank.Count("page", q.Page, 1, rank.MaxPage, rank.ErrBadPage); err != nil {
 		return SessionList{}, err
 	}
-	if q.PageSize, err = rank.Count("pageSize", q.PageSize, 10, MaxSessionLimit, ErrBadPageSize); err != nil {
+	if q.PageSize, err = rank.Count("pageSize", q.PageSize, 10, MaxSessionLimit, rank.ErrBadPageSize); err != nil {
 		return SessionList{}, err
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
-		return SessionList{}, fmt.Errorf("to %s is before from %s: %w", q.To.Format(time.RFC3339), q.From.Format(time.RFC3339), ErrBadRange)
+		return SessionList{}, fmt.Errorf("to %s is before from %s: %w", q.To.Format(time.RFC3339), q.From.Format(time.RFC3339), rank.ErrBadRange)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := SessionList{Page: q.Page, PageSize: q.PageSize, Indexing: s.indexingNow(), Sessions: []SessionSummary{}}
 	if s.lastSync.IsZero() && len(s.sessions) == 0 && !out.Indexing {
-		return SessionList{}, fmt.Errorf("sessions %w", ErrIndexNotReady)
+		return SessionList{}, fmt.Errorf("sessions %w", store.ErrIndexNotReady)
 	}
 	sc := newSessionScope(SessionQuery{Project: strings.TrimSpace(q.Project), Agent: strings.ToLower(strings.TrimSpace(q.Agent)), Archived: q.Archived})
 	var in []*session

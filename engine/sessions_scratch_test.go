@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/transcript"
 )
 
@@ -99,7 +100,7 @@ func TestSessionsScratchContainerGone(t *testing.T) {
 			}
 			for _, h := range filesHolding(t, idx, "claudeokapi", "gnuzzlequark") {
 				rel := strings.TrimPrefix(h, string(filepath.Separator)+sessionsDir+string(filepath.Separator))
-				if !strings.HasPrefix(rel, "state.db ") && !strings.HasPrefix(rel, fulltextDir+string(filepath.Separator)) {
+				if !strings.HasPrefix(rel, "state.db ") && !strings.HasPrefix(rel, fulltext.Dir+string(filepath.Separator)) {
 					t.Errorf("after the %s, %s holds the words of the deleted container", by, h)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"mnemo/engine/admit"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
+	"mnemo/engine/store"
 	"mnemo/engine/vectors"
 )
 
@@ -44,18 +45,18 @@ const MaxSessionMessages = 1000
 // SessionQuery is one search of the sessions index. Zero values mean "no
 // constraint" or the default.
 type SessionQuery struct {
-	Text      string `json:"query"`
-	Mode      Mode   `json:"mode,omitempty"`      // default Hybrid
-	Project   string `json:"project,omitempty"`   // substring of the working folder, or a full path whose hash a Gemini session carries
-	SessionID string `json:"sessionId,omitempty"` // only this session
-	Agent     string `json:"sourceAgent,omitempty"`
-	Role      string `json:"role,omitempty"` // user or assistant
+	Text      string    `json:"query"`
+	Mode      rank.Mode `json:"mode,omitempty"`      // default Hybrid
+	Project   string    `json:"project,omitempty"`   // substring of the working folder, or a full path whose hash a Gemini session carries
+	SessionID string    `json:"sessionId,omitempty"` // only this session
+	Agent     string    `json:"sourceAgent,omitempty"`
+	Role      string    `json:"role,omitempty"` // user or assistant
 	// Archived, if set, keeps only archived sessions (true) or only those
 	// whose transcript is there (false).
 	Archived *bool     `json:"archived,omitempty"`
 	From     time.Time `json:"from,omitzero"` // bounds on the message's timestamp, inclusive
 	To       time.Time `json:"to,omitzero"`
-	Sort     Sort      `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
+	Sort     rank.Sort `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
 	Limit    int       `json:"limit,omitempty"`
 	MaxHits  int       `json:"maxHits,omitempty"`
 }
@@ -64,7 +65,7 @@ type SessionQuery struct {
 func (q SessionQuery) Validate() (SessionQuery, error) {
 	q.Text = strings.TrimSpace(q.Text)
 	if q.Text == "" {
-		return q, ErrEmptyQuery
+		return q, rank.ErrEmptyQuery
 	}
 	var err error
 	if q.Mode, err = rank.ParseMode(q.Mode); err != nil {
@@ -98,8 +99,8 @@ func (q SessionQuery) Validate() (SessionQuery, error) {
 // session's score is its best hit's), each with its hits best first.
 type SessionPage struct {
 	Query         string          `json:"query"`
-	Mode          Mode            `json:"mode"`
-	Sort          Sort            `json:"sort"`
+	Mode          rank.Mode       `json:"mode"`
+	Sort          rank.Sort       `json:"sort"`
 	Indexing      bool            `json:"indexing"`
 	TotalSessions int             `json:"totalSessions"`
 	Sessions      []SessionResult `json:"sessions"`
@@ -172,7 +173,7 @@ func (sc sessionScope) message(m *message) bool {
 	if q.Role != "" && m.role != q.Role {
 		return false
 	}
-	t := m.rec.Created
+	t := m.time
 	if !q.From.IsZero() && t.Before(q.From) {
 		return false
 	}
@@ -201,7 +202,7 @@ func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, err
 	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
 	err = rank.EmbedOutsideLock(ctx, &s.mu, q.Mode,
 		func() (fulltext.Terms, bool, error) { return s.searchableLocked(q, &page) },
-		func(ctx context.Context) ([]float32, error) { return queryVector(ctx, s.emb, q.Text, q.Mode) },
+		func(ctx context.Context) ([]float32, error) { return vectors.EmbedQuery(ctx, s.emb, q.Text, q.Mode) },
 		func(terms fulltext.Terms, qv []float32, embedErr error) error {
 			return s.searchLocked(ctx, q, terms, qv, embedErr, &page)
 		})
@@ -232,9 +233,9 @@ func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fullt
 	} else {
 		semDone <- semantic{err: embedErr}
 	}
-	var text []candidate
+	var text []msgCandidate
 	var err error
-	if q.Mode != Semantic {
+	if q.Mode != rank.Semantic {
 		text, err = s.textCandidates(ctx, terms, sc)
 	}
 	sem := <-semDone // never leave the vector query reading under a released lock
@@ -275,7 +276,7 @@ func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fullt
 // holds s.mu.
 func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (fulltext.Terms, bool, error) {
 	page.Indexing = s.indexingNow()
-	done, err := rank.Ready(q.Mode, page.Indexing, s.lastSync.IsZero() && len(s.msgs) == 0, s.damaged(), ErrIndexNotReady)
+	done, err := rank.Ready(q.Mode, page.Indexing, s.lastSync.IsZero() && len(s.msgs) == 0, s.damaged(), store.ErrIndexNotReady)
 	if err != nil {
 		return fulltext.Terms{}, false, fmt.Errorf("sessions %w", err)
 	}
@@ -325,7 +326,7 @@ func (s *Sessions) semanticCandidates(ctx context.Context, qv []float32, sc sess
 				if err := ctx.Err(); err != nil {
 					return f, err
 				}
-				if h, ok := s.vec.Nearest(qv, m.rec.Path); ok {
+				if h, ok := s.vec.Nearest(qv, m.doc); ok {
 					f.Hits = append(f.Hits, h)
 				}
 			}
@@ -347,7 +348,7 @@ const maxTextCandidates = 2000
 // bestText keeps the best text candidates (see maxTextCandidates) and, when
 // it drops any, returns the sessions all of them belong to, so that
 // totalSessions still counts every session with a match.
-func (s *Sessions) bestText(text []candidate, p sessionPlan) ([]candidate, map[uint32]struct{}) {
+func (s *Sessions) bestText(text []msgCandidate, p sessionPlan) ([]msgCandidate, map[uint32]struct{}) {
 	k := max(maxTextCandidates, 20*p.limit*p.hits)
 	if len(text) <= k {
 		return text, nil
@@ -355,11 +356,11 @@ func (s *Sessions) bestText(text []candidate, p sessionPlan) ([]candidate, map[u
 	all := make(map[uint32]struct{}, 256)
 	scores := make([]float64, len(text))
 	for i := range text {
-		all[s.msgs[text[i].Rec.Path].sid] = struct{}{}
+		all[text[i].Rec.sid] = struct{}{}
 		scores[i] = text[i].Text
 	}
 	cut := rank.KthLargest(scores, k)
-	kept := make([]candidate, 0, k)
+	kept := make([]msgCandidate, 0, k)
 	for _, c := range text {
 		if c.Text > cut {
 			kept = append(kept, c)
@@ -390,7 +391,7 @@ func (sc sessionScope) labels() []string {
 
 // sessionPlan is what the stages after the candidates need of a query.
 type sessionPlan struct {
-	mode        Mode
+	mode        rank.Mode
 	fuser       rank.Fuser
 	floor       float64
 	limit, hits int
@@ -408,7 +409,7 @@ func (s *Sessions) inScope(sc sessionScope, m *message) bool {
 
 // textCandidates is stage one: every message in scope that matches a query
 // term, with its BM25 score divided by the best one in scope.
-func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope) ([]candidate, error) {
+func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope) ([]msgCandidate, error) {
 	hits, err := s.ft.Score(ctx, terms, fulltext.NewBM25(s.rank), s.totals)
 	if err != nil {
 		s.noteDamage(err)
@@ -419,20 +420,20 @@ func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc 
 
 // lookup finds a message by id for the ranking stages: false when
 // it is gone or outside sc.
-func (s *Sessions) lookup(sc sessionScope) func(id string) (*record, bool) {
-	return func(id string) (*record, bool) {
+func (s *Sessions) lookup(sc sessionScope) func(id string) (*message, bool) {
+	return func(id string) (*message, bool) {
 		m := s.msgs[id]
 		if m == nil || !s.inScope(sc, m) {
 			return nil, false
 		}
-		return &m.rec, true
+		return m, true
 	}
 }
 
 // fuse is stage two and three: text matches get their exact similarity,
 // messages found by meaning alone join above the floor, and every
 // candidate gets its fused score.
-func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []float32, found vectors.Found) []candidate {
+func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.Found) []msgCandidate {
 	var nearest func(string) (vectors.Hit, bool)
 	if qv != nil {
 		nearest = func(id string) (vectors.Hit, bool) { return s.vec.Nearest(qv, id) }
@@ -448,13 +449,13 @@ func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []f
 // sessionGroup is one session's hits, best first.
 type sessionGroup struct {
 	ss     *session
-	hits   []*candidate
+	hits   []*msgCandidate
 	best   float64
 	latest time.Time
 }
 
 // group is stage four: hits by session, each session scored by its best hit.
-func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
+func (s *Sessions) group(p sessionPlan, cands []msgCandidate) []*sessionGroup {
 	by := map[uint32]*sessionGroup{}
 	var out []*sessionGroup
 	for i := range cands {
@@ -462,7 +463,7 @@ func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
 		if c.Score <= 0 {
 			continue
 		}
-		m := s.msgs[c.Rec.Path]
+		m := c.Rec
 		g := by[m.sid]
 		if g == nil {
 			ss := s.sessions[m.sid]
@@ -475,12 +476,12 @@ func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
 		}
 		g.hits = append(g.hits, c)
 		g.best = math.Max(g.best, c.Score)
-		if c.Rec.Created.After(g.latest) {
-			g.latest = c.Rec.Created
+		if m.time.After(g.latest) {
+			g.latest = m.time
 		}
 	}
 	for _, g := range out {
-		rank.SortCandidates(g.hits, ByRelevance)
+		rank.SortCandidates(g.hits, rank.ByRelevance)
 	}
 	return out
 }
@@ -518,10 +519,10 @@ func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool
 
 // sortGroups orders sessions best first (ties: latest ended), or by their
 // latest hit for recency.
-func sortGroups(gs []*sessionGroup, by Sort) {
+func sortGroups(gs []*sessionGroup, by rank.Sort) {
 	sort.Slice(gs, func(i, j int) bool {
 		a, b := gs[i], gs[j]
-		if by == ByRecency && !a.latest.Equal(b.latest) {
+		if by == rank.ByRecency && !a.latest.Equal(b.latest) {
 			return a.latest.After(b.latest)
 		}
 		if a.best != b.best {
@@ -543,10 +544,10 @@ func (s *Sessions) result(g *sessionGroup, maxHits int, terms fulltext.Terms) Se
 		Score: rank.Round(g.best), Hits: []MessageHit{},
 	}
 	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
-		m := s.msgs[c.Rec.Path]
+		m := c.Rec
 		excerpt, n := s.ft.MessageSnippet(s.st.text(m.sid, m.seq), terms)
 		r.Hits = append(r.Hits, MessageHit{
-			MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
+			MessageID: m.id, Role: m.role, Timestamp: m.time,
 			Excerpt: excerpt, Score: rank.Round(c.Score), MatchCount: n,
 		})
 	}
@@ -598,7 +599,7 @@ func (s *Sessions) findSession(id string) (*session, error) {
 	}
 	if found == nil {
 		if s.lastSync.IsZero() && len(s.sessions) == 0 {
-			return nil, fmt.Errorf("sessions %w", ErrIndexNotReady)
+			return nil, fmt.Errorf("sessions %w", store.ErrIndexNotReady)
 		}
 		return nil, fmt.Errorf("%q: %w", id, ErrNoSession)
 	}

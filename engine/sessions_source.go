@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 )
 
@@ -82,11 +83,11 @@ func (t transcriptSource) Owns(p string) bool { return t.src.Owns(p, t.opt) }
 // scratch folder (a container session's extract).
 func (t transcriptSource) Drop(path string) error { return t.src.Drop(path, t.opt) }
 
-func (t transcriptSource) Discover(ctx context.Context) ([]string, []Skip, error) {
+func (t transcriptSource) Discover(ctx context.Context) ([]string, []store.Skip, error) {
 	paths, sk, err := t.src.Discover(ctx, t.opt)
-	skips := make([]Skip, 0, len(sk))
+	skips := make([]store.Skip, 0, len(sk))
 	for _, s := range sk {
-		skips = append(skips, Skip{Path: s.Path, Reason: s.Reason})
+		skips = append(skips, store.Skip{Path: s.Path, Reason: s.Reason})
 	}
 	return paths, skips, err
 }

@@ -40,7 +40,7 @@ type SessionsReport struct {
 	Unchanged int           `json:"unchanged"`
 	Messages  int           `json:"messages"` // messages indexed by this sync
 	Malformed int           `json:"malformedLines"`
-	Skipped   []Skip        `json:"skipped"` // transcripts not indexed, and why
+	Skipped   []store.Skip  `json:"skipped"` // transcripts not indexed, and why
 	Total     time.Duration `json:"totalNs"`
 }
 
@@ -58,7 +58,7 @@ type sessionJob struct {
 // everything is read from scratch.
 func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err error) {
 	if s.cfg.ReadOnly {
-		return SessionsReport{}, ErrReadOnly
+		return SessionsReport{}, store.ErrReadOnly
 	}
 	defer func() { s.noteError(err) }()
 	s.syncMu.Lock()
@@ -66,7 +66,7 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	s.indexing.Store(true)
 	defer s.indexing.Store(false)
 	start := time.Now()
-	rep = SessionsReport{Skipped: []Skip{}}
+	rep = SessionsReport{Skipped: []store.Skip{}}
 	if err := s.prepare(ctx, start, full, &rep); err != nil {
 		return rep, err
 	}
@@ -132,13 +132,13 @@ type listing struct {
 	jobs       []sessionJob
 	found      map[string]bool // transcript paths listed
 	discovered map[string]bool // sources whose listing is complete
-	skips      map[string][]Skip
+	skips      map[string][]store.Skip
 }
 
 // discover lists every source's transcripts, and records in memory what
 // each skipped and which failed.
 func (s *Sessions) discover(ctx context.Context, rep *SessionsReport) (listing, error) {
-	l := listing{found: map[string]bool{}, discovered: map[string]bool{}, skips: map[string][]Skip{}}
+	l := listing{found: map[string]bool{}, discovered: map[string]bool{}, skips: map[string][]store.Skip{}}
 	srcErrs := map[string]string{}
 	for _, src := range s.cfg.Sources {
 		key := sourceKey(src.Kind(), src.Root())
@@ -148,11 +148,11 @@ func (s *Sessions) discover(ctx context.Context, rep *SessionsReport) (listing, 
 		}
 		if err != nil {
 			srcErrs[key] = err.Error()
-			rep.Skipped = append(rep.Skipped, Skip{Path: src.Root(), Reason: "source " + src.Kind() + ": " + err.Error()})
+			rep.Skipped = append(rep.Skipped, store.Skip{Path: src.Root(), Reason: "source " + src.Kind() + ": " + err.Error()})
 			continue
 		}
 		l.discovered[key] = true
-		l.skips[key] = append([]Skip{}, sk...)
+		l.skips[key] = append([]store.Skip{}, sk...)
 		rep.Skipped = append(rep.Skipped, sk...)
 		for _, p := range paths {
 			if !l.found[p] {
@@ -214,7 +214,7 @@ func (s *Sessions) markUnfinished(start time.Time) error {
 // would and status names what it left out, as after a sync.
 func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsReport, err error) {
 	if s.cfg.ReadOnly {
-		return SessionsReport{}, ErrReadOnly
+		return SessionsReport{}, store.ErrReadOnly
 	}
 	s.mu.RLock()
 	why := s.needFull
@@ -226,7 +226,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	start := time.Now()
-	rep = SessionsReport{Skipped: []Skip{}}
+	rep = SessionsReport{Skipped: []store.Skip{}}
 	var jobs []sessionJob
 	var gone []uint32
 	seenJob := map[string]bool{}
@@ -304,7 +304,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 // sourceListing is one source's Discover.
 type sourceListing struct {
 	paths []string
-	skips []Skip
+	skips []store.Skip
 }
 
 // pathSkips is what a SyncPaths batch leaves each source it touched
@@ -312,16 +312,16 @@ type sourceListing struct {
 // the read failures of listed transcripts not read in this batch; another
 // keeps what it skipped before, less the files read again. A read that
 // fails in the batch names its file again.
-func (s *Sessions) pathSkips(listed map[string]sourceListing, reread map[string][]string, read map[string]bool) map[string][]Skip {
+func (s *Sessions) pathSkips(listed map[string]sourceListing, reread map[string][]string, read map[string]bool) map[string][]store.Skip {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := map[string][]Skip{}
+	out := map[string][]store.Skip{}
 	for key, l := range listed {
 		still := map[string]bool{}
 		for _, p := range l.paths {
 			still[p] = !read[p]
 		}
-		out[key] = append([]Skip{}, l.skips...)
+		out[key] = append([]store.Skip{}, l.skips...)
 		for _, k := range s.skips[key] {
 			if still[k.Path] {
 				out[key] = append(out[key], k)
@@ -336,7 +336,7 @@ func (s *Sessions) pathSkips(listed map[string]sourceListing, reread map[string]
 		for _, p := range paths {
 			again[p] = true
 		}
-		kept := []Skip{}
+		kept := []store.Skip{}
 		for _, k := range s.skips[key] {
 			if !again[k.Path] {
 				kept = append(kept, k)
@@ -370,7 +370,7 @@ func (s *Sessions) notRead(gone []uint32, read map[string]bool) []uint32 {
 }
 
 // run removes gone sessions and reads jobs, in batches.
-func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, skips map[string][]Skip, rep *SessionsReport) error {
+func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, skips map[string][]store.Skip, rep *SessionsReport) error {
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
 	total := len(jobs) + len(gone)
 	done := 0
@@ -529,7 +529,7 @@ type sessionBatch struct {
 	sids   []uint32
 	writes []sessionWrite
 	size   int // messages
-	skips  map[string][]Skip
+	skips  map[string][]store.Skip
 }
 
 func (b *sessionBatch) add(sid uint32, w sessionWrite) {
@@ -560,7 +560,7 @@ func (s *Sessions) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *
 		// Left out for good (status counts it), with any copy its source
 		// made while listing it.
 		if err := s.dropCopies(j.key, j.path); err != nil {
-			skip := Skip{Path: j.path, Reason: "forgotten, but its copy in the index folder stays: " + err.Error()}
+			skip := store.Skip{Path: j.path, Reason: "forgotten, but its copy in the index folder stays: " + err.Error()}
 			rep.Skipped = append(rep.Skipped, skip)
 			if b.skips != nil {
 				b.skips[j.key] = append(b.skips[j.key], skip)
@@ -594,7 +594,7 @@ func (s *Sessions) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *
 		return bt.err
 	}
 	if err != nil {
-		skip := Skip{Path: j.path, Reason: "unreadable: " + err.Error()}
+		skip := store.Skip{Path: j.path, Reason: "unreadable: " + err.Error()}
 		rep.Skipped = append(rep.Skipped, skip)
 		if b.skips != nil {
 			b.skips[j.key] = append(b.skips[j.key], skip)
@@ -980,7 +980,7 @@ func (s *Sessions) repairPending() error {
 func (s *Sessions) reset() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ftPath := filepath.Join(s.dir, fulltextDir)
+	ftPath := filepath.Join(s.dir, fulltext.Dir)
 	if s.ft != nil {
 		s.ft.Close()
 	}

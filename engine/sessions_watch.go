@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"mnemo/engine/store"
 	"mnemo/engine/vault"
 	"mnemo/engine/watch"
 )
@@ -44,7 +45,7 @@ type SessionsWatchOptions struct {
 // Overflows, watcher errors and failed batches lead to a rescan.
 func (s *Sessions) Watch(ctx context.Context, opts SessionsWatchOptions) error {
 	if s.cfg.ReadOnly {
-		return ErrReadOnly
+		return store.ErrReadOnly
 	}
 	return watch.Loop(ctx, &sessionsCorpus{s: s, opts: opts}, watch.Options{
 		Debounce: opts.Debounce, RescanEvery: opts.RescanEvery, Log: opts.Log,
