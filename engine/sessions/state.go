@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"encoding/binary"
@@ -61,7 +61,7 @@ type sessionRec struct {
 	// line, summed since its last whole read.
 	Coverage transcript.Coverage `json:"cov,omitzero"`
 	// Partial: the messages of a read committed in slices whose last slice
-	// is not (Sessions.slice); the fields above are those of the last
+	// is not (Corpus.slice); the fields above are those of the last
 	// complete read, so the next sync reads it again.
 	Partial bool `json:"pt,omitempty"`
 }
