@@ -5,9 +5,7 @@
 package engine
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
 	"time"
 
 	"mnemo/decay"
@@ -44,27 +42,6 @@ const (
 
 // DefaultRanking returns the tuned defaults.
 func DefaultRanking() Ranking { return rank.DefaultRanking() }
-
-// searchSettings resolves, for either corpus's config, what it may leave
-// unset: the fusion (WeightedSum), the embedder (the built-in one) and the
-// ranking (DefaultRanking), each checked.
-func searchSettings(f Fusion, emb embed.Embedder, r *Ranking) (Fusion, embed.Embedder, Ranking, error) {
-	f = cmp.Or(f, WeightedSum)
-	if f != WeightedSum && f != RRF {
-		return f, nil, Ranking{}, fmt.Errorf("unknown fusion %q (want weighted or rrf)", f)
-	}
-	if emb == nil {
-		var err error
-		if emb, err = embed.Builtin(); err != nil {
-			return f, nil, Ranking{}, fmt.Errorf("built-in embedder: %w", err)
-		}
-	}
-	rk := DefaultRanking()
-	if r != nil {
-		rk = *r
-	}
-	return f, emb, rk, rk.Validate()
-}
 
 // Config says where the memories and the index live and how to search them.
 // It is filled once at the edge (cmd/, mcp/) and passed down.

@@ -17,6 +17,7 @@ import (
 	"mnemo/decay"
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
 	"mnemo/engine/store"
 	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
@@ -86,7 +87,6 @@ func (e *Engine) now() time.Time {
 
 // Layout of the index folder.
 const (
-	fulltextDir  = "fulltext.bleve"
 	defaultLimit = 10 << 20
 )
 
@@ -117,9 +117,12 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Decay.Validate(); err != nil {
 		return nil, err
 	}
-	var emb embed.Embedder
 	var rk Ranking
-	if cfg.Fusion, emb, rk, err = searchSettings(cfg.Fusion, cfg.Embedder, cfg.Ranking); err != nil {
+	if cfg.Fusion, rk, err = rank.Settings(cfg.Fusion, cfg.Ranking); err != nil {
+		return nil, err
+	}
+	emb, err := embed.OrBuiltin(cfg.Embedder)
+	if err != nil {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, emb: emb, rank: rk, root: root, countAll: countAllChunks, batchFiles: batchFiles, batchBytes: batchBytes, persist: fulltext.NewTracker()}
@@ -224,7 +227,7 @@ func (e *Engine) checkMeta() error {
 // openIndex opens the full-text index. A writer replaces one it cannot
 // open by an empty one, marked damaged until the rebuild.
 func (e *Engine) openIndex() error {
-	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
+	ftPath := filepath.Join(e.cfg.IndexDir, fulltext.Dir)
 	ft, err := e.openFulltext(ftPath, !e.cfg.ReadOnly)
 	if err != nil && !e.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
 		// A corrupt full-text index is rebuilt from the files, never trusted.
@@ -397,7 +400,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		Embedder:     e.emb.Name(),
 		Dimensions:   e.dim,
 		LastError:    e.lastError,
-		FullTextSize: dirSize(filepath.Join(e.cfg.IndexDir, fulltextDir)),
+		FullTextSize: fulltext.Size(filepath.Join(e.cfg.IndexDir, fulltext.Dir)),
 		StateSize:    e.st.size(),
 		LastSync:     e.lastSync,
 		Indexing:     e.indexing.Load() || e.unfinished != "",
@@ -435,17 +438,4 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 // a first or full sync is running or was cut short. e.mu must be held.
 func (e *Engine) building() bool {
 	return e.unfinished != "" || (e.indexing.Load() && (e.lastSync.IsZero() || e.needFull != ""))
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -145,7 +145,7 @@ func kill9Attempt(t *testing.T) (cfg Config, persisted []string) {
 
 	// What the kill left: Bleve's files without the writes, the pending
 	// marks naming them.
-	idx, err := bleve.OpenUsing(filepath.Join(cfg.IndexDir, fulltextDir), map[string]any{"read_only": true})
+	idx, err := bleve.OpenUsing(filepath.Join(cfg.IndexDir, fulltext.Dir), map[string]any{"read_only": true})
 	if err != nil {
 		t.Fatal(err)
 	}

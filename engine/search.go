@@ -9,19 +9,16 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine/admit"
-	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
 )
 
-// Bounds of a Query, which front ends' schemas state: MaxPage so that
-// Page × PageSize cannot overflow, MaxPageSize so that one page stays a
-// page.
+// Bounds of a Query, which front ends' schemas state (see rank.MaxPage).
 const (
-	MaxPage     = 1_000_000
-	MaxPageSize = 200
+	MaxPage     = rank.MaxPage
+	MaxPageSize = rank.MaxPageSize
 )
 
 // Validate checks a query and fills in its defaults. Search calls it; it is
@@ -154,7 +151,7 @@ func (e *Engine) search(ctx context.Context, q Query) (Page, error) {
 	page := Page{Query: q.Text, Mode: q.Mode, Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	err = rank.EmbedOutsideLock(ctx, &e.mu, q.Mode,
 		func() (fulltext.Terms, bool, error) { return e.searchableLocked(q, &page) },
-		func(ctx context.Context) ([]float32, error) { return queryVector(ctx, e.emb, q.Text, q.Mode) },
+		func(ctx context.Context) ([]float32, error) { return vectors.EmbedQuery(ctx, e.emb, q.Text, q.Mode) },
 		func(terms fulltext.Terms, qv []float32, embedErr error) error {
 			return e.searchLocked(ctx, q, terms, qv, embedErr, &page)
 		})
@@ -265,22 +262,6 @@ func (e *Engine) plan(q Query) searchPlan {
 		// result usually settles the page in one vector query.
 		chunks: max(64, 4*need),
 	}
-}
-
-// queryVector returns the query's unit vector, or nil when it has no
-// meaning to search by (no word emb knows): Semantic mode then fails,
-// Hybrid goes on with the words alone. Both corpora embed their queries
-// with it.
-func queryVector(ctx context.Context, emb embed.Embedder, text string, mode Mode) ([]float32, error) {
-	qv, err := emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
-	}
-	u := vectors.Normalize(qv[0])
-	if u == nil && mode == Semantic {
-		return nil, fmt.Errorf("%q: none of its words is known to the embedder %s: %w", text, emb.Name(), ErrNoTerms)
-	}
-	return u, nil
 }
 
 // textCandidates is stage one: every memory in scope that matches a query

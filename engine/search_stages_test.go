@@ -92,7 +92,7 @@ func exhaustive(t *testing.T, e *Engine, q Query) []string {
 			textScore[c.Rec.Path] = c.Text
 		}
 	}
-	qv, err := queryVector(ctx, e.emb, q.Text, q.Mode)
+	qv, err := vectors.EmbedQuery(ctx, e.emb, q.Text, q.Mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func testTextCandidates(t *testing.T, e *Engine) {
 
 func testSemanticCandidates(t *testing.T, e *Engine) {
 	ctx := context.Background()
-	qv, err := queryVector(ctx, e.emb, "cluster container", Semantic)
+	qv, err := vectors.EmbedQuery(ctx, e.emb, "cluster container", Semantic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func testFuse(t *testing.T, e *Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qv, err := queryVector(ctx, e.emb, q.Text, q.Mode)
+	qv, err := vectors.EmbedQuery(ctx, e.emb, q.Text, q.Mode)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
+	"mnemo/engine/vectors"
 )
 
 // metaUnreadable lists, one a line, the folders the last full sync could
@@ -141,7 +141,7 @@ func (s *stateStore) forEachVector(fn func(path string, chunk int, vec []float32
 			if !ok {
 				return nil
 			}
-			return fn(p, c, decodeVector(v))
+			return fn(p, c, vectors.Decode(v))
 		})
 	})
 }
@@ -159,22 +159,6 @@ func splitVectorKey(k []byte) (string, int, bool) {
 		return "", 0, false
 	}
 	return string(k[:len(k)-5]), int(binary.BigEndian.Uint32(k[len(k)-4:])), true
-}
-
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func decodeVector(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 // change is one file's new state within a batch: rec nil means removed.
@@ -268,7 +252,7 @@ func (s *stateStore) commitBatch(changes []change, skips map[string]string, unsk
 					if v == nil {
 						continue
 					}
-					if err := vecs.Put(vectorKey(c.path, i), encodeVector(v)); err != nil {
+					if err := vecs.Put(vectorKey(c.path, i), vectors.Encode(v)); err != nil {
 						return err
 					}
 				}

@@ -337,7 +337,7 @@ func (e *Engine) syncPaths(ctx context.Context, paths []string) (rep Report, err
 func (e *Engine) reset() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ftPath := filepath.Join(e.cfg.IndexDir, fulltextDir)
+	ftPath := filepath.Join(e.cfg.IndexDir, fulltext.Dir)
 	if e.ft != nil {
 		e.ft.Close()
 	}

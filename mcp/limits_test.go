@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 	"mnemo/mcp"
 )
 
@@ -37,12 +38,12 @@ func TestSchemaBoundsAreTheEngines(t *testing.T) {
 		{"SearchMemories", "pageSize", engine.MaxPageSize, false},
 		{"SearchMemories", "tags", engine.MaxTags, true},
 		{"WriteMemory", "tags", engine.MaxTags, true},
-		{"SearchSessions", "limit", engine.MaxSessionLimit, false},
-		{"SearchSessions", "maxHits", engine.MaxSessionHits, false},
-		{"GetSession", "limit", engine.MaxSessionMessages, false},
-		{"GetMessage", "context", engine.MaxMessageContext, false},
+		{"SearchSessions", "limit", sessions.MaxLimit, false},
+		{"SearchSessions", "maxHits", sessions.MaxHits, false},
+		{"GetSession", "limit", sessions.MaxMessages, false},
+		{"GetMessage", "context", sessions.MaxContext, false},
 		{"ListSessions", "page", engine.MaxPage, false},
-		{"ListSessions", "pageSize", engine.MaxSessionLimit, false},
+		{"ListSessions", "pageSize", sessions.MaxLimit, false},
 		{"BuildContext", "depth", engine.MaxContextDepth, false},
 		{"BuildContext", "maxEntities", engine.MaxEntities, false},
 		{"Visualize", "maxNodes", engine.MaxVisualNodes, false},
@@ -91,9 +92,9 @@ func TestEngineErrorsSayTheBounds(t *testing.T) {
 	}{
 		{engine.ErrBadPage, engine.MaxPage},
 		{engine.ErrBadPageSize, engine.MaxPageSize},
-		{engine.ErrBadLimit, engine.MaxSessionLimit},
-		{engine.ErrBadMaxHits, engine.MaxSessionHits},
-		{engine.ErrBadContext, engine.MaxMessageContext},
+		{sessions.ErrBadLimit, sessions.MaxLimit},
+		{sessions.ErrBadMaxHits, sessions.MaxHits},
+		{sessions.ErrBadContext, sessions.MaxContext},
 	} {
 		if !regexp.MustCompile(`\band ` + strconv.Itoa(tt.max) + `$`).MatchString(tt.err.Error()) {
 			t.Errorf("%q does not end with the engine's bound %d", tt.err, tt.max)

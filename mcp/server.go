@@ -30,6 +30,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // Defaults for Options.
@@ -71,7 +72,7 @@ type Options struct {
 
 	// Sessions, if set, serves the agent-session tools SearchSessions,
 	// GetSession and GetMessage (sessions.go), and Sync syncs it too.
-	Sessions engine.SessionsIndex
+	Sessions sessions.Index
 
 	// Logger receives the server's log; nil discards it. Over stdio it must
 	// not write to stdout.
@@ -84,7 +85,7 @@ type Options struct {
 // tool error that says "busy, retry".
 type server struct {
 	eng  engine.Memories
-	sess engine.SessionsIndex // nil: no sessions index
+	sess sessions.Index // nil: no sessions index
 	opts Options
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // searchSessionsIn is SearchSessions' arguments. The snake_case and
@@ -47,9 +48,9 @@ func searchSessionsSchema(in *jsonschema.Schema) {
 	m.Default = json.RawMessage(`"hybrid"`)
 	m.Examples = []any{"hybrid", "semantic", "fulltext"}
 	l := property(in, "limit")
-	l.Default, l.Minimum, l.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(engine.MaxSessionLimit))
+	l.Default, l.Minimum, l.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(sessions.MaxLimit))
 	h := property(in, "maxHits")
-	h.Default, h.Minimum, h.Maximum = json.RawMessage("3"), ptr(1.0), ptr(float64(engine.MaxSessionHits))
+	h.Default, h.Minimum, h.Maximum = json.RawMessage("3"), ptr(1.0), ptr(float64(sessions.MaxHits))
 	r := property(in, "role")
 	r.Enum = []any{"user", "assistant"}
 	for _, name := range []string{"project", "sessionId", "session_id", "sourceAgent", "source_agent"} {
@@ -69,10 +70,10 @@ var searchSessionsSpec = func() *argSpec {
 // ParseSearchSessions reads SearchSessions arguments (a JSON object, with
 // the tool's aliases and defaults) into a query: what `mnemo sessions
 // search --batch` does with each line, so the CLI and the tool agree.
-func ParseSearchSessions(raw json.RawMessage) (engine.SessionQuery, error) {
+func ParseSearchSessions(raw json.RawMessage) (sessions.Query, error) {
 	var in searchSessionsIn
 	if err := searchSessionsSpec.decode(raw, &in); err != nil {
-		return engine.SessionQuery{}, err
+		return sessions.Query{}, err
 	}
 	return in.query()
 }
@@ -101,25 +102,25 @@ var sessionModes = map[string]engine.Mode{
 	"fulltext": engine.FullText, "full-text": engine.FullText, "fts": engine.FullText, "text": engine.FullText,
 }
 
-func (in *searchSessionsIn) query() (engine.SessionQuery, error) {
+func (in *searchSessionsIn) query() (sessions.Query, error) {
 	switch {
 	case strings.TrimSpace(in.Query) == "":
-		return engine.SessionQuery{}, errors.New("query is required")
+		return sessions.Query{}, errors.New("query is required")
 	case utf8.RuneCountInString(in.Query) > maxQueryChars:
-		return engine.SessionQuery{}, fmt.Errorf("query is %d characters, over the limit of %d", utf8.RuneCountInString(in.Query), maxQueryChars)
-	case in.Limit < 1 || in.Limit > engine.MaxSessionLimit:
-		return engine.SessionQuery{}, fmt.Errorf("limit must be between 1 and %d (got %d)", engine.MaxSessionLimit, in.Limit)
-	case in.MaxHits < 1 || in.MaxHits > engine.MaxSessionHits:
-		return engine.SessionQuery{}, fmt.Errorf("maxHits must be between 1 and %d (got %d)", engine.MaxSessionHits, in.MaxHits)
+		return sessions.Query{}, fmt.Errorf("query is %d characters, over the limit of %d", utf8.RuneCountInString(in.Query), maxQueryChars)
+	case in.Limit < 1 || in.Limit > sessions.MaxLimit:
+		return sessions.Query{}, fmt.Errorf("limit must be between 1 and %d (got %d)", sessions.MaxLimit, in.Limit)
+	case in.MaxHits < 1 || in.MaxHits > sessions.MaxHits:
+		return sessions.Query{}, fmt.Errorf("maxHits must be between 1 and %d (got %d)", sessions.MaxHits, in.MaxHits)
 	}
 	for _, v := range []string{in.Project, in.SessionID, in.SessionIDAlias, in.SourceAgent, in.SourceAgentAlias} {
 		if len(v) > maxPathBytes {
-			return engine.SessionQuery{}, fmt.Errorf("a filter is %d bytes, over the %d-byte limit", len(v), maxPathBytes)
+			return sessions.Query{}, fmt.Errorf("a filter is %d bytes, over the %d-byte limit", len(v), maxPathBytes)
 		}
 	}
 	mode, ok := sessionModes[strings.ToLower(strings.TrimSpace(in.Mode))]
 	if !ok {
-		return engine.SessionQuery{}, fmt.Errorf("mode %.40q: want hybrid, semantic or fulltext (or vector, fts)", in.Mode)
+		return sessions.Query{}, fmt.Errorf("mode %.40q: want hybrid, semantic or fulltext (or vector, fts)", in.Mode)
 	}
 	v := map[string]string{
 		"sessionId": in.SessionID, "session_id": in.SessionIDAlias,
@@ -128,7 +129,7 @@ func (in *searchSessionsIn) query() (engine.SessionQuery, error) {
 		"to": in.To, "to_date": in.ToDate, "dateTo": in.DateTo,
 		"sort": in.Sort, "sort_by": in.SortBy,
 	}
-	q := engine.SessionQuery{Text: in.Query, Mode: mode, Project: in.Project, Role: in.Role, Archived: in.Archived, Limit: in.Limit, MaxHits: in.MaxHits}
+	q := sessions.Query{Text: in.Query, Mode: mode, Project: in.Project, Role: in.Role, Archived: in.Archived, Limit: in.Limit, MaxHits: in.MaxHits}
 	var err error
 	if q.SessionID, err = pick(v, "sessionId", "session_id"); err != nil {
 		return q, err
@@ -164,16 +165,16 @@ func (in *searchSessionsIn) query() (engine.SessionQuery, error) {
 	return q.Validate()
 }
 
-// searchSessionsOut is engine.SessionPage, cut to fit when it must be.
+// searchSessionsOut is sessions.Page, cut to fit when it must be.
 type searchSessionsOut struct {
-	Query         string                 `json:"query"`
-	Mode          string                 `json:"mode" jsonschema:"hybrid, semantic or fulltext"`
-	Sort          string                 `json:"sort" jsonschema:"relevance, or recency: sessions ordered by their latest matching message"`
-	Indexing      bool                   `json:"indexing" jsonschema:"the index is being built; results may be incomplete"`
-	TotalSessions int                    `json:"totalSessions" jsonschema:"sessions with a matching message"`
-	Sessions      []engine.SessionResult `json:"sessions" jsonschema:"best first; a session's score is its best hit's"`
-	Truncated     bool                   `json:"truncated,omitempty" jsonschema:"sessions were cut to fit the response limit"`
-	Note          string                 `json:"note,omitempty"`
+	Query         string            `json:"query"`
+	Mode          string            `json:"mode" jsonschema:"hybrid, semantic or fulltext"`
+	Sort          string            `json:"sort" jsonschema:"relevance, or recency: sessions ordered by their latest matching message"`
+	Indexing      bool              `json:"indexing" jsonschema:"the index is being built; results may be incomplete"`
+	TotalSessions int               `json:"totalSessions" jsonschema:"sessions with a matching message"`
+	Sessions      []sessions.Result `json:"sessions" jsonschema:"best first; a session's score is its best hit's"`
+	Truncated     bool              `json:"truncated,omitempty" jsonschema:"sessions were cut to fit the response limit"`
+	Note          string            `json:"note,omitempty"`
 }
 
 func (o *searchSessionsOut) units() int { return len(o.Sessions) }
@@ -259,9 +260,9 @@ type getSessionIn struct {
 	Limit          int    `json:"limit,omitempty" jsonschema:"messages to return (the schema gives the bound)"`
 }
 
-// sessionViewOut is engine.SessionView, cut to fit when it must be.
+// sessionViewOut is sessions.View, cut to fit when it must be.
 type sessionViewOut struct {
-	engine.SessionView
+	sessions.View
 	Truncated bool   `json:"truncated,omitempty" jsonschema:"messages were cut to fit the response limit"`
 	Note      string `json:"note,omitempty"`
 }
@@ -304,8 +305,8 @@ func (s *server) getSessionTool() tool[getSessionIn, sessionViewOut] {
 			o := property(in, "offset")
 			o.Default, o.Minimum = json.RawMessage("0"), ptr(0.0)
 			l := property(in, "limit")
-			l.Default, l.Minimum, l.Maximum = json.RawMessage("50"), ptr(1.0), ptr(float64(engine.MaxSessionMessages))
-			l.Description = fmt.Sprintf("messages to return, 1 to %d", engine.MaxSessionMessages)
+			l.Default, l.Minimum, l.Maximum = json.RawMessage("50"), ptr(1.0), ptr(float64(sessions.MaxMessages))
+			l.Description = fmt.Sprintf("messages to return, 1 to %d", sessions.MaxMessages)
 		},
 		run: func(ctx context.Context, in *getSessionIn) (*sessionViewOut, error) {
 			id, err := sessionID(in.SessionID, in.SessionIDAlias)
@@ -315,14 +316,14 @@ func (s *server) getSessionTool() tool[getSessionIn, sessionViewOut] {
 			if in.Offset < 0 || in.Offset > 1<<31 {
 				return nil, fmt.Errorf("offset must be 0 or more (got %d)", in.Offset)
 			}
-			if in.Limit < 1 || in.Limit > engine.MaxSessionMessages {
-				return nil, fmt.Errorf("limit must be between 1 and %d (got %d)", engine.MaxSessionMessages, in.Limit)
+			if in.Limit < 1 || in.Limit > sessions.MaxMessages {
+				return nil, fmt.Errorf("limit must be between 1 and %d (got %d)", sessions.MaxMessages, in.Limit)
 			}
 			v, err := s.sess.GetSession(ctx, id, in.Offset, in.Limit)
 			if err != nil {
 				return nil, err
 			}
-			return &sessionViewOut{SessionView: v}, nil
+			return &sessionViewOut{View: v}, nil
 		},
 		text: viewText,
 	}
@@ -345,7 +346,7 @@ func (s *server) getMessageTool() tool[getMessageIn, sessionViewOut] {
 		schema: func(in *jsonschema.Schema) {
 			property(in, "messageId").MaxLength = ptr(maxPathBytes)
 			c := property(in, "context")
-			c.Default, c.Minimum, c.Maximum = json.RawMessage("2"), ptr(0.0), ptr(float64(engine.MaxMessageContext))
+			c.Default, c.Minimum, c.Maximum = json.RawMessage("2"), ptr(0.0), ptr(float64(sessions.MaxContext))
 		},
 		run: func(ctx context.Context, in *getMessageIn) (*sessionViewOut, error) {
 			id, err := sessionID(in.SessionID, in.SessionIDAlias)
@@ -357,14 +358,14 @@ func (s *server) getMessageTool() tool[getMessageIn, sessionViewOut] {
 				return nil, errors.New("messageId is required")
 			case len(in.MessageID) > maxPathBytes:
 				return nil, fmt.Errorf("messageId is %d bytes, over the %d-byte limit", len(in.MessageID), maxPathBytes)
-			case in.Context < 0 || in.Context > engine.MaxMessageContext:
-				return nil, fmt.Errorf("context must be between 0 and %d (got %d)", engine.MaxMessageContext, in.Context)
+			case in.Context < 0 || in.Context > sessions.MaxContext:
+				return nil, fmt.Errorf("context must be between 0 and %d (got %d)", sessions.MaxContext, in.Context)
 			}
 			v, err := s.sess.GetMessage(ctx, id, in.MessageID, in.Context)
 			if err != nil {
 				return nil, err
 			}
-			return &sessionViewOut{SessionView: v}, nil
+			return &sessionViewOut{View: v}, nil
 		},
 		text: viewText,
 	}

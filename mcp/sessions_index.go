@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // The sessions index's own tools: SessionsStatus here, ListSessions and
@@ -21,10 +22,10 @@ import (
 
 type sessionsStatusIn struct{}
 
-// sessionsStatusOut is engine.SessionsStatus, its skip lists cut to fit
+// sessionsStatusOut is sessions.Status, its skip lists cut to fit
 // when they must be.
 type sessionsStatusOut struct {
-	engine.SessionsStatus
+	sessions.Status
 	Truncated bool   `json:"truncated,omitempty" jsonschema:"skip lists were cut to fit the response limit; skippedByReason still counts every file"`
 	Note      string `json:"note,omitempty"`
 }
@@ -65,7 +66,7 @@ func (s *server) sessionsStatusTool() tool[sessionsStatusIn, sessionsStatusOut] 
 			if err != nil {
 				return nil, err
 			}
-			return &sessionsStatusOut{SessionsStatus: st}, nil
+			return &sessionsStatusOut{Status: st}, nil
 		},
 		text: func(o *sessionsStatusOut) string {
 			var b strings.Builder
@@ -136,9 +137,9 @@ type listSessionsIn struct {
 	SourceAgentAlias string `json:"source_agent,omitempty" jsonschema:"alias of sourceAgent (pond)"`
 }
 
-// listSessionsOut is engine.SessionList, cut to fit when it must be.
+// listSessionsOut is sessions.Listing, cut to fit when it must be.
 type listSessionsOut struct {
-	engine.SessionList
+	sessions.Listing
 	Truncated bool   `json:"truncated,omitempty" jsonschema:"sessions were cut to fit the response limit"`
 	Note      string `json:"note,omitempty"`
 }
@@ -163,7 +164,7 @@ func (s *server) listSessionsTool() tool[listSessionsIn, listSessionsOut] {
 		idempotent: true,
 		schema: func(in *jsonschema.Schema) {
 			ps := property(in, "pageSize")
-			ps.Default, ps.Minimum, ps.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(engine.MaxSessionLimit))
+			ps.Default, ps.Minimum, ps.Maximum = json.RawMessage("10"), ptr(1.0), ptr(float64(sessions.MaxLimit))
 			p := property(in, "page")
 			p.Default, p.Minimum, p.Maximum = json.RawMessage("1"), ptr(1.0), ptr(float64(engine.MaxPage))
 			for _, name := range []string{"project", "sourceAgent", "source_agent"} {
@@ -179,7 +180,7 @@ func (s *server) listSessionsTool() tool[listSessionsIn, listSessionsOut] {
 			if err != nil {
 				return nil, err
 			}
-			return &listSessionsOut{SessionList: l}, nil
+			return &listSessionsOut{Listing: l}, nil
 		},
 		text: func(o *listSessionsOut) string {
 			var b strings.Builder
@@ -202,19 +203,19 @@ func (s *server) listSessionsTool() tool[listSessionsIn, listSessionsOut] {
 	}
 }
 
-func (in *listSessionsIn) query() (engine.SessionListQuery, error) {
+func (in *listSessionsIn) query() (sessions.ListQuery, error) {
 	switch {
 	case in.Page < 1 || in.Page > engine.MaxPage:
-		return engine.SessionListQuery{}, fmt.Errorf("page must be between 1 and %d (got %d)", engine.MaxPage, in.Page)
-	case in.PageSize < 1 || in.PageSize > engine.MaxSessionLimit:
-		return engine.SessionListQuery{}, fmt.Errorf("pageSize must be between 1 and %d (got %d)", engine.MaxSessionLimit, in.PageSize)
+		return sessions.ListQuery{}, fmt.Errorf("page must be between 1 and %d (got %d)", engine.MaxPage, in.Page)
+	case in.PageSize < 1 || in.PageSize > sessions.MaxLimit:
+		return sessions.ListQuery{}, fmt.Errorf("pageSize must be between 1 and %d (got %d)", sessions.MaxLimit, in.PageSize)
 	}
 	for _, v := range []string{in.Project, in.SourceAgent, in.SourceAgentAlias} {
 		if len(v) > maxPathBytes {
-			return engine.SessionListQuery{}, fmt.Errorf("a filter is %d bytes, over the %d-byte limit", len(v), maxPathBytes)
+			return sessions.ListQuery{}, fmt.Errorf("a filter is %d bytes, over the %d-byte limit", len(v), maxPathBytes)
 		}
 	}
-	q := engine.SessionListQuery{Project: in.Project, Archived: in.Archived, Page: in.Page, PageSize: in.PageSize}
+	q := sessions.ListQuery{Project: in.Project, Archived: in.Archived, Page: in.Page, PageSize: in.PageSize}
 	var err error
 	if q.Agent, err = pick(map[string]string{"sourceAgent": in.SourceAgent, "source_agent": in.SourceAgentAlias}, "sourceAgent", "source_agent"); err != nil {
 		return q, err
@@ -230,10 +231,10 @@ func (in *listSessionsIn) query() (engine.SessionListQuery, error) {
 
 // ParseListSessions reads ListSessions arguments (a JSON object, with the
 // tool's defaults) into a query, so `mnemo sessions list` and the tool agree.
-func ParseListSessions(raw json.RawMessage) (engine.SessionListQuery, error) {
+func ParseListSessions(raw json.RawMessage) (sessions.ListQuery, error) {
 	var in listSessionsIn
 	if err := listSessionsSpec.decode(raw, &in); err != nil {
-		return engine.SessionListQuery{}, err
+		return sessions.ListQuery{}, err
 	}
 	return in.query()
 }
@@ -262,8 +263,8 @@ type forgetSessionsIn struct {
 // maxForgetIDs bounds one ForgetSessions call's ids.
 const maxForgetIDs = 1000
 
-func (s *server) forgetSessionsTool() tool[forgetSessionsIn, engine.ForgetReport] {
-	return tool[forgetSessionsIn, engine.ForgetReport]{
+func (s *server) forgetSessionsTool() tool[forgetSessionsIn, sessions.ForgetReport] {
+	return tool[forgetSessionsIn, sessions.ForgetReport]{
 		name:  "ForgetSessions",
 		title: "Forget agent sessions",
 		desc: "Forget agent sessions for good: remove them from the sessions index with every trace of them in the index's files (rewritten, not just marked deleted), " +
@@ -276,7 +277,7 @@ func (s *server) forgetSessionsTool() tool[forgetSessionsIn, engine.ForgetReport
 				property(in, name).MaxLength = ptr(maxPathBytes)
 			}
 		},
-		run: func(ctx context.Context, in *forgetSessionsIn) (*engine.ForgetReport, error) {
+		run: func(ctx context.Context, in *forgetSessionsIn) (*sessions.ForgetReport, error) {
 			if len(in.SessionIDs) > maxForgetIDs {
 				return nil, fmt.Errorf("%d sessionIds, over the limit of %d", len(in.SessionIDs), maxForgetIDs)
 			}
@@ -285,7 +286,7 @@ func (s *server) forgetSessionsTool() tool[forgetSessionsIn, engine.ForgetReport
 					return nil, fmt.Errorf("an argument is %d bytes, over the %d-byte limit", len(v), maxPathBytes)
 				}
 			}
-			q := engine.ForgetQuery{IDs: in.SessionIDs, Project: in.Project, Agent: in.SourceAgent, Archived: in.Archived}
+			q := sessions.ForgetQuery{IDs: in.SessionIDs, Project: in.Project, Agent: in.SourceAgent, Archived: in.Archived}
 			var err error
 			if q.Before, err = engine.ParseDate("before", in.Before, false); err != nil {
 				return nil, err
@@ -299,7 +300,7 @@ func (s *server) forgetSessionsTool() tool[forgetSessionsIn, engine.ForgetReport
 			}
 			return &r, nil
 		},
-		text: func(r *engine.ForgetReport) string {
+		text: func(r *sessions.ForgetReport) string {
 			if len(r.Sessions) == 0 {
 				return "No session matched; nothing forgotten."
 			}

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"mnemo/engine"
+	"mnemo/engine/sessions"
 	"mnemo/mcp"
 )
 
 func TestSessionsStatusTool(t *testing.T) {
 	e := newEnv(t, true, nil, mcp.Options{Sessions: newSessions(t)})
-	st := ok[engine.SessionsStatus](e, "SessionsStatus", map[string]any{})
+	st := ok[sessions.Status](e, "SessionsStatus", map[string]any{})
 	if st.Sessions != 1 || st.Messages != 4 || len(st.Sources) != 1 {
 		t.Fatalf("SessionsStatus = %+v", st)
 	}
@@ -25,7 +25,7 @@ func TestSessionsStatusTool(t *testing.T) {
 
 func TestListAndForgetSessionsTools(t *testing.T) {
 	e := newEnv(t, true, nil, mcp.Options{Sessions: newSessions(t)})
-	l := ok[engine.SessionList](e, "ListSessions", map[string]any{})
+	l := ok[sessions.Listing](e, "ListSessions", map[string]any{})
 	if l.TotalCount != 1 || l.Page != 1 || l.PageSize != 10 || len(l.Sessions) != 1 {
 		t.Fatalf("ListSessions = %+v", l)
 	}
@@ -34,7 +34,7 @@ func TestListAndForgetSessionsTools(t *testing.T) {
 		t.Errorf("listed %+v", x)
 	}
 	for _, args := range []map[string]any{{"project": "/elsewhere"}, {"archived": true}, {"from": "2025-06-02"}, {"source_agent": "codex"}, {"page": 2}} {
-		if l := ok[engine.SessionList](e, "ListSessions", args); len(l.Sessions) != 0 {
+		if l := ok[sessions.Listing](e, "ListSessions", args); len(l.Sessions) != 0 {
 			t.Errorf("ListSessions %v = %+v, want none", args, l)
 		}
 	}
@@ -51,11 +51,11 @@ func TestListAndForgetSessionsTools(t *testing.T) {
 		t.Errorf("ForgetSessions of an unknown id: %q", msg)
 	}
 	e.fails("ForgetSessions", map[string]any{"sessionIds": []string{testSession}, "project": "ledger"})
-	r := ok[engine.ForgetReport](e, "ForgetSessions", map[string]any{"sessionIds": []string{testSession}})
+	r := ok[sessions.ForgetReport](e, "ForgetSessions", map[string]any{"sessionIds": []string{testSession}})
 	if len(r.Sessions) != 1 || r.Messages != 4 || !r.Sessions[0].TranscriptKept {
 		t.Errorf("ForgetSessions = %+v", r)
 	}
-	if l := ok[engine.SessionList](e, "ListSessions", map[string]any{}); l.TotalCount != 0 {
+	if l := ok[sessions.Listing](e, "ListSessions", map[string]any{}); l.TotalCount != 0 {
 		t.Errorf("after the forget: %+v", l)
 	}
 	e.fails("GetSession", map[string]any{"sessionId": testSession})

@@ -12,6 +12,7 @@ import (
 
 	"mnemo/engine"
 	"mnemo/engine/admit"
+	"mnemo/engine/sessions"
 	"mnemo/engine/transcript"
 	"mnemo/mcp"
 )
@@ -20,13 +21,13 @@ const testSession = "0d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 
 // newSessions indexes one Claude Code transcript of four messages in a
 // temporary folder and returns the open sessions index.
-func newSessions(t testing.TB) *engine.Sessions {
+func newSessions(t testing.TB) *sessions.Corpus {
 	t.Helper()
 	return newGatedSessions(t, nil)
 }
 
 // newGatedSessions is newSessions whose searches pass g.
-func newGatedSessions(t testing.TB, g *admit.Gate) *engine.Sessions {
+func newGatedSessions(t testing.TB, g *admit.Gate) *sessions.Corpus {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "projects", "-home-dev-ledger", testSession+".jsonl")
@@ -52,8 +53,8 @@ func newGatedSessions(t testing.TB, g *admit.Gate) *engine.Sessions {
 		parent = uuid
 	}
 	must(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	src := engine.TranscriptSource(transcript.Source{Kind: transcript.ClaudeCode, Root: filepath.Join(dir, "projects")}, transcript.Options{})
-	s, err := engine.OpenSessions(context.Background(), engine.SessionsConfig{IndexDir: filepath.Join(dir, "index"), Sources: []engine.SessionSource{src}, Admit: g})
+	src := sessions.TranscriptSource(transcript.Source{Kind: transcript.ClaudeCode, Root: filepath.Join(dir, "projects")}, transcript.Options{})
+	s, err := sessions.Open(context.Background(), sessions.Config{IndexDir: filepath.Join(dir, "index"), Sources: []sessions.Source{src}, Admit: g})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	_, err = s.Sync(context.Background(), false)
@@ -73,16 +74,16 @@ func TestSearchSessionsAliases(t *testing.T) {
 	tests := []struct {
 		name string
 		args string
-		want engine.SessionQuery
+		want sessions.Query
 	}{
-		{"defaults", `{"query":"retry"}`, engine.SessionQuery{Text: "retry", Mode: engine.Hybrid, Sort: engine.ByRelevance, Limit: 10, MaxHits: 3}},
+		{"defaults", `{"query":"retry"}`, sessions.Query{Text: "retry", Mode: engine.Hybrid, Sort: engine.ByRelevance, Limit: 10, MaxHits: 3}},
 		{"pond", `{"query":"retry","session_id":"s1","source_agent":"Codex","from_date":"2025-06-01","to_date":"2025-06-02","sort_by":"recency","mode":"fts"}`,
-			engine.SessionQuery{Text: "retry", Mode: engine.FullText, SessionID: "s1", Agent: "codex", From: day("2025-06-01", false), To: day("2025-06-02", true), Sort: engine.ByRecency, Limit: 10, MaxHits: 3}},
-		{"pond vector", `{"query":"retry","mode":"vector"}`, engine.SessionQuery{Text: "retry", Mode: engine.Semantic, Sort: engine.ByRelevance, Limit: 10, MaxHits: 3}},
-		{"codearchitect date", `{"query":"retry","date":"2025-06-01"}`, engine.SessionQuery{Text: "retry", Mode: engine.Hybrid, From: day("2025-06-01", false), To: day("2025-06-01", true), Sort: engine.ByRelevance, Limit: 10, MaxHits: 3}},
+			sessions.Query{Text: "retry", Mode: engine.FullText, SessionID: "s1", Agent: "codex", From: day("2025-06-01", false), To: day("2025-06-02", true), Sort: engine.ByRecency, Limit: 10, MaxHits: 3}},
+		{"pond vector", `{"query":"retry","mode":"vector"}`, sessions.Query{Text: "retry", Mode: engine.Semantic, Sort: engine.ByRelevance, Limit: 10, MaxHits: 3}},
+		{"codearchitect date", `{"query":"retry","date":"2025-06-01"}`, sessions.Query{Text: "retry", Mode: engine.Hybrid, From: day("2025-06-01", false), To: day("2025-06-01", true), Sort: engine.ByRelevance, Limit: 10, MaxHits: 3}},
 		{"codearchitect range", `{"query":"retry","dateFrom":"2025-06-01","dateTo":"2025-06-03","limit":5,"maxHits":20}`,
-			engine.SessionQuery{Text: "retry", Mode: engine.Hybrid, From: day("2025-06-01", false), To: day("2025-06-03", true), Sort: engine.ByRelevance, Limit: 5, MaxHits: 20}},
-		{"same value twice", `{"query":"retry","sessionId":"s1","session_id":"s1"}`, engine.SessionQuery{Text: "retry", Mode: engine.Hybrid, SessionID: "s1", Sort: engine.ByRelevance, Limit: 10, MaxHits: 3}},
+			sessions.Query{Text: "retry", Mode: engine.Hybrid, From: day("2025-06-01", false), To: day("2025-06-03", true), Sort: engine.ByRelevance, Limit: 5, MaxHits: 20}},
+		{"same value twice", `{"query":"retry","sessionId":"s1","session_id":"s1"}`, sessions.Query{Text: "retry", Mode: engine.Hybrid, SessionID: "s1", Sort: engine.ByRelevance, Limit: 10, MaxHits: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,10 +172,10 @@ func TestSessionTools(t *testing.T) {
 		t.Errorf("GetMessage = %+v", m)
 	}
 	// One bound on GetSession's limit: the engine's, as the schema declares it.
-	if v := ok[sessionView](e, "GetSession", map[string]any{"sessionId": testSession, "limit": engine.MaxSessionMessages}); len(v.Messages) != 4 {
-		t.Errorf("GetSession limit %d: %d messages", engine.MaxSessionMessages, len(v.Messages))
+	if v := ok[sessionView](e, "GetSession", map[string]any{"sessionId": testSession, "limit": sessions.MaxMessages}); len(v.Messages) != 4 {
+		t.Errorf("GetSession limit %d: %d messages", sessions.MaxMessages, len(v.Messages))
 	}
-	if msg := e.fails("GetSession", map[string]any{"sessionId": testSession, "limit": engine.MaxSessionMessages + 1}); !strings.Contains(msg, "limit") {
+	if msg := e.fails("GetSession", map[string]any{"sessionId": testSession, "limit": sessions.MaxMessages + 1}); !strings.Contains(msg, "limit") {
 		t.Errorf("GetSession over the limit: %q", msg)
 	}
 	tools, err := e.cs.ListTools(context.Background(), nil)
@@ -182,7 +183,7 @@ func TestSessionTools(t *testing.T) {
 	for _, tl := range tools.Tools {
 		if tl.Name == "GetSession" {
 			b, _ := json.Marshal(tl.InputSchema)
-			if want := fmt.Sprintf(`"maximum":%d`, engine.MaxSessionMessages); !strings.Contains(string(b), want) {
+			if want := fmt.Sprintf(`"maximum":%d`, sessions.MaxMessages); !strings.Contains(string(b), want) {
 				t.Errorf("GetSession schema %s lacks %s", b, want)
 			}
 		}

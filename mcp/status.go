@@ -10,6 +10,7 @@ import (
 
 	"mnemo/decay"
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 type syncIn struct {
@@ -37,9 +38,9 @@ type syncOut struct {
 	Chunks     int       `json:"chunks" jsonschema:"chunks embedded by this sync"`
 	DurationMs float64   `json:"durationMs"`
 	// Sessions is what the sync did to the agent-sessions index, if there is one.
-	Sessions  *engine.SessionsReport `json:"sessions,omitempty"`
-	Truncated bool                   `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
-	Note      string                 `json:"note,omitempty"`
+	Sessions  *sessions.Report `json:"sessions,omitempty"`
+	Truncated bool             `json:"truncated,omitempty" jsonschema:"lists were cut to fit the response limit"`
+	Note      string           `json:"note,omitempty"`
 	counts    [5]int
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"mnemo/engine"
+	"mnemo/engine/sessions"
 	"mnemo/engine/transcript/transcripttest"
 )
 
@@ -62,7 +62,7 @@ func TestSessionsEveryAgent(t *testing.T) {
 		}
 		return out.String()
 	}
-	var rep engine.SessionsReport
+	var rep sessions.Report
 	if err := json.Unmarshal([]byte(cli("--json", "sessions", "sync")), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestSessionsEveryAgent(t *testing.T) {
 	for _, a := range agentWords {
 		wantSessions[a.kind] += a.sessions
 		wantMessages[a.kind] += a.messages
-		var p engine.SessionPage
+		var p sessions.Page
 		if err := json.Unmarshal([]byte(cli("--json", "sessions", "search", "--no-sync", "--mode", "fulltext", "--agent", a.kind, a.word)), &p); err != nil {
 			t.Fatal(err)
 		}
@@ -89,14 +89,14 @@ func TestSessionsEveryAgent(t *testing.T) {
 			if s.SourceAgent != a.kind {
 				t.Errorf("%s: session %s has sourceAgent %q", a.kind, s.SessionID, s.SourceAgent)
 			}
-			var v engine.SessionView
+			var v sessions.View
 			if err := json.Unmarshal([]byte(cli("--json", "sessions", "show", s.SessionID)), &v); err != nil {
 				t.Fatal(err)
 			}
 			seen := map[string]bool{}
 			last := ""
 			for _, m := range v.Messages {
-				if m.Role == engine.RoleSummary {
+				if m.Role == sessions.RoleSummary {
 					continue
 				}
 				total++
@@ -126,7 +126,7 @@ func TestSessionsEveryAgent(t *testing.T) {
 			t.Errorf("%s: noise word found in %d sessions", a.kind, len(p.Sessions))
 		}
 	}
-	var st engine.SessionsStatus
+	var st sessions.Status
 	if err := json.Unmarshal([]byte(cli("--json", "sessions", "status")), &st); err != nil {
 		t.Fatal(err)
 	}

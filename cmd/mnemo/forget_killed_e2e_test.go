@@ -14,8 +14,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"mnemo/engine"
 	"mnemo/engine/enginetest/holding"
+	"mnemo/engine/sessions"
 )
 
 // TestSessionsForgetKilled: `mnemo sessions forget` killed with SIGKILL at
@@ -38,7 +38,7 @@ func TestSessionsForgetKilled(t *testing.T) {
 	index := filepath.Join(root, "index")
 	projects := filepath.Join(dir, "claude", "projects")
 	// Enough messages that rewriting the full-text index takes a while.
-	const sessions, perSession = 60, 100
+	const nSessions, perSession = 60, 100
 	writeSession := func(id, project string, texts []string) string {
 		t.Helper()
 		var b strings.Builder
@@ -57,7 +57,7 @@ func TestSessionsForgetKilled(t *testing.T) {
 		}
 		return path
 	}
-	for i := range sessions {
+	for i := range nSessions {
 		texts := make([]string, perSession)
 		for k := range texts {
 			texts[k] = fmt.Sprintf("ledger note %d of session %d about the wombat", k, i)
@@ -87,9 +87,9 @@ func TestSessionsForgetKilled(t *testing.T) {
 		}
 		return out
 	}
-	status := func() engine.SessionsStatus {
+	status := func() sessions.Status {
 		t.Helper()
-		var st engine.SessionsStatus
+		var st sessions.Status
 		if err := json.Unmarshal([]byte(must("status", "--json")), &st); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestSessionsForgetKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	must("sync")
-	if st := status(); st.Sessions != sessions+1 || st.Archived != 1 {
+	if st := status(); st.Sessions != nSessions+1 || st.Archived != 1 {
 		t.Fatalf("before the forget: %d sessions, %d archived", st.Sessions, st.Archived)
 	}
 	// A set-aside copy of the state store, as one found damaged leaves: it
@@ -114,7 +114,7 @@ func TestSessionsForgetKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	must("sync") // reads the copy once: it holds nothing the store lacks
-	if st := status(); st.Sessions != sessions+1 || len(st.Recovery) != 1 || st.Recovery[0].Recovered != 0 {
+	if st := status(); st.Sessions != nSessions+1 || len(st.Recovery) != 1 || st.Recovery[0].Recovered != 0 {
 		t.Fatalf("after the set-aside copy was read: %d sessions, recovery %+v", st.Sessions, st.Recovery)
 	}
 	if len(holding.Files(t, index, words...)) < 3 {
@@ -134,7 +134,7 @@ func TestSessionsForgetKilled(t *testing.T) {
 			}
 			return false
 		}
-		var v engine.SessionView
+		var v sessions.View
 		if err := json.Unmarshal([]byte(out), &v); err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestSessionsForgetKilled(t *testing.T) {
 	others := func(when string, withSecret bool) {
 		t.Helper()
 		st := status()
-		want := sessions * perSession
+		want := nSessions * perSession
 		if withSecret {
 			want += 3
 		}

@@ -11,6 +11,7 @@ import (
 
 	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // backend is what the commands other than serve need of an index: the
@@ -115,7 +116,7 @@ func (a *app) engineFlags() []string {
 // returns once no request is running, so that e can be closed. A socket
 // that cannot be made is logged, not fatal: serve still works, and other
 // commands report the index in use.
-func startHandoff(ctx context.Context, e *engine.Engine, sess *engine.Sessions, indexDir string, serveMCP func(context.Context, io.ReadWriteCloser) error, logf func(string)) (stop func()) {
+func startHandoff(ctx context.Context, e *engine.Engine, sess *sessions.Corpus, indexDir string, serveMCP func(context.Context, io.ReadWriteCloser) error, logf func(string)) (stop func()) {
 	ln, err := remote.Listen(indexDir)
 	if err != nil {
 		logf("other commands cannot reach this server: " + err.Error())
@@ -126,7 +127,7 @@ func startHandoff(ctx context.Context, e *engine.Engine, sess *engine.Sessions, 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var sb engine.SessionsIndex
+		var sb sessions.Index
 		if sess != nil {
 			sb = sess
 		}

@@ -19,6 +19,7 @@ import (
 	"mnemo/decay"
 	"mnemo/engine"
 	"mnemo/engine/admit"
+	"mnemo/engine/sessions"
 	"mnemo/mcp"
 )
 
@@ -274,12 +275,12 @@ func sessionsOn(noSessions bool, lookup func(string) (string, bool)) (bool, erro
 }
 
 // openServeSessions opens the sessions index beside the memory index.
-func openServeSessions(ctx context.Context, sf *sessionsFlags, cfg engine.Config) (*engine.Sessions, error) {
+func openServeSessions(ctx context.Context, sf *sessionsFlags, cfg engine.Config) (*sessions.Corpus, error) {
 	home, err := os.UserHomeDir()
 	if err != nil && len(sf.sources) == 0 {
 		return nil, usagef("no home folder to find transcripts in (%v); give --source KIND=DIR or --no-sessions", err)
 	}
-	srcs, err := sessionSources(sf, home, engine.SessionsScratch(cfg.IndexDir), os.Getenv)
+	srcs, err := sessionSources(sf, home, sessions.Scratch(cfg.IndexDir), os.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +288,7 @@ func openServeSessions(ctx context.Context, sf *sessionsFlags, cfg engine.Config
 	if err != nil {
 		return nil, err
 	}
-	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion, MirrorDeleted: mirror, Admit: cfg.Admit})
+	s, err := sessions.Open(ctx, sessions.Config{IndexDir: cfg.IndexDir, Sources: srcs, Embedder: cfg.Embedder, Fusion: cfg.Fusion, MirrorDeleted: mirror, Admit: cfg.Admit})
 	if err != nil {
 		return nil, fmt.Errorf("sessions index: %w", err)
 	}
@@ -361,7 +362,7 @@ func serve(ctx context.Context, r *roles, sf serveFlags, logf func(string)) erro
 
 // keepFresh keeps the index e fresh while this serve holds it: the
 // watchers (or one sync, without --no-watch), until ctx is done.
-func keepFresh(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf serveFlags, logf func(string)) error {
+func keepFresh(ctx context.Context, e *engine.Engine, sess *sessions.Corpus, sf serveFlags, logf func(string)) error {
 	if !sf.watch {
 		r, err := e.Sync(ctx, false)
 		if err != nil {
@@ -390,7 +391,7 @@ func keepFresh(ctx context.Context, e *engine.Engine, sess *engine.Sessions, sf 
 	})
 	if sess != nil {
 		g.Go(func() error {
-			if err := sess.Watch(ctx, engine.SessionsWatchOptions{Debounce: sf.debounce, RescanEvery: engine.SessionsRescanEvery, Log: logf}); err != nil && ctx.Err() == nil {
+			if err := sess.Watch(ctx, sessions.WatchOptions{Debounce: sf.debounce, RescanEvery: sessions.RescanEvery, Log: logf}); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("sessions watcher: %w", err)
 			}
 			return nil

@@ -17,6 +17,7 @@ import (
 
 	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 	"mnemo/engine/transcript"
 	"mnemo/mcp"
 )
@@ -24,12 +25,12 @@ import (
 // sessionsBackend is what the sessions commands need: the sessions index
 // itself, or the running mnemo serve that holds it.
 type sessionsBackend interface {
-	engine.SessionsIndex
+	sessions.Index
 	Close() error
 }
 
 var (
-	_ sessionsBackend = (*engine.Sessions)(nil)
+	_ sessionsBackend = (*sessions.Corpus)(nil)
 	_ sessionsBackend = (*remote.SessionsClient)(nil)
 )
 
@@ -102,7 +103,7 @@ stored or shown.`,
 // sessionSources turns the flags (or the defaults under home) into sources.
 // Sources that keep many sessions in one file (databases, exports) keep
 // their snapshots and listings in scratch, inside the index folder.
-func sessionSources(sf *sessionsFlags, home, scratch string, getenv func(string) string) ([]engine.SessionSource, error) {
+func sessionSources(sf *sessionsFlags, home, scratch string, getenv func(string) string) ([]sessions.Source, error) {
 	opt := transcript.Options{IncludeTools: sf.includeTools, IncludeSubagents: sf.includeSubagents, Scratch: scratch}
 	var srcs []transcript.Source
 	if len(sf.sources) == 0 {
@@ -115,9 +116,9 @@ func sessionSources(sf *sessionsFlags, home, scratch string, getenv func(string)
 		}
 		srcs = append(srcs, src)
 	}
-	out := make([]engine.SessionSource, 0, len(srcs))
+	out := make([]sessions.Source, 0, len(srcs))
 	for _, s := range srcs {
-		out = append(out, engine.TranscriptSource(s, opt))
+		out = append(out, sessions.TranscriptSource(s, opt))
 	}
 	return out, nil
 }
@@ -140,7 +141,7 @@ func (a *app) withSessions(ctx context.Context, sf *sessionsFlags, readOnly bool
 	if herr != nil && len(sf.sources) == 0 {
 		return usagef("no home folder to find transcripts in (%v); give --source KIND=DIR", herr)
 	}
-	srcs, err := sessionSources(sf, home, engine.SessionsScratch(cfg.IndexDir), os.Getenv)
+	srcs, err := sessionSources(sf, home, sessions.Scratch(cfg.IndexDir), os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func (a *app) withSessions(ctx context.Context, sf *sessionsFlags, readOnly bool
 	if err != nil {
 		return err
 	}
-	s, err := engine.OpenSessions(ctx, engine.SessionsConfig{
+	s, err := sessions.Open(ctx, sessions.Config{
 		IndexDir: cfg.IndexDir, Sources: srcs, Embedder: emb, Fusion: cfg.Fusion, ReadOnly: readOnly, Progress: progress,
 		MirrorDeleted: mirror,
 	})
@@ -199,7 +200,7 @@ func (a *app) sessionsSyncCmd(sf *sessionsFlags) *cobra.Command {
 	return cmd
 }
 
-func sessionsSyncSummary(r engine.SessionsReport) string {
+func sessionsSyncSummary(r sessions.Report) string {
 	s := fmt.Sprintf("Synced sessions in %s: %d added, %d updated, %d re-read, %d archived (transcript gone), %d restored, %d removed, %d unchanged; %d messages indexed, %d malformed lines, %d skipped.",
 		r.Total.Round(time.Millisecond), r.Added, r.Updated, r.Reset, r.Archived, r.Restored, r.Removed, r.Unchanged, r.Messages, r.Malformed, len(r.Skipped))
 	if r.Rebuilt != "" {
@@ -356,10 +357,10 @@ func (a *app) sessionsBatch(ctx context.Context, sf *sessionsFlags, path string,
 	})
 }
 
-func batchSearch(ctx context.Context, s sessionsBackend, line []byte, defaults map[string]any) (engine.SessionPage, string, error) {
+func batchSearch(ctx context.Context, s sessionsBackend, line []byte, defaults map[string]any) (sessions.Page, string, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(line, &obj); err != nil {
-		return engine.SessionPage{}, "", fmt.Errorf("line is not a JSON object: %v", err)
+		return sessions.Page{}, "", fmt.Errorf("line is not a JSON object: %v", err)
 	}
 	query, _ := obj["query"].(string)
 	for k, v := range defaults {
@@ -371,13 +372,13 @@ func batchSearch(ctx context.Context, s sessionsBackend, line []byte, defaults m
 	raw, _ := json.Marshal(obj)
 	q, err := mcp.ParseSearchSessions(raw)
 	if err != nil {
-		return engine.SessionPage{}, query, err
+		return sessions.Page{}, query, err
 	}
 	p, err := s.Search(ctx, q)
 	return p, query, err
 }
 
-func writeSessionPage(w io.Writer, p engine.SessionPage) error {
+func writeSessionPage(w io.Writer, p sessions.Page) error {
 	b := bufio.NewWriter(w)
 	if len(p.Sessions) == 0 {
 		fmt.Fprintf(b, "No sessions match %q (%s).\n", p.Query, p.Mode)
@@ -408,7 +409,7 @@ func (a *app) sessionsShowCmd(sf *sessionsFlags) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withSessions(cmd.Context(), sf, true, nil, func(s sessionsBackend) error {
-				var v engine.SessionView
+				var v sessions.View
 				var err error
 				if message != "" {
 					v, err = messageByIDOrNumber(cmd.Context(), s, args[0], message, context)
@@ -433,14 +434,14 @@ func (a *app) sessionsShowCmd(sf *sessionsFlags) *cobra.Command {
 // messageByIDOrNumber is --message: a message id, or the number show
 // prints before each message ([0], [1], …) — an id wins, since some
 // sources number their ids.
-func messageByIDOrNumber(ctx context.Context, s sessionsBackend, id, message string, n int) (engine.SessionView, error) {
+func messageByIDOrNumber(ctx context.Context, s sessionsBackend, id, message string, n int) (sessions.View, error) {
 	v, err := s.GetMessage(ctx, id, message, n)
 	at, aerr := strconv.Atoi(strings.TrimSpace(message))
-	if !errors.Is(err, engine.ErrNoMessage) || aerr != nil || at < 0 {
+	if !errors.Is(err, sessions.ErrNoMessage) || aerr != nil || at < 0 {
 		return v, err
 	}
 	if n < 0 || n > 50 {
-		return engine.SessionView{}, usagef("--context %d: want 0 to 50", n)
+		return sessions.View{}, usagef("--context %d: want 0 to 50", n)
 	}
 	lo := max(at-n, 0)
 	v, err = s.GetSession(ctx, id, lo, at-lo+n+1)
@@ -448,18 +449,18 @@ func messageByIDOrNumber(ctx context.Context, s sessionsBackend, id, message str
 		return v, err
 	}
 	if at >= v.MessageCount {
-		return engine.SessionView{}, fmt.Errorf("message %d: session %s has %d messages, numbered from 0: %w", at, v.SessionID, v.MessageCount, engine.ErrNoMessage)
+		return sessions.View{}, fmt.Errorf("message %d: session %s has %d messages, numbered from 0: %w", at, v.SessionID, v.MessageCount, sessions.ErrNoMessage)
 	}
 	v.Focus = at - lo
 	return v, nil
 }
 
 // allMessages reads every message of a session, a page at a time.
-func allMessages(ctx context.Context, s sessionsBackend, id string) (engine.SessionView, error) {
-	const page = engine.MaxSessionMessages
+func allMessages(ctx context.Context, s sessionsBackend, id string) (sessions.View, error) {
+	const page = sessions.MaxMessages
 	v, err := s.GetSession(ctx, id, 0, page)
 	for err == nil && len(v.Messages) < v.MessageCount {
-		var more engine.SessionView
+		var more sessions.View
 		more, err = s.GetSession(ctx, id, len(v.Messages), page)
 		if len(more.Messages) == 0 {
 			break
@@ -469,7 +470,7 @@ func allMessages(ctx context.Context, s sessionsBackend, id string) (engine.Sess
 	return v, err
 }
 
-func writeSessionView(w io.Writer, v engine.SessionView) error {
+func writeSessionView(w io.Writer, v sessions.View) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "%s session %s\nproject %s\nfile    %s\n%s … %s, %d messages\n", v.SourceAgent, v.SessionID, v.Project, v.Path,
 		formatTime(v.Started), formatTime(v.Ended), v.MessageCount)
@@ -545,7 +546,7 @@ func (a *app) sessionsStatusCmd(sf *sessionsFlags) *cobra.Command {
 	}
 }
 
-func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
+func writeSessionsStatus(w io.Writer, st sessions.Status) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "sessions index %s: %d sessions (%d archived: transcript gone, kept), %d messages, %d vectors (%s); full-text %s, state %s; last sync %s\n",
 		st.IndexDir, st.Sessions, st.Archived, st.Messages, st.Vectors, st.Embedder, formatBytes(st.FullText), formatBytes(st.State), formatTime(st.LastSync))
@@ -564,7 +565,7 @@ func writeSessionsStatus(w io.Writer, st engine.SessionsStatus) error {
 	for _, r := range st.Recovery {
 		fmt.Fprintf(b, "state store found damaged and set aside (%s): %s\n", formatTime(r.At), r.Summary())
 	}
-	var absent []engine.SourceStatus
+	var absent []sessions.SourceStatus
 	for _, s := range st.Sources {
 		if !s.Exists && s.Sessions == 0 && len(s.Skipped) == 0 && s.Error == "" {
 			absent = append(absent, s) // listed together below

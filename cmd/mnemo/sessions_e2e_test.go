@@ -12,6 +12,7 @@ import (
 
 	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // Secret samples, one per family the issue names. Each must be redacted
@@ -102,7 +103,7 @@ func TestSessionsCommands(t *testing.T) {
 	if !strings.Contains(out, "1 added") || !strings.Contains(out, "2 messages indexed") {
 		t.Errorf("sync: %s", out)
 	}
-	var p engine.SessionPage
+	var p sessions.Page
 	if err := json.Unmarshal([]byte(mnemo("sessions", source, "search", "--json", "--no-sync", "retry", "budget")), &p); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestSessionsCommands(t *testing.T) {
 	if !strings.Contains(text, "\n[1] assistant ") {
 		t.Fatalf("show does not number the messages:\n%s", text)
 	}
-	var byID, byNumber engine.SessionView
+	var byID, byNumber sessions.View
 	if err := json.Unmarshal([]byte(mnemo("sessions", source, "show", session, "--json", "--message", p.Sessions[0].Hits[0].MessageID, "--context", "0")), &byID); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestSessionsCommands(t *testing.T) {
 	written := time.Now()
 	deadline := written.Add(time.Second)
 	for {
-		p, err := c.Search(context.Background(), engine.SessionQuery{Text: "kumquat", Mode: engine.FullText})
+		p, err := c.Search(context.Background(), sessions.Query{Text: "kumquat", Mode: engine.FullText})
 		if err == nil && len(p.Sessions) == 1 && len(p.Sessions[0].Hits) == 1 {
 			t.Logf("appended message searchable after %s", time.Since(written).Round(time.Millisecond))
 			break
@@ -187,7 +188,7 @@ func TestSessionsCommands(t *testing.T) {
 	appendFile(t, other, claudeLine("user", "o1", "", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", "Plant the quince trees in March.", 0))
 	deadline = time.Now().Add(time.Second)
 	for {
-		p, err := c.Search(context.Background(), engine.SessionQuery{Text: "quince", Mode: engine.FullText})
+		p, err := c.Search(context.Background(), sessions.Query{Text: "quince", Mode: engine.FullText})
 		if err == nil && len(p.Sessions) == 1 {
 			break
 		}
@@ -201,7 +202,7 @@ func TestSessionsCommands(t *testing.T) {
 	}
 	deadline = time.Now().Add(time.Second)
 	for {
-		p, err := c.Search(context.Background(), engine.SessionQuery{Text: "quince", Mode: engine.FullText})
+		p, err := c.Search(context.Background(), sessions.Query{Text: "quince", Mode: engine.FullText})
 		if err == nil && len(p.Sessions) == 1 && p.Sessions[0].Archived {
 			break
 		}
@@ -217,7 +218,7 @@ func TestSessionsCommands(t *testing.T) {
 		t.Errorf("sessions status through serve: %s", st)
 	}
 	// Listing and forgetting reach the server too.
-	var l engine.SessionList
+	var l sessions.Listing
 	if err := json.Unmarshal([]byte(mnemo("sessions", "list", "--json")), &l); err != nil || l.TotalCount != 2 || !l.Sessions[1].Archived || l.Sessions[1].Title != "Plant the quince trees in March." {
 		t.Errorf("sessions list through serve: %+v, %v", l, err)
 	}

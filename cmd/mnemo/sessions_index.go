@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 	"mnemo/engine/transcript"
 	"mnemo/mcp"
 )
@@ -80,7 +81,7 @@ those whose transcript is there.`,
 	return cmd
 }
 
-func writeSessionList(w io.Writer, l engine.SessionList) error {
+func writeSessionList(w io.Writer, l sessions.Listing) error {
 	b := bufio.NewWriter(w)
 	pages := max(1, (l.TotalCount+l.PageSize-1)/l.PageSize)
 	fmt.Fprintf(b, "%d sessions, newest first (page %d of %d):\n", l.TotalCount, l.Page, pages)
@@ -113,7 +114,7 @@ later syncs. The transcripts themselves are never touched.`,
   mnemo sessions forget --archived --before 2025-01-01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
-			q := engine.ForgetQuery{IDs: args, Project: project, Agent: agent}
+			q := sessions.ForgetQuery{IDs: args, Project: project, Agent: agent}
 			if fl.Changed("archived") {
 				q.Archived = &archived
 			}
@@ -148,7 +149,7 @@ later syncs. The transcripts themselves are never touched.`,
 	return cmd
 }
 
-func writeForgetReport(w io.Writer, r engine.ForgetReport) error {
+func writeForgetReport(w io.Writer, r sessions.ForgetReport) error {
 	b := bufio.NewWriter(w)
 	if len(r.Sessions) == 0 {
 		fmt.Fprintln(b, "No session matched; nothing forgotten.")

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // TestSessionsSyncKilled: a first sessions sync killed with SIGKILL after
@@ -28,8 +28,8 @@ func TestSessionsSyncKilled(t *testing.T) {
 	root := filepath.Join(dir, "root")
 	projects := filepath.Join(dir, "claude", "projects")
 	// Enough messages for several batches of 4,096.
-	const sessions, perSession = 150, 90
-	for i := range sessions {
+	const nSessions, perSession = 150, 90
+	for i := range nSessions {
 		id := fmt.Sprintf("%08d-3b4a-4c5d-8e9f-0a1b2c3d4e5f", i)
 		var b strings.Builder
 		parent := ""
@@ -71,16 +71,16 @@ func TestSessionsSyncKilled(t *testing.T) {
 		}
 	}
 	mnemo := sessionsCLI(t, bin, root, source)
-	var st engine.SessionsStatus
+	var st sessions.Status
 	if err := json.Unmarshal([]byte(mnemo("status", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	var p engine.SessionPage
+	var p sessions.Page
 	if err := json.Unmarshal([]byte(mnemo("search", "--no-sync", "--json", "--mode", "fulltext", "--limit", "200", "wombat")), &p); err != nil {
 		t.Fatal(err)
 	}
-	if st.Sessions >= sessions || p.TotalSessions >= sessions {
-		t.Fatalf("killed sync: %d sessions in status, %d found; want part of %d (is the test still interrupting?)", st.Sessions, p.TotalSessions, sessions)
+	if st.Sessions >= nSessions || p.TotalSessions >= nSessions {
+		t.Fatalf("killed sync: %d sessions in status, %d found; want part of %d (is the test still interrupting?)", st.Sessions, p.TotalSessions, nSessions)
 	}
 	if !st.Indexing || st.Unfinished == "" || !p.Indexing {
 		t.Errorf("after the kill: status indexing %v (unfinished %q), search indexing %v; want true, set, true", st.Indexing, st.Unfinished, p.Indexing)
@@ -89,12 +89,12 @@ func TestSessionsSyncKilled(t *testing.T) {
 		t.Errorf("status does not say the sync was cut short:\n%s", out)
 	}
 	mnemo("sync")
-	st = engine.SessionsStatus{}
+	st = sessions.Status{}
 	if err := json.Unmarshal([]byte(mnemo("status", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Indexing || st.Unfinished != "" || st.Sessions != sessions || st.Messages != sessions*perSession {
+	if st.Indexing || st.Unfinished != "" || st.Sessions != nSessions || st.Messages != nSessions*perSession {
 		t.Errorf("after a completed sync: indexing %v, unfinished %q, %d sessions, %d messages; want false, empty, %d, %d",
-			st.Indexing, st.Unfinished, st.Sessions, st.Messages, sessions, sessions*perSession)
+			st.Indexing, st.Unfinished, st.Sessions, st.Messages, nSessions, nSessions*perSession)
 	}
 }

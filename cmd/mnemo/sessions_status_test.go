@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // TestWriteSessionsStatusRecovery: status says what each set-aside copy of a
@@ -14,7 +14,7 @@ import (
 func TestWriteSessionsStatusRecovery(t *testing.T) {
 	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	var b strings.Builder
-	err := writeSessionsStatus(&b, engine.SessionsStatus{Recovery: []engine.SessionsRecovery{
+	err := writeSessionsStatus(&b, sessions.Status{Recovery: []sessions.Recovery{
 		{SetAside: "state.db.corrupt-A", At: at, Recovered: 3, Messages: 40, Lost: 1, Error: "archived session s9: message 0 does not decode"},
 		{SetAside: "state.db.corrupt-B", At: at, Error: "the copy could not be opened, so its archived sessions are lost: invalid database"},
 	}})

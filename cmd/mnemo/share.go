@@ -16,6 +16,7 @@ import (
 	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
 	"mnemo/engine/safefile"
+	"mnemo/engine/sessions"
 	"mnemo/mcp"
 )
 
@@ -159,7 +160,7 @@ func (r *roles) hold(ctx context.Context, e *engine.Engine) (err error) {
 	for _, p := range e.RemovedTemps() {
 		r.logf("removed " + p + ": a temporary file a writer killed mid-write left")
 	}
-	var sess *engine.Sessions
+	var sess *sessions.Corpus
 	if r.withSessions {
 		if sess, err = r.openSessions(ctx); err != nil {
 			return err
@@ -238,7 +239,7 @@ func (r *roles) catchUp(ctx context.Context, e *engine.Engine) <-chan struct{} {
 // openSessions opens the sessions index. A holder that just died may not
 // have let go of it yet when the memory index's lock is already free: an
 // index in use is tried again for a few seconds.
-func (r *roles) openSessions(ctx context.Context) (*engine.Sessions, error) {
+func (r *roles) openSessions(ctx context.Context) (*sessions.Corpus, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s, err := openServeSessions(ctx, r.sessFlags, r.cfg)
@@ -254,7 +255,7 @@ func (r *roles) openSessions(ctx context.Context) (*engine.Sessions, error) {
 }
 
 // toolOptions configure the MCP server that runs the tools on the index.
-func (r *roles) toolOptions(sess *engine.Sessions) mcp.Options {
+func (r *roles) toolOptions(sess *sessions.Corpus) mcp.Options {
 	opts := mcp.Options{
 		Version:  buildVersion(),
 		Settings: serveSettings(r.sf, os.LookupEnv),

@@ -19,6 +19,7 @@ import (
 	"mnemo/cmd/mnemo/web"
 	"mnemo/engine"
 	"mnemo/engine/safefile"
+	"mnemo/engine/sessions"
 )
 
 // pageAddrName is the file in the index folder where serve --http writes
@@ -99,7 +100,7 @@ func (p *webPage) front(ctx context.Context, pool *remote.Pool) {
 
 // hold gives the page the corpora this serve now holds; nil e takes them
 // away (the index is being closed or handed over).
-func (p *webPage) hold(e *engine.Engine, sess *engine.Sessions) {
+func (p *webPage) hold(e *engine.Engine, sess *sessions.Corpus) {
 	if e == nil {
 		p.set(nil)
 		return

@@ -3,7 +3,10 @@
 // set-up (static GloVe word vectors shipped inside the binary).
 package embed
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Embedder turns texts into vectors of a fixed dimension.
 type Embedder interface {
@@ -15,4 +18,17 @@ type Embedder interface {
 	// Embed returns one vector per text, in order. A text with nothing the
 	// model can represent gets an all-zero vector, never an error.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// OrBuiltin is emb, or the built-in embedder when emb is nil: what each
+// corpus's config means by leaving its embedder unset.
+func OrBuiltin(emb Embedder) (Embedder, error) {
+	if emb != nil {
+		return emb, nil
+	}
+	b, err := Builtin()
+	if err != nil {
+		return nil, fmt.Errorf("built-in embedder: %w", err)
+	}
+	return b, nil
 }

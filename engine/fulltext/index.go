@@ -19,6 +19,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/blevesearch/bleve/v2"
@@ -161,6 +162,25 @@ func writerConfig(mode BatchMode, over map[string]any) map[string]any {
 	}
 	maps.Copy(c, over)
 	return c
+}
+
+// Dir is the name of a corpus's full-text index inside the corpus's
+// index folder; both corpora keep theirs under it.
+const Dir = "fulltext.bleve"
+
+// Size is how many bytes the index at path takes on disk (what Status
+// reports): the sum of its files' sizes, 0 for an index not there.
+func Size(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Open opens the full-text index at path: as its writer if create

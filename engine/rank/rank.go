@@ -13,9 +13,18 @@
 package rank
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
+)
+
+// Bounds of a page that both corpora's queries state in their schemas:
+// MaxPage so that page × page size cannot overflow, MaxPageSize so that
+// one page stays a page (ErrBadPage and ErrBadPageSize name them).
+const (
+	MaxPage     = 1_000_000
+	MaxPageSize = 200
 )
 
 // Mode selects which index answers a query.
@@ -47,6 +56,22 @@ const (
 	// RRF is reciprocal rank fusion (k = 60), maenifold's method, rescaled to 0–1.
 	RRF Fusion = "rrf"
 )
+
+// Settings resolves what a corpus's config may leave unset of its
+// ranking: the fusion (WeightedSum) and the ranking (DefaultRanking), each
+// checked. Both corpora open through it, so they refuse the same settings
+// with the same words.
+func Settings(f Fusion, r *Ranking) (Fusion, Ranking, error) {
+	f = cmp.Or(f, WeightedSum)
+	if f != WeightedSum && f != RRF {
+		return f, Ranking{}, fmt.Errorf("unknown fusion %q (want weighted or rrf)", f)
+	}
+	rk := DefaultRanking()
+	if r != nil {
+		rk = *r
+	}
+	return f, rk, rk.Validate()
+}
 
 // ParseMode reads a query's mode: "" is Hybrid, case and spaces do not
 // matter, and "full-text", "full_text" and "text" are FullText.

@@ -166,3 +166,38 @@ func TestReady(t *testing.T) {
 		})
 	}
 }
+
+// TestSettings: what both corpora's Opens accept and refuse, in their words.
+func TestSettings(t *testing.T) {
+	bad := DefaultRanking()
+	bad.TextWeight = -1
+	tests := []struct {
+		name    string
+		f       Fusion
+		r       *Ranking
+		want    Fusion
+		wantErr string
+	}{
+		{"defaults", "", nil, WeightedSum, ""},
+		{"rrf", RRF, nil, RRF, ""},
+		{"unknown fusion", "max", nil, "max", `unknown fusion "max" (want weighted or rrf)`},
+		{"bad ranking", "", &bad, WeightedSum, bad.Validate().Error()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, rk, err := Settings(tc.f, tc.r)
+			if f != tc.want {
+				t.Errorf("fusion %q, want %q", f, tc.want)
+			}
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Errorf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || rk != DefaultRanking() {
+				t.Errorf("ranking %+v, %v: want the defaults", rk, err)
+			}
+		})
+	}
+}

@@ -69,3 +69,22 @@ func TestUnitIsNormalize(t *testing.T) {
 		t.Error("unit copied every vector, unit-length ones too")
 	}
 }
+
+// TestEncodeDecode: the state stores' byte form gives the vector back bit
+// for bit, the values no arithmetic keeps (NaN, -0) included.
+func TestEncodeDecode(t *testing.T) {
+	v := []float32{0, float32(math.Copysign(0, -1)), 1.5, -3.25e-7, float32(math.Inf(1)), float32(math.NaN())}
+	b := Encode(v)
+	if len(b) != 4*len(v) {
+		t.Fatalf("%d bytes for %d floats", len(b), len(v))
+	}
+	got := Decode(b)
+	for i := range v {
+		if math.Float32bits(got[i]) != math.Float32bits(v[i]) {
+			t.Errorf("float %d: %v, want %v", i, got[i], v[i])
+		}
+	}
+	if n := len(Decode(b[:len(b)-1])); n != len(v)-1 {
+		t.Errorf("a trailing partial float gave %d floats, want %d", n, len(v)-1)
+	}
+}

@@ -7,11 +7,12 @@ import (
 	"sync"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 var (
-	_ engine.Searcher      = (*Pool)(nil)
-	_ engine.SessionsIndex = poolSessions{}
+	_ engine.Searcher = (*Pool)(nil)
+	_ sessions.Index  = poolSessions{}
 )
 
 // maxIdle is how many idle connections a Pool keeps: about as many calls
@@ -171,7 +172,7 @@ func (p *Pool) FileConcepts(ctx context.Context, id string) (engine.FileConcepts
 
 // Sessions is the server's sessions index over p's connections. Its calls
 // fail with ErrNoSessions when the server has none.
-func (p *Pool) Sessions() engine.SessionsIndex { return poolSessions{p} }
+func (p *Pool) Sessions() sessions.Index { return poolSessions{p} }
 
 type poolSessions struct{ p *Pool }
 
@@ -179,30 +180,30 @@ func sessionsCall[T any](p *Pool, call func(*SessionsClient) (T, error)) (T, err
 	return use(p, func(c *Client) (T, error) { return call(&SessionsClient{c: c}) })
 }
 
-func (s poolSessions) Search(ctx context.Context, q engine.SessionQuery) (engine.SessionPage, error) {
-	return sessionsCall(s.p, func(c *SessionsClient) (engine.SessionPage, error) { return c.Search(ctx, q) })
+func (s poolSessions) Search(ctx context.Context, q sessions.Query) (sessions.Page, error) {
+	return sessionsCall(s.p, func(c *SessionsClient) (sessions.Page, error) { return c.Search(ctx, q) })
 }
 
-func (s poolSessions) GetSession(ctx context.Context, id string, offset, limit int) (engine.SessionView, error) {
-	return sessionsCall(s.p, func(c *SessionsClient) (engine.SessionView, error) { return c.GetSession(ctx, id, offset, limit) })
+func (s poolSessions) GetSession(ctx context.Context, id string, offset, limit int) (sessions.View, error) {
+	return sessionsCall(s.p, func(c *SessionsClient) (sessions.View, error) { return c.GetSession(ctx, id, offset, limit) })
 }
 
-func (s poolSessions) GetMessage(ctx context.Context, id, messageID string, n int) (engine.SessionView, error) {
-	return sessionsCall(s.p, func(c *SessionsClient) (engine.SessionView, error) { return c.GetMessage(ctx, id, messageID, n) })
+func (s poolSessions) GetMessage(ctx context.Context, id, messageID string, n int) (sessions.View, error) {
+	return sessionsCall(s.p, func(c *SessionsClient) (sessions.View, error) { return c.GetMessage(ctx, id, messageID, n) })
 }
 
-func (s poolSessions) Sync(ctx context.Context, full bool) (engine.SessionsReport, error) {
-	return sessionsCall(s.p, func(c *SessionsClient) (engine.SessionsReport, error) { return c.Sync(ctx, full) })
+func (s poolSessions) Sync(ctx context.Context, full bool) (sessions.Report, error) {
+	return sessionsCall(s.p, func(c *SessionsClient) (sessions.Report, error) { return c.Sync(ctx, full) })
 }
 
-func (s poolSessions) Status(ctx context.Context) (engine.SessionsStatus, error) {
-	return sessionsCall(s.p, func(c *SessionsClient) (engine.SessionsStatus, error) { return c.Status(ctx) })
+func (s poolSessions) Status(ctx context.Context) (sessions.Status, error) {
+	return sessionsCall(s.p, func(c *SessionsClient) (sessions.Status, error) { return c.Status(ctx) })
 }
 
-func (s poolSessions) List(ctx context.Context, q engine.SessionListQuery) (engine.SessionList, error) {
-	return sessionsCall(s.p, func(c *SessionsClient) (engine.SessionList, error) { return c.List(ctx, q) })
+func (s poolSessions) List(ctx context.Context, q sessions.ListQuery) (sessions.Listing, error) {
+	return sessionsCall(s.p, func(c *SessionsClient) (sessions.Listing, error) { return c.List(ctx, q) })
 }
 
-func (s poolSessions) Forget(ctx context.Context, q engine.ForgetQuery) (engine.ForgetReport, error) {
-	return sessionsCall(s.p, func(c *SessionsClient) (engine.ForgetReport, error) { return c.Forget(ctx, q) })
+func (s poolSessions) Forget(ctx context.Context, q sessions.ForgetQuery) (sessions.ForgetReport, error) {
+	return sessionsCall(s.p, func(c *SessionsClient) (sessions.ForgetReport, error) { return c.Forget(ctx, q) })
 }

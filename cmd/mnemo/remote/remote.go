@@ -36,6 +36,7 @@ import (
 
 	"mnemo/engine"
 	"mnemo/engine/admit"
+	"mnemo/engine/sessions"
 )
 
 // MaxRequest bounds one request line. Queries are short; the bound keeps a
@@ -85,13 +86,13 @@ type request struct {
 	Depth   int                  `json:"depth,omitempty"`
 	Max     int                  `json:"max,omitempty"`
 	// The sessions ops' fields (sessions.go).
-	Sessions *engine.SessionQuery     `json:"sessions,omitempty"`
-	List     *engine.SessionListQuery `json:"list,omitempty"`
-	Forget   *engine.ForgetQuery      `json:"forget,omitempty"`
-	Message  string                   `json:"message,omitempty"`
-	Offset   int                      `json:"offset,omitempty"`
-	Limit    int                      `json:"limit,omitempty"`
-	Around   int                      `json:"around,omitempty"`
+	Sessions *sessions.Query       `json:"sessions,omitempty"`
+	List     *sessions.ListQuery   `json:"list,omitempty"`
+	Forget   *sessions.ForgetQuery `json:"forget,omitempty"`
+	Message  string                `json:"message,omitempty"`
+	Offset   int                   `json:"offset,omitempty"`
+	Limit    int                   `json:"limit,omitempty"`
+	Around   int                   `json:"around,omitempty"`
 }
 
 // query is engine.Query on the wire. Both ends are mnemo, so it is plain
@@ -151,14 +152,14 @@ var sentinels = []struct {
 	{"no-match", engine.ErrNoMatch},
 	{"invalid", engine.ErrInvalid},
 	{"closed", engine.ErrClosed},
-	{"bad-role", engine.ErrBadRole},
-	{"bad-limit", engine.ErrBadLimit},
-	{"bad-max-hits", engine.ErrBadMaxHits},
-	{"bad-offset", engine.ErrBadOffset},
-	{"bad-context", engine.ErrBadContext},
-	{"no-session", engine.ErrNoSession},
-	{"no-message", engine.ErrNoMessage},
-	{"nothing-to-forget", engine.ErrNothingToForget},
+	{"bad-role", sessions.ErrBadRole},
+	{"bad-limit", sessions.ErrBadLimit},
+	{"bad-max-hits", sessions.ErrBadMaxHits},
+	{"bad-offset", sessions.ErrBadOffset},
+	{"bad-context", sessions.ErrBadContext},
+	{"no-session", sessions.ErrNoSession},
+	{"no-message", sessions.ErrNoMessage},
+	{"nothing-to-forget", sessions.ErrNothingToForget},
 	{"read-only", engine.ErrReadOnly},
 	{"not-ready", engine.ErrIndexNotReady},
 	{"incompatible", engine.ErrIndexIncompatible},

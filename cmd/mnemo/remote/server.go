@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // Serve answers requests on ln with b (an open *engine.Engine) until ctx is done, then closes ln and
@@ -27,13 +28,13 @@ func Serve(ctx context.Context, ln net.Listener, b engine.Memories) error {
 }
 
 // ServeWith is Serve with a sessions index beside the engine (nil: none).
-func ServeWith(ctx context.Context, ln net.Listener, b engine.Memories, sess engine.SessionsIndex) error {
+func ServeWith(ctx context.Context, ln net.Listener, b engine.Memories, sess sessions.Index) error {
 	return ServeOpts(ctx, ln, b, Options{Sessions: sess})
 }
 
 // Options are what a server offers beyond the memory corpus.
 type Options struct {
-	Sessions engine.SessionsIndex // nil: no sessions index
+	Sessions sessions.Index // nil: no sessions index
 	// MCP, if set, serves the Model Context Protocol on a connection whose
 	// first request is {"op": "mcp"}: after the answer {"result": "mcp"},
 	// the connection carries MCP's JSON-RPC lines until either end closes
@@ -154,7 +155,7 @@ func serveConn(ctx context.Context, c net.Conn, b engine.Memories, opts Options)
 }
 
 // handle answers one request line.
-func handle(ctx context.Context, b engine.Memories, sess engine.SessionsIndex, line []byte) (resp response) {
+func handle(ctx context.Context, b engine.Memories, sess sessions.Index, line []byte) (resp response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = response{Error: fmt.Sprintf("internal error: %v", p), Kind: kindOther}

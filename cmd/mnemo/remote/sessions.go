@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
-var _ engine.SessionsIndex = (*SessionsClient)(nil)
+var _ sessions.Index = (*SessionsClient)(nil)
 
 // The sessions ops.
 const (
@@ -25,7 +25,7 @@ const (
 var ErrNoSessions = errors.New("this mnemo serve has no sessions index")
 
 // handleSessions answers a sessions op; ok is false for any other op.
-func handleSessions(ctx context.Context, s engine.SessionsIndex, req request) (res any, ok bool, err error) {
+func handleSessions(ctx context.Context, s sessions.Index, req request) (res any, ok bool, err error) {
 	switch req.Op {
 	case opSessionsSearch, opSessionsGet, opSessionsMessage, opSessionsSync, opSessionsStatus, opSessionsList, opSessionsForget:
 	default:
@@ -63,7 +63,7 @@ func handleSessions(ctx context.Context, s engine.SessionsIndex, req request) (r
 }
 
 // SessionsClient reaches the sessions index of a running serve. Its
-// methods match *engine.Sessions'.
+// methods match *sessions.Corpus'.
 type SessionsClient struct{ c *Client }
 
 // DialSessions connects to the serve of the index in indexDir and checks
@@ -85,50 +85,50 @@ func DialSessions(indexDir string) (*SessionsClient, error) {
 func (s *SessionsClient) Close() error { return s.c.Close() }
 
 // Search runs q on the server's sessions index.
-func (s *SessionsClient) Search(ctx context.Context, q engine.SessionQuery) (engine.SessionPage, error) {
-	var p engine.SessionPage
+func (s *SessionsClient) Search(ctx context.Context, q sessions.Query) (sessions.Page, error) {
+	var p sessions.Page
 	err := s.c.call(ctx, request{Op: opSessionsSearch, Sessions: &q}, &p)
 	return p, err
 }
 
 // GetSession reads messages of a session through the server.
-func (s *SessionsClient) GetSession(ctx context.Context, id string, offset, limit int) (engine.SessionView, error) {
-	var v engine.SessionView
+func (s *SessionsClient) GetSession(ctx context.Context, id string, offset, limit int) (sessions.View, error) {
+	var v sessions.View
 	err := s.c.call(ctx, request{Op: opSessionsGet, ID: id, Offset: offset, Limit: limit}, &v)
 	return v, err
 }
 
 // GetMessage reads one message and its context through the server.
-func (s *SessionsClient) GetMessage(ctx context.Context, id, messageID string, n int) (engine.SessionView, error) {
-	var v engine.SessionView
+func (s *SessionsClient) GetMessage(ctx context.Context, id, messageID string, n int) (sessions.View, error) {
+	var v sessions.View
 	err := s.c.call(ctx, request{Op: opSessionsMessage, ID: id, Message: messageID, Around: n}, &v)
 	return v, err
 }
 
 // Sync has the server sync its sessions index.
-func (s *SessionsClient) Sync(ctx context.Context, full bool) (engine.SessionsReport, error) {
-	var r engine.SessionsReport
+func (s *SessionsClient) Sync(ctx context.Context, full bool) (sessions.Report, error) {
+	var r sessions.Report
 	err := s.c.call(ctx, request{Op: opSessionsSync, Full: full}, &r)
 	return r, err
 }
 
 // Status describes the server's sessions index.
-func (s *SessionsClient) Status(ctx context.Context) (engine.SessionsStatus, error) {
-	var st engine.SessionsStatus
+func (s *SessionsClient) Status(ctx context.Context) (sessions.Status, error) {
+	var st sessions.Status
 	err := s.c.call(ctx, request{Op: opSessionsStatus}, &st)
 	return st, err
 }
 
 // List lists the server's sessions.
-func (s *SessionsClient) List(ctx context.Context, q engine.SessionListQuery) (engine.SessionList, error) {
-	var l engine.SessionList
+func (s *SessionsClient) List(ctx context.Context, q sessions.ListQuery) (sessions.Listing, error) {
+	var l sessions.Listing
 	err := s.c.call(ctx, request{Op: opSessionsList, List: &q}, &l)
 	return l, err
 }
 
 // Forget has the server forget sessions, with every trace of them.
-func (s *SessionsClient) Forget(ctx context.Context, q engine.ForgetQuery) (engine.ForgetReport, error) {
-	var r engine.ForgetReport
+func (s *SessionsClient) Forget(ctx context.Context, q sessions.ForgetQuery) (sessions.ForgetReport, error) {
+	var r sessions.ForgetReport
 	err := s.c.call(ctx, request{Op: opSessionsForget, Forget: &q}, &r)
 	return r, err
 }

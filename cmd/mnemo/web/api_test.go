@@ -13,6 +13,7 @@ import (
 
 	"mnemo/cmd/mnemo/remote"
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 var apiPaths = []string{
@@ -121,7 +122,7 @@ func TestSessionSearchEqualsEngine(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, got)
 	}
-	p, err := f.sess.Search(context.Background(), engine.SessionQuery{Text: "test"})
+	p, err := f.sess.Search(context.Background(), sessions.Query{Text: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestThroughTheHolder(t *testing.T) {
 	defer front.Close()
 	fr := &fixture{srv: front}
 
-	var sess engine.SessionList
+	var sess sessions.Listing
 	if _, b := f.get(t, "/api/sessions", nil); json.Unmarshal(b, &sess) != nil || len(sess.Sessions) == 0 {
 		t.Fatalf("no sessions to open: %s", b)
 	}

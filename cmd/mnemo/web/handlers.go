@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // search answers the search box: memories (the default) or sessions, with
@@ -35,14 +36,14 @@ func (s *Server) searchSessions(ctx context.Context, c *Corpora, a *args) (any, 
 	if c.Sessions == nil {
 		return nil, errNoSessions
 	}
-	q := engine.SessionQuery{Text: a.str("q"), Mode: a.mode(), Project: a.str("project"), Agent: a.str("agent"),
+	q := sessions.Query{Text: a.str("q"), Mode: a.mode(), Project: a.str("project"), Agent: a.str("agent"),
 		Role: a.str("role"), Archived: a.archived(), From: a.date("from", false), To: a.date("to", true), Limit: a.num("limit")}
 	if a.err != nil {
 		return nil, a.err
 	}
 	p, err := c.Sessions.Search(ctx, q)
 	if errors.Is(err, engine.ErrIndexNotReady) {
-		return engine.SessionPage{Query: q.Text, Mode: q.Mode, Indexing: true, Sessions: []engine.SessionResult{}}, nil
+		return sessions.Page{Query: q.Text, Mode: q.Mode, Indexing: true, Sessions: []sessions.Result{}}, nil
 	}
 	return p, err
 }
@@ -121,7 +122,7 @@ func (s *Server) sessions(ctx context.Context, c *Corpora, r *http.Request) (any
 		return nil, errNoSessions
 	}
 	a := &args{r: r}
-	q := engine.SessionListQuery{Project: a.str("project"), Agent: a.str("agent"), Archived: a.archived(),
+	q := sessions.ListQuery{Project: a.str("project"), Agent: a.str("agent"), Archived: a.archived(),
 		From: a.date("from", false), To: a.date("to", true), Page: a.num("page"), PageSize: a.num("pageSize")}
 	if a.err != nil {
 		return nil, a.err
@@ -178,7 +179,7 @@ func (s *Server) activity(ctx context.Context, c *Corpora, r *http.Request) (any
 		m[key][day]++
 	}
 	for page := 1; ; page++ {
-		l, err := c.Sessions.List(ctx, engine.SessionListQuery{From: start, Page: page, PageSize: 200})
+		l, err := c.Sessions.List(ctx, sessions.ListQuery{From: start, Page: page, PageSize: 200})
 		if err != nil {
 			return nil, err
 		}
@@ -203,9 +204,9 @@ func (s *Server) activity(ctx context.Context, c *Corpora, r *http.Request) (any
 
 // status is both corpora's health, as the status tool reports it.
 type statusPage struct {
-	Memories engine.Status          `json:"memories"`
-	Sessions *engine.SessionsStatus `json:"sessions,omitempty"`
-	Version  string                 `json:"version"`
+	Memories engine.Status    `json:"memories"`
+	Sessions *sessions.Status `json:"sessions,omitempty"`
+	Version  string           `json:"version"`
 }
 
 func (s *Server) status(ctx context.Context, c *Corpora, _ *http.Request) (any, error) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 	"mnemo/engine/transcript"
 )
 
@@ -19,7 +20,7 @@ const testToken = "test-token-0123456789"
 // transcripts of testdata, indexed once per test.
 type fixture struct {
 	eng  *engine.Engine
-	sess *engine.Sessions
+	sess *sessions.Corpus
 	srv  *httptest.Server
 	mem  string // the memory folder
 }
@@ -78,8 +79,8 @@ func newFixture(t testing.TB, extra map[string]string) *fixture {
 		t.Fatal(err)
 	}
 	src := transcript.Source{Kind: transcript.ClaudeCode, Root: filepath.Join("..", "..", "..", "testdata", "transcripts", "claude-code")}
-	f.sess, err = engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: idx,
-		Sources: []engine.SessionSource{engine.TranscriptSource(src, transcript.Options{Scratch: engine.SessionsScratch(idx)})}})
+	f.sess, err = sessions.Open(ctx, sessions.Config{IndexDir: idx,
+		Sources: []sessions.Source{sessions.TranscriptSource(src, transcript.Options{Scratch: sessions.Scratch(idx)})}})
 	if err != nil {
 		t.Fatal(err)
 	}

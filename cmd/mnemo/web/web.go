@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 
 	"mnemo/engine"
+	"mnemo/engine/sessions"
 )
 
 // Memories is what the page asks of the memory corpus (*engine.Engine).
@@ -44,13 +45,13 @@ type Memories interface {
 }
 
 // Sessions is what the page asks of the agent-sessions corpus
-// (*engine.Sessions).
+// (*sessions.Corpus).
 type Sessions interface {
-	Search(ctx context.Context, q engine.SessionQuery) (engine.SessionPage, error)
-	List(ctx context.Context, q engine.SessionListQuery) (engine.SessionList, error)
-	GetSession(ctx context.Context, id string, offset, limit int) (engine.SessionView, error)
-	GetMessage(ctx context.Context, id, messageID string, n int) (engine.SessionView, error)
-	Status(ctx context.Context) (engine.SessionsStatus, error)
+	Search(ctx context.Context, q sessions.Query) (sessions.Page, error)
+	List(ctx context.Context, q sessions.ListQuery) (sessions.Listing, error)
+	GetSession(ctx context.Context, id string, offset, limit int) (sessions.View, error)
+	GetMessage(ctx context.Context, id, messageID string, n int) (sessions.View, error)
+	Status(ctx context.Context) (sessions.Status, error)
 }
 
 // Corpora are the two corpora a serve holds; Sessions is nil when serve

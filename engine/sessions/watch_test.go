@@ -1,6 +1,6 @@
 //go:build unix
 
-package engine
+package sessions
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"mnemo/engine/rank"
 	"mnemo/engine/transcript"
 )
 
@@ -51,11 +52,11 @@ func TestSessionsWatchHostileLinks(t *testing.T) {
 	src := TranscriptSource(transcript.Source{Kind: transcript.ClaudeCode, Root: root}, transcript.Options{})
 	s := openTestSessions(t, t.TempDir(), src)
 
-	batches := make(chan SessionsReport, 64)
+	batches := make(chan Report, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Watch(ctx, SessionsWatchOptions{Debounce: 20 * time.Millisecond, OnBatch: func(r SessionsReport) { batches <- r }})
+		done <- s.Watch(ctx, WatchOptions{Debounce: 20 * time.Millisecond, OnBatch: func(r Report) { batches <- r }})
 	}()
 	stopped := false
 	stop := func() {
@@ -105,10 +106,10 @@ func TestSessionsWatchHostileLinks(t *testing.T) {
 			t.Errorf("batch %+v: only the later transcript is new", r)
 		}
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "medlars", Mode: FullText})); strings.Join(got, ",") != later+"/b1" {
+	if got := hitIDs(search(t, s, Query{Text: "medlars", Mode: rank.FullText})); strings.Join(got, ",") != later+"/b1" {
 		t.Errorf("the transcript written after the links: hits %v", got)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "outsidemarker", Mode: FullText})); len(got) != 0 {
+	if got := hitIDs(search(t, s, Query{Text: "outsidemarker", Mode: rank.FullText})); len(got) != 0 {
 		t.Errorf("the transcript outside the tree was indexed: %v", got)
 	}
 	st, err := s.Status(context.Background())

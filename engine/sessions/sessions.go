@@ -1,4 +1,16 @@
-package engine
+// Package sessions is mnemo's second corpus: agent session transcripts
+// (Claude Code, Codex, Gemini CLI, …) read in place, one Bleve document per
+// message, scored by the same BM25 (engine/fulltext), the same vectors and
+// the same fusion (engine/rank) as memories. It lives in INDEX/sessions/
+// with its own state store, so the two corpora never wait on each other's
+// writer lock. The readers behind Source own what a message is (active
+// branch only, no tools, no thinking) and redact secrets before the index
+// ever sees the text.
+//
+// It never imports engine (the memory corpus), nor engine it: the two
+// share only the layers below them (rank, fulltext, store, vectors,
+// embed, watch, admit, transcript).
+package sessions
 
 import (
 	"context"
@@ -18,19 +30,11 @@ import (
 	"mnemo/engine/admit"
 	"mnemo/engine/embed"
 	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 	"mnemo/engine/vectors"
 )
-
-// The sessions index is a second corpus of the same engine: agent session
-// transcripts (Claude Code, Codex, Gemini CLI, …) read in place, one Bleve
-// document per message, scored by the same BM25 (fulltext.go), the same
-// vectors and the same fusion (fusion.go) as memories. It lives in
-// INDEX/sessions/ with its own state store, so the two corpora never wait
-// on each other's writer lock. The parsers behind SessionSource own what a
-// message is (active branch only, no tools, no thinking) and redact secrets
-// before the index ever sees the text.
 
 // sessionsDir is the sessions index, inside the index folder.
 const sessionsDir = "sessions"
@@ -44,15 +48,15 @@ const (
 	sessionsFormat     = "2"
 )
 
-// SessionSource is one root folder of one transcript format: what the index
+// Source is one root folder of one transcript format: what the index
 // needs of a parser. Implementations must deliver only redacted text.
-type SessionSource interface {
+type Source interface {
 	// Kind names the format ("claude-code", "codex", …).
 	Kind() string
 	// Root is the folder the source reads.
 	Root() string
 	// Discover lists every transcript the source owns, and what it skipped and why.
-	Discover(ctx context.Context) (paths []string, skipped []Skip, err error)
+	Discover(ctx context.Context) (paths []string, skipped []store.Skip, err error)
 	// Owns reports whether path (a file or a folder, existing or not) belongs to the source.
 	Owns(path string) bool
 	// Read reads one transcript from cursor (nil: from the start) and returns
@@ -78,7 +82,7 @@ type TranscriptMessage struct {
 
 // TranscriptRead is what one Read learnt about its transcript.
 type TranscriptRead struct {
-	Session   SessionInfo
+	Session   Info
 	Cursor    []byte
 	Malformed int // lines skipped as malformed
 	Ignored   int // records of unknown types
@@ -89,8 +93,8 @@ type TranscriptRead struct {
 	Coverage transcript.Coverage
 }
 
-// SessionInfo describes one session (one transcript).
-type SessionInfo struct {
+// Info describes one session (one transcript).
+type Info struct {
 	ID          string    `json:"sessionId"`
 	Agent       string    `json:"sourceAgent"`
 	Project     string    `json:"project"`
@@ -101,14 +105,14 @@ type SessionInfo struct {
 	Ended       time.Time `json:"ended,omitzero"`
 }
 
-// SessionsConfig says where the sessions index lives and what it reads.
-type SessionsConfig struct {
-	IndexDir string          // the index folder; the sessions index is IndexDir/sessions
-	Sources  []SessionSource // the transcript roots to index
-	Embedder embed.Embedder  // nil means the built-in static embedder
-	Fusion   Fusion          // default WeightedSum
-	Ranking  *Ranking        // nil means DefaultRanking()
-	ReadOnly bool            // search an existing index; Sync returns ErrReadOnly
+// Config says where the sessions index lives and what it reads.
+type Config struct {
+	IndexDir string         // the index folder; the sessions index is IndexDir/sessions
+	Sources  []Source       // the transcript roots to index
+	Embedder embed.Embedder // nil means the built-in static embedder
+	Fusion   rank.Fusion    // default WeightedSum
+	Ranking  *rank.Ranking  // nil means DefaultRanking()
+	ReadOnly bool           // search an existing index; Sync returns ErrReadOnly
 	// MirrorDeleted makes the index mirror the transcripts: a session whose
 	// transcript is gone (or whose source is no longer configured) leaves
 	// the index. By default it stays, archived: searchable and readable
@@ -117,17 +121,17 @@ type SessionsConfig struct {
 	// Progress, if set, is called during Sync with transcripts done and total.
 	Progress func(done, total int)
 	// Admit is the process's search gate, shared with the memory corpus
-	// (Config.Admit): every Search waits its turn there. nil admits every
+	// (engine.Config.Admit): every Search waits its turn there. nil admits every
 	// search at once.
 	Admit *admit.Gate
 }
 
-// Sessions is an open sessions index. It is safe for concurrent use.
-type Sessions struct {
-	cfg  SessionsConfig
+// Corpus is an open sessions index. It is safe for concurrent use.
+type Corpus struct {
+	cfg  Config
 	dir  string
 	emb  embed.Embedder
-	rank Ranking
+	rank rank.Ranking
 	dim  int
 
 	st  *sessionStore
@@ -150,9 +154,9 @@ type Sessions struct {
 	msgs      map[string]*message // by Bleve document id
 	nextSID   uint32
 	totals    [fulltext.NumFields]int64
-	skips     map[string][]Skip   // by source key
-	forgotten map[[32]byte]string // forgotten transcripts: path hash → source key
-	srcErrs   map[string]string   // by source key: why Discover failed
+	skips     map[string][]store.Skip // by source key
+	forgotten map[[32]byte]string     // forgotten transcripts: path hash → source key
+	srcErrs   map[string]string       // by source key: why Discover failed
 	lastSync  time.Time
 	lastError string
 	needFull  string
@@ -162,27 +166,27 @@ type Sessions struct {
 	unfinished string
 	// recovered is what each set-aside copy of a damaged state store gave
 	// back of its archived sessions, by copy name.
-	recovered map[string]SessionsRecovery
+	recovered map[string]Recovery
 	// purging is the purge mark of a forget whose files are not all
 	// rewritten yet ("" when none is).
 	purging string
 }
 
-// SessionsIndex is the sessions corpus as a front end reaches it: what the
-// MCP session tools and the sessions commands call. *Sessions implements
+// Index is the sessions corpus as a front end reaches it: what the
+// MCP session tools and the sessions commands call. *Corpus implements
 // it, and so does a client of the serve that holds the index
 // (cmd/mnemo/remote).
-type SessionsIndex interface {
-	Search(ctx context.Context, q SessionQuery) (SessionPage, error)
-	GetSession(ctx context.Context, id string, offset, limit int) (SessionView, error)
-	GetMessage(ctx context.Context, id, messageID string, n int) (SessionView, error)
-	Sync(ctx context.Context, full bool) (SessionsReport, error)
-	Status(ctx context.Context) (SessionsStatus, error)
-	List(ctx context.Context, q SessionListQuery) (SessionList, error)
+type Index interface {
+	Search(ctx context.Context, q Query) (Page, error)
+	GetSession(ctx context.Context, id string, offset, limit int) (View, error)
+	GetMessage(ctx context.Context, id, messageID string, n int) (View, error)
+	Sync(ctx context.Context, full bool) (Report, error)
+	Status(ctx context.Context) (Status, error)
+	List(ctx context.Context, q ListQuery) (Listing, error)
 	Forget(ctx context.Context, q ForgetQuery) (ForgetReport, error)
 }
 
-var _ SessionsIndex = (*Sessions)(nil)
+var _ Index = (*Corpus)(nil)
 
 // session is one indexed transcript.
 type session struct {
@@ -190,16 +194,35 @@ type session struct {
 	seqs map[uint32]*message // live messages by sequence number
 }
 
-// message is one indexed message. rec.Path is its document id and
-// rec.Created its timestamp, so the vector store and the candidate ranking
-// of memory search take it as they are.
+// message is one indexed message: the item the vector store and the
+// ranking stages take (rank.Item), by its document id.
 type message struct {
-	rec  record
+	doc  string                    // its Bleve document id (docID)
+	time time.Time                 // when it was written; zero if the transcript does not say
+	lens [fulltext.NumFields]int32 // tokens per scored field, for BM25
 	sid  uint32
 	seq  uint32
 	role string
 	id   string
 }
+
+// msgCandidate is one message that matched, with its evidence.
+type msgCandidate = rank.Candidate[*message]
+
+// Key is the message's document id: equal scores are ordered by it.
+func (m *message) Key() string { return m.doc }
+
+// Dated is the message's time; one with none sorts as of 1970, as a
+// memory with no date does.
+func (m *message) Dated() time.Time {
+	if !m.time.IsZero() {
+		return m.time
+	}
+	return time.Unix(0, 0).UTC()
+}
+
+// Updated is Dated: a message does not change once written.
+func (m *message) Updated() time.Time { return m.Dated() }
 
 func docID(sid, seq uint32) string {
 	return strconv.FormatUint(uint64(sid), 36) + "." + strconv.FormatUint(uint64(seq), 36)
@@ -208,28 +231,32 @@ func docID(sid, seq uint32) string {
 // sourceKey names a source in the state store and in Status.
 func sourceKey(kind, root string) string { return kind + "=" + root }
 
-// OpenSessions opens (creating if needed) the sessions index in
+// Open opens (creating if needed) the sessions index in
 // cfg.IndexDir/sessions. A batch a crash interrupted is undone here; a
 // damaged or outdated index is rebuilt by the next Sync.
-func OpenSessions(ctx context.Context, cfg SessionsConfig) (*Sessions, error) {
+func Open(ctx context.Context, cfg Config) (*Corpus, error) {
 	if cfg.IndexDir == "" {
 		return nil, errors.New("index folder is not set")
 	}
-	fusion, emb, rk, err := searchSettings(cfg.Fusion, cfg.Embedder, cfg.Ranking)
+	fusion, rk, err := rank.Settings(cfg.Fusion, cfg.Ranking)
+	if err != nil {
+		return nil, err
+	}
+	emb, err := embed.OrBuiltin(cfg.Embedder)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Fusion = fusion
-	s := &Sessions{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
+	s := &Corpus{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
 	if err := store.OpenCorpus(ctx, s.dir, sessionStoreOptions(cfg.ReadOnly), time.Now, s.open, s.Close); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// open is OpenSessions' stages once the state store db is open (rebuild:
+// open is Open's stages once the state store db is open (rebuild:
 // why the index must be rebuilt, when a fresh store replaced a damaged one).
-func (s *Sessions) open(ctx context.Context, db *bolt.DB, rebuild string) error {
+func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 	s.st, s.needFull = &sessionStore{db: db}, rebuild
 	meta := s.st.metaAll()
 	if err := store.CheckSchema(s.dir, meta["schema"]); err != nil {
@@ -246,7 +273,7 @@ func (s *Sessions) open(ctx context.Context, db *bolt.DB, rebuild string) error 
 	}
 	if name := meta["embedder"]; name != "" && (name != s.emb.Name() || meta["dim"] != strconv.Itoa(s.dim)) {
 		if s.cfg.ReadOnly {
-			return fmt.Errorf("sessions index was embedded with %s (dim %s), not %s: %w", name, meta["dim"], s.emb.Name(), ErrIndexIncompatible)
+			return fmt.Errorf("sessions index was embedded with %s (dim %s), not %s: %w", name, meta["dim"], s.emb.Name(), store.ErrIndexIncompatible)
 		}
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
@@ -255,7 +282,7 @@ func (s *Sessions) open(ctx context.Context, db *bolt.DB, rebuild string) error 
 		return err
 	}
 	ft, err := fulltext.Open(ftPath, !s.cfg.ReadOnly, fulltext.DurableBatches, nil)
-	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, ErrIndexNotReady) {
+	if err != nil && !s.cfg.ReadOnly && !errors.Is(err, store.ErrIndexNotReady) {
 		if rmErr := os.RemoveAll(ftPath); rmErr != nil {
 			return fmt.Errorf("%w (and removing it failed: %v)", err, rmErr)
 		}
@@ -323,7 +350,7 @@ func (s *Sessions) open(ctx context.Context, db *bolt.DB, rebuild string) error 
 }
 
 // noteRebuild adds why to the reasons the next sync must rebuild.
-func (s *Sessions) noteRebuild(why string) {
+func (s *Corpus) noteRebuild(why string) {
 	if s.needFull == "" {
 		s.needFull = why
 	} else {
@@ -331,16 +358,16 @@ func (s *Sessions) noteRebuild(why string) {
 	}
 }
 
-func (s *Sessions) noteDamage(err error) { s.damage.Note(err) }
-func (s *Sessions) damaged() error       { return s.damage.Get() }
+func (s *Corpus) noteDamage(err error) { s.damage.Note(err) }
+func (s *Corpus) damaged() error       { return s.damage.Get() }
 
-func (s *Sessions) resetMemory() error {
+func (s *Corpus) resetMemory() error {
 	s.sessions = map[uint32]*session{}
 	s.byPath = map[string]*session{}
 	s.msgs = map[string]*message{}
 	s.nextSID = 1
 	s.totals = [fulltext.NumFields]int64{}
-	s.skips = map[string][]Skip{}
+	s.skips = map[string][]store.Skip{}
 	s.srcErrs = map[string]string{}
 	var err error
 	if s.vec, err = vectors.NewChromem(0); err != nil {
@@ -350,7 +377,7 @@ func (s *Sessions) resetMemory() error {
 }
 
 // load fills the in-memory maps and the vector store from the state store.
-func (s *Sessions) load(ctx context.Context) error {
+func (s *Corpus) load(ctx context.Context) error {
 	err := s.st.forEachSession(func(r sessionRec) error {
 		ss := &session{sessionRec: r, seqs: map[uint32]*message{}}
 		s.sessions[r.SID] = ss
@@ -395,8 +422,8 @@ func (s *Sessions) load(ctx context.Context) error {
 
 // vectorItem is what the vector store holds of a message: its vector,
 // labelled with what a query can require exactly (agent, session, role).
-func (s *Sessions) vectorItem(m *message, v []float32) vectors.Item {
-	it := vectors.Item{ID: m.rec.Path, Vectors: [][]float32{v}, Labels: []string{"role:" + m.role}}
+func (s *Corpus) vectorItem(m *message, v []float32) vectors.Item {
+	it := vectors.Item{ID: m.doc, Vectors: [][]float32{v}, Labels: []string{"role:" + m.role}}
 	if ss := s.sessions[m.sid]; ss != nil {
 		it.Labels = append(it.Labels, "agent:"+strings.ToLower(ss.Agent), "session:"+ss.ID)
 	}
@@ -404,12 +431,12 @@ func (s *Sessions) vectorItem(m *message, v []float32) vectors.Item {
 }
 
 // addMessage puts one message into the in-memory maps (not the vectors).
-func (s *Sessions) addMessage(ss *session, seq uint32, m msgRec) *message {
+func (s *Corpus) addMessage(ss *session, seq uint32, m msgRec) *message {
 	id := docID(ss.SID, seq)
 	if old := s.msgs[id]; old != nil {
 		s.dropMessage(old)
 	}
-	msg := &message{rec: record{Path: id, Created: m.Time, Lens: m.Lens}, sid: ss.SID, seq: seq, role: m.Role, id: m.ID}
+	msg := &message{doc: id, time: m.Time, lens: m.Lens, sid: ss.SID, seq: seq, role: m.Role, id: m.ID}
 	s.msgs[id] = msg
 	ss.seqs[seq] = msg
 	for i := range s.totals {
@@ -418,19 +445,19 @@ func (s *Sessions) addMessage(ss *session, seq uint32, m msgRec) *message {
 	return msg
 }
 
-func (s *Sessions) dropMessage(m *message) {
+func (s *Corpus) dropMessage(m *message) {
 	for i := range s.totals {
-		s.totals[i] -= int64(m.rec.Lens[i])
+		s.totals[i] -= int64(m.lens[i])
 	}
-	s.vec.Delete(context.Background(), m.rec.Path) // in memory: cannot fail
-	delete(s.msgs, m.rec.Path)
+	s.vec.Delete(context.Background(), m.doc) // in memory: cannot fail
+	delete(s.msgs, m.doc)
 	if ss := s.sessions[m.sid]; ss != nil {
 		delete(ss.seqs, m.seq)
 	}
 }
 
 // Close flushes state and releases the index.
-func (s *Sessions) Close() error {
+func (s *Corpus) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
@@ -447,8 +474,8 @@ func (s *Sessions) Close() error {
 	return errors.Join(errs...)
 }
 
-// SessionsStatus describes the sessions index, source by source.
-type SessionsStatus struct {
+// Status describes the sessions index, source by source.
+type Status struct {
 	IndexDir string `json:"indexDir"`
 	Sessions int    `json:"sessions"`
 	Archived int    `json:"archived"` // of Sessions, those whose transcript is gone
@@ -476,7 +503,7 @@ type SessionsStatus struct {
 	// Recovery says, for each set-aside copy of a damaged state store,
 	// how many archived sessions were recovered from it and how many were
 	// lost, and why: their transcripts are gone, so the copy held them.
-	Recovery []SessionsRecovery `json:"recovery,omitempty"`
+	Recovery []Recovery `json:"recovery,omitempty"`
 	// ForgetUnfinished names a forget that was cut short before every file
 	// was rewritten: its sessions are in no answer, but their words may
 	// remain in the index's files until a writer opens the index (a sync,
@@ -498,7 +525,7 @@ type SourceStatus struct {
 	// broken parent links repaired. Indexed plus every reason equals lines.
 	Coverage transcript.Coverage `json:"coverage"`
 	Error    string              `json:"error,omitempty"`
-	Skipped  []Skip              `json:"skipped"`
+	Skipped  []store.Skip        `json:"skipped"`
 	// SkippedBy counts the files not read, by reason (unreadable, a
 	// symbolic link, subagent transcripts, …).
 	SkippedBy map[string]int `json:"skippedByReason"`
@@ -531,14 +558,14 @@ type SourceSummary struct {
 }
 
 // Status describes the index and every configured source.
-func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
+func (s *Corpus) Status(ctx context.Context) (Status, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := SessionsStatus{
+	st := Status{
 		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
 		Indexing: s.indexing.Load() || s.unfinished != "", Unfinished: s.unfinished, ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
-		FullText: dirSize(filepath.Join(s.dir, fulltextDir)), State: s.st.size(), ForgetUnfinished: s.purging,
+		FullText: fulltext.Size(filepath.Join(s.dir, fulltext.Dir)), State: s.st.size(), ForgetUnfinished: s.purging,
 	}
 	if err := s.damaged(); err != nil {
 		st.Damaged = err.Error()
@@ -547,7 +574,7 @@ func (s *Sessions) Status(ctx context.Context) (SessionsStatus, error) {
 	for _, src := range s.cfg.Sources {
 		key := sourceKey(src.Kind(), src.Root())
 		known[key] = true
-		ss := SourceStatus{Kind: src.Kind(), Root: src.Root(), Error: s.srcErrs[key], Skipped: append([]Skip{}, s.skips[key]...),
+		ss := SourceStatus{Kind: src.Kind(), Root: src.Root(), Error: s.srcErrs[key], Skipped: append([]store.Skip{}, s.skips[key]...),
 			SkippedBy: map[string]int{}}
 		for _, k := range ss.Skipped {
 			kind, n := skipKind(k.Reason)

@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"mnemo/engine/rank"
 )
 
 // longMsgs is n messages m<from>… whose texts name them, user and
@@ -28,14 +30,14 @@ func longMsgs(prefix string, from, n int) []lineMsg {
 // order, as GetSession gives them, with the counts status and the
 // full-text index give.
 type indexed struct {
-	Messages []SessionMessage
+	Messages []Message
 	Status   int // status's message count
 	Vectors  int
 	Docs     uint64 // full-text documents
 	Coverage any
 }
 
-func indexedOf(t *testing.T, s *Sessions, id string) indexed {
+func indexedOf(t *testing.T, s *Corpus, id string) indexed {
 	t.Helper()
 	v := view(t, s, id)
 	st, err := s.Status(context.Background())
@@ -65,11 +67,11 @@ func TestSessionsLongSessionInSlices(t *testing.T) {
 		name    string
 		write   func()
 		want    int
-		reports func(SessionsReport) bool
+		reports func(Report) bool
 	}{
-		{"new", func() { writeLines(t, path, longMsgs("m", 0, 10), false) }, 10, func(r SessionsReport) bool { return r.Added == 2 && r.Messages == 12 }},
-		{"grown", func() { writeLines(t, path, longMsgs("m", 10, 7), true) }, 17, func(r SessionsReport) bool { return r.Updated == 1 && r.Messages == 7 }},
-		{"rewritten", func() { writeLines(t, path, longMsgs("r", 0, 8), false) }, 8, func(r SessionsReport) bool { return r.Reset == 1 && r.Messages == 8 }},
+		{"new", func() { writeLines(t, path, longMsgs("m", 0, 10), false) }, 10, func(r Report) bool { return r.Added == 2 && r.Messages == 12 }},
+		{"grown", func() { writeLines(t, path, longMsgs("m", 10, 7), true) }, 17, func(r Report) bool { return r.Updated == 1 && r.Messages == 7 }},
+		{"rewritten", func() { writeLines(t, path, longMsgs("r", 0, 8), false) }, 8, func(r Report) bool { return r.Reset == 1 && r.Messages == 8 }},
 	}
 	for _, st := range steps {
 		st.write()
@@ -130,7 +132,7 @@ func TestSessionsLongSessionCutBetweenSlices(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			calls := 0
-			s, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: cut, Sources: []SessionSource{lineSource{root}},
+			s, err := Open(context.Background(), Config{IndexDir: cut, Sources: []Source{lineSource{root}},
 				Progress: func(done, total int) {
 					if calls++; calls == 2 {
 						cancel() // the kill, once the first slice is committed
@@ -145,7 +147,7 @@ func TestSessionsLongSessionCutBetweenSlices(t *testing.T) {
 			}
 			s.Close()
 
-			ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: cut, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+			ro, err := Open(context.Background(), Config{IndexDir: cut, Sources: []Source{lineSource{root}}, ReadOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +278,7 @@ func TestSessionsLongArchivedSessionRebuilt(t *testing.T) {
 	if got := indexedOf(t, s, "long"); !reflect.DeepEqual(got, want) {
 		t.Errorf("rebuilt in slices, the index holds\n%+v\nbefore\n%+v", got, want)
 	}
-	if p := search(t, s, SessionQuery{Text: "item007", Mode: FullText}); p.TotalSessions != 1 {
+	if p := search(t, s, Query{Text: "item007", Mode: rank.FullText}); p.TotalSessions != 1 {
 		t.Errorf("the archived session's message 7: %d sessions found, want 1", p.TotalSessions)
 	}
 }

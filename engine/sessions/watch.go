@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -7,25 +7,26 @@ import (
 	"path/filepath"
 	"time"
 
+	"mnemo/engine/store"
 	"mnemo/engine/vault"
 	"mnemo/engine/watch"
 )
 
-// SessionsRescanEvery is the period of the sessions watcher's safety-net
+// RescanEvery is the period of the sessions watcher's safety-net
 // rescan that mnemo serve asks for: besides catching what events missed,
 // a rescan is what finds a source root that did not exist at start (an
 // agent installed later).
-const SessionsRescanEvery = 30 * time.Second
+const RescanEvery = 30 * time.Second
 
-// SessionsWatchOptions tunes Sessions.Watch. The zero value is the default.
-type SessionsWatchOptions struct {
+// WatchOptions tunes Corpus.Watch. The zero value is the default.
+type WatchOptions struct {
 	// Debounce is how long a transcript must stay quiet before it is read;
 	// 0 means watch.DefaultDebounce. One that never goes quiet (an agent
 	// mid-reply) is still read every 8 debounce periods.
 	Debounce time.Duration
 	// RescanEvery is how often an incremental Sync of every source runs as
 	// a safety net, and to pick up a source root that did not exist at
-	// start; 0 means never, as for memories (SessionsRescanEvery is what
+	// start; 0 means never, as for memories (RescanEvery is what
 	// serve asks for). When not every folder can be watched, 0 means
 	// watch.FallbackRescan.
 	RescanEvery time.Duration
@@ -33,7 +34,7 @@ type SessionsWatchOptions struct {
 	// rescans and errors. Nil discards them.
 	Log func(string)
 	// OnBatch, if set, is called after every batch with its report.
-	OnBatch func(SessionsReport)
+	OnBatch func(Report)
 }
 
 // Watch keeps the sessions index in step with the transcript roots until
@@ -42,9 +43,9 @@ type SessionsWatchOptions struct {
 // start-up Sync so nothing slips in between, and reads a transcript once
 // it has been quiet for the debounce period, from its stored cursor.
 // Overflows, watcher errors and failed batches lead to a rescan.
-func (s *Sessions) Watch(ctx context.Context, opts SessionsWatchOptions) error {
+func (s *Corpus) Watch(ctx context.Context, opts WatchOptions) error {
 	if s.cfg.ReadOnly {
-		return ErrReadOnly
+		return store.ErrReadOnly
 	}
 	return watch.Loop(ctx, &sessionsCorpus{s: s, opts: opts}, watch.Options{
 		Debounce: opts.Debounce, RescanEvery: opts.RescanEvery, Log: opts.Log,
@@ -55,8 +56,8 @@ func (s *Sessions) Watch(ctx context.Context, opts SessionsWatchOptions) error {
 // sessionsCorpus is the transcript roots as the watch loop sees them: keys
 // are absolute paths, a batch is a SyncPaths (a rescan a Sync).
 type sessionsCorpus struct {
-	s    *Sessions
-	opts SessionsWatchOptions
+	s    *Corpus
+	opts WatchOptions
 }
 
 func (c *sessionsCorpus) Key(abs string) (string, bool) { return filepath.Clean(abs), true }
@@ -101,7 +102,7 @@ func (c *sessionsCorpus) owned(dir string) bool {
 }
 
 // Run reads the transcripts of one batch, or every source for a rescan.
-func (c *sessionsCorpus) Run(ctx context.Context, j watch.Job) (SessionsReport, error) {
+func (c *sessionsCorpus) Run(ctx context.Context, j watch.Job) (Report, error) {
 	if j.Rescan != "" {
 		return c.s.Sync(ctx, false)
 	}
@@ -110,7 +111,7 @@ func (c *sessionsCorpus) Run(ctx context.Context, j watch.Job) (SessionsReport, 
 
 // Done logs a batch that changed something, and every rescan but the
 // periodic ones.
-func (c *sessionsCorpus) Done(j watch.Job, rep SessionsReport) {
+func (c *sessionsCorpus) Done(j watch.Job, rep Report) {
 	changed := rep.Added + rep.Updated + rep.Reset + rep.Removed + rep.Archived + rep.Restored
 	if c.opts.Log != nil && (j.Rescan != "" && j.Rescan != "periodic" || changed > 0) {
 		label := "sessions sync"

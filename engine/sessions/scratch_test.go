@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
 	"mnemo/engine/transcript"
 )
 
@@ -21,7 +23,7 @@ const (
 // folder) and the container's path.
 func exportFixture(t *testing.T) (root, conv string) {
 	t.Helper()
-	fixture := filepath.Join("..", "testdata", "transcripts", "claude-export", "home", "Downloads", "data-2025-12-01-12-00-00")
+	fixture := filepath.Join("..", "..", "testdata", "transcripts", "claude-export", "home", "Downloads", "data-2025-12-01-12-00-00")
 	b, err := os.ReadFile(filepath.Join(fixture, "conversations.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -39,10 +41,10 @@ func exportFixture(t *testing.T) (root, conv string) {
 	return root, conv
 }
 
-func exportSessions(t *testing.T, idx, root string) *Sessions {
+func exportSessions(t *testing.T, idx, root string) *Corpus {
 	t.Helper()
 	return openTestSessions(t, idx, TranscriptSource(transcript.Source{Kind: transcript.ClaudeExport, Root: root},
-		transcript.Options{Scratch: SessionsScratch(idx)}))
+		transcript.Options{Scratch: Scratch(idx)}))
 }
 
 // inScratch keeps the files of a holding list that lie in the scratch folder.
@@ -74,7 +76,7 @@ func TestSessionsScratchContainerGone(t *testing.T) {
 			if err := os.Remove(conv); err != nil {
 				t.Fatal(err)
 			}
-			var rep SessionsReport
+			var rep Report
 			var err error
 			if by == "sync" {
 				rep, err = s.Sync(context.Background(), false)
@@ -94,12 +96,12 @@ func TestSessionsScratchContainerGone(t *testing.T) {
 			if !v.Archived || len(v.Messages) == 0 || !strings.Contains(v.Messages[0].Text, "claudeokapi") {
 				t.Errorf("the archived session as shown: archived %v, %+v", v.Archived, v.Messages)
 			}
-			if p := search(t, s, SessionQuery{Text: "gnuzzlequark", Mode: FullText}); len(p.Sessions) != 1 || !p.Sessions[0].Archived {
+			if p := search(t, s, Query{Text: "gnuzzlequark", Mode: rank.FullText}); len(p.Sessions) != 1 || !p.Sessions[0].Archived {
 				t.Errorf("search for the other archived session: %+v", p.Sessions)
 			}
 			for _, h := range filesHolding(t, idx, "claudeokapi", "gnuzzlequark") {
 				rel := strings.TrimPrefix(h, string(filepath.Separator)+sessionsDir+string(filepath.Separator))
-				if !strings.HasPrefix(rel, "state.db ") && !strings.HasPrefix(rel, fulltextDir+string(filepath.Separator)) {
+				if !strings.HasPrefix(rel, "state.db ") && !strings.HasPrefix(rel, fulltext.Dir+string(filepath.Separator)) {
 					t.Errorf("after the %s, %s holds the words of the deleted container", by, h)
 				}
 			}
@@ -158,7 +160,7 @@ func TestSessionsForgetContainedCrash(t *testing.T) {
 			if left := filesHolding(t, idx, "claudeokapi"); len(left) > 0 {
 				t.Errorf("after the forget, files hold its words: %v", left)
 			}
-			if p := search(t, s, SessionQuery{Text: "gnuzzlequark", Mode: FullText}); len(p.Sessions) != 1 {
+			if p := search(t, s, Query{Text: "gnuzzlequark", Mode: rank.FullText}); len(p.Sessions) != 1 {
 				t.Errorf("the container's other session after the forget: %+v", p.Sessions)
 			}
 			mustSync(t, s)
@@ -180,7 +182,7 @@ func TestSessionsScratchLeftovers(t *testing.T) {
 	root, _ := exportFixture(t)
 	idx := t.TempDir()
 	s := exportSessions(t, idx, root)
-	scratch := SessionsScratch(idx)
+	scratch := Scratch(idx)
 	for _, f := range []string{"sqlite-0123456789abcdef/snap/db.sqlite", "cursor-ide-0123456789abcdef/s-0123.json"} {
 		p := filepath.Join(scratch, f)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -194,7 +196,7 @@ func TestSessionsScratchLeftovers(t *testing.T) {
 	if left := filesHolding(t, idx, "wobblefrotz"); len(left) > 0 {
 		t.Errorf("after a sync, leftovers hold words: %v", left)
 	}
-	if p := search(t, s, SessionQuery{Text: "claudeokapi", Mode: FullText}); len(p.Sessions) != 1 {
+	if p := search(t, s, Query{Text: "claudeokapi", Mode: rank.FullText}); len(p.Sessions) != 1 {
 		t.Errorf("the container's session after the sync: %+v", p.Sessions)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"mnemo/engine/rank"
+	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 )
 
@@ -23,7 +25,7 @@ type hidingSource struct {
 	hide string
 }
 
-func (h hidingSource) Discover(ctx context.Context) ([]string, []Skip, error) {
+func (h hidingSource) Discover(ctx context.Context) ([]string, []store.Skip, error) {
 	paths, skips, err := h.lineSource.Discover(ctx)
 	out := paths[:0]
 	for _, p := range paths {
@@ -79,7 +81,7 @@ func TestSessionsInterruptedSyncShowsIndexing(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			s, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}},
+			s, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}},
 				Progress: func(done, total int) {
 					if done > 0 && done < total {
 						cancel() // the kill, after the first batch
@@ -94,11 +96,11 @@ func TestSessionsInterruptedSyncShowsIndexing(t *testing.T) {
 			}
 			s.Close()
 
-			ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+			ro, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := ro.Search(context.Background(), SessionQuery{Text: "wombat", Mode: FullText})
+			p, err := ro.Search(context.Background(), Query{Text: "wombat", Mode: rank.FullText})
 			st, _ := ro.Status(context.Background())
 			ro.Close()
 			if err != nil {
@@ -115,7 +117,7 @@ func TestSessionsInterruptedSyncShowsIndexing(t *testing.T) {
 				t.Error("writer before its sync: status.Indexing false")
 			}
 			mustSync(t, w)
-			p = search(t, w, SessionQuery{Text: "wombat", Mode: FullText})
+			p = search(t, w, Query{Text: "wombat", Mode: rank.FullText})
 			if st, _ := w.Status(context.Background()); p.Indexing || st.Indexing || st.Unfinished != "" || p.TotalSessions != 6 {
 				t.Errorf("after a completed sync: page.Indexing %v, status.Indexing %v, Unfinished %q, %d sessions; want false, false, empty, 6",
 					p.Indexing, st.Indexing, st.Unfinished, p.TotalSessions)
@@ -125,16 +127,16 @@ func TestSessionsInterruptedSyncShowsIndexing(t *testing.T) {
 }
 
 // view reads a whole session, failing the test on an error.
-func view(t *testing.T, s *Sessions, id string) SessionView {
+func view(t *testing.T, s *Corpus, id string) View {
 	t.Helper()
-	v, err := s.GetSession(context.Background(), id, 0, MaxSessionMessages)
+	v, err := s.GetSession(context.Background(), id, 0, MaxMessages)
 	if err != nil {
 		t.Fatalf("GetSession(%s): %v", id, err)
 	}
 	return v
 }
 
-func msgIDs(v SessionView) string {
+func msgIDs(v View) string {
 	var ids []string
 	for _, m := range v.Messages {
 		ids = append(ids, m.MessageID)
@@ -157,13 +159,13 @@ func TestSessionsArchive(t *testing.T) {
 	if rep := mustSync(t, s); rep.Archived != 1 || rep.Removed != 0 {
 		t.Fatalf("delete: %+v, want one archived", rep)
 	}
-	check := func(when string, s *Sessions) {
+	check := func(when string, s *Corpus) {
 		t.Helper()
-		p := search(t, s, SessionQuery{Text: "ledger", Mode: FullText})
+		p := search(t, s, Query{Text: "ledger", Mode: rank.FullText})
 		if len(p.Sessions) != 1 || p.Sessions[0].SessionID != "s2" || !p.Sessions[0].Archived || len(p.Sessions[0].Hits) != 2 {
 			t.Errorf("%s: search %+v, want s2 archived with 2 hits", when, p.Sessions)
 		}
-		if p := search(t, s, SessionQuery{Text: "database for the ledger", Mode: Semantic}); len(p.Sessions) == 0 || p.Sessions[0].SessionID != "s2" {
+		if p := search(t, s, Query{Text: "database for the ledger", Mode: rank.Semantic}); len(p.Sessions) == 0 || p.Sessions[0].SessionID != "s2" {
 			t.Errorf("%s: semantic search %+v, want s2 first", when, p.Sessions)
 		}
 		v := view(t, s, "s2")
@@ -241,7 +243,7 @@ func TestSessionsArchiveRewritten(t *testing.T) {
 	if v.Archived || msgIDs(v) != "a1,a2,a3" || v.Messages[1].Text != "We decided on six attempts." {
 		t.Errorf("restored from a rewrite: %+v", v)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "exponential", Mode: FullText})); len(got) != 0 {
+	if got := hitIDs(search(t, s, Query{Text: "exponential", Mode: rank.FullText})); len(got) != 0 {
 		t.Errorf("the replaced text is still found: %v", got)
 	}
 
@@ -274,7 +276,7 @@ func TestSessionsMirror(t *testing.T) {
 	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
 	mustSync(t, s) // archived
 	s.Close()
-	m, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, MirrorDeleted: true})
+	m, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}, MirrorDeleted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,8 +304,8 @@ func TestSessionsArchivedFilter(t *testing.T) {
 		archived *bool
 		want     string
 	}{{nil, "s1,s2"}, {&yes, "s2"}, {&no, "s1"}} {
-		for _, mode := range []Mode{FullText, Semantic, Hybrid} {
-			p := search(t, s, SessionQuery{Text: "ledger retry budget database", Mode: mode, Archived: tt.archived})
+		for _, mode := range []rank.Mode{rank.FullText, rank.Semantic, rank.Hybrid} {
+			p := search(t, s, Query{Text: "ledger retry budget database", Mode: mode, Archived: tt.archived})
 			var got []string
 			for _, r := range p.Sessions {
 				got = append(got, r.SessionID)
@@ -369,11 +371,11 @@ func TestSkipKind(t *testing.T) {
 // TestSessionsCoverageRealReaders: through the transcript readers, every
 // line of every JSONL transcript a source lists is accounted for in status.
 func TestSessionsCoverageRealReaders(t *testing.T) {
-	var srcs []SessionSource
+	var srcs []Source
 	for _, src := range []transcript.Source{
-		{Kind: transcript.ClaudeCode, Root: filepath.Join("transcript", "testdata", "claude", "projects")},
-		{Kind: transcript.Codex, Root: filepath.Join("transcript", "testdata", "codex", "sessions")},
-		{Kind: transcript.OpenClaw, Root: filepath.Join("transcript", "testdata", "openclaw", "agents")},
+		{Kind: transcript.ClaudeCode, Root: filepath.Join("..", "transcript", "testdata", "claude", "projects")},
+		{Kind: transcript.Codex, Root: filepath.Join("..", "transcript", "testdata", "codex", "sessions")},
+		{Kind: transcript.OpenClaw, Root: filepath.Join("..", "transcript", "testdata", "openclaw", "agents")},
 	} {
 		abs, err := filepath.Abs(src.Root)
 		if err != nil {
@@ -417,13 +419,13 @@ func TestSessionsList(t *testing.T) {
 		msgAt("c2", "user", "  Plan the\n\tmigration   "+strings.Repeat("of the very large ledger tables ", 10), 21),
 	}, false)
 	s := openTestSessions(t, t.TempDir(), lineSource{root})
-	if _, err := s.List(context.Background(), SessionListQuery{}); !errors.Is(err, ErrIndexNotReady) {
+	if _, err := s.List(context.Background(), ListQuery{}); !errors.Is(err, store.ErrIndexNotReady) {
 		t.Errorf("list before sync: %v, want ErrIndexNotReady", err)
 	}
 	mustSync(t, s)
 	os.Remove(filepath.Join(root, "beta", "s2.jsonl"))
 	mustSync(t, s)
-	list := func(q SessionListQuery) (ids []string, l SessionList) {
+	list := func(q ListQuery) (ids []string, l Listing) {
 		t.Helper()
 		l, err := s.List(context.Background(), q)
 		if err != nil {
@@ -434,7 +436,7 @@ func TestSessionsList(t *testing.T) {
 		}
 		return ids, l
 	}
-	ids, l := list(SessionListQuery{})
+	ids, l := list(ListQuery{})
 	if strings.Join(ids, ",") != "s3,s2,s1" || l.TotalCount != 3 || l.Page != 1 || l.PageSize != 10 {
 		t.Fatalf("list = %v %+v", ids, l)
 	}
@@ -450,25 +452,25 @@ func TestSessionsList(t *testing.T) {
 	}
 	yes, no := true, false
 	for _, tt := range []struct {
-		q    SessionListQuery
+		q    ListQuery
 		want string
 	}{
-		{SessionListQuery{PageSize: 2}, "s3,s2"},
-		{SessionListQuery{PageSize: 2, Page: 2}, "s1"},
-		{SessionListQuery{PageSize: 2, Page: 3}, ""},
-		{SessionListQuery{Project: "alpha"}, "s1"},
-		{SessionListQuery{Agent: "codex"}, ""},
-		{SessionListQuery{Archived: &yes}, "s2"},
-		{SessionListQuery{Archived: &no}, "s3,s1"},
-		{SessionListQuery{From: day.Add(10 * time.Minute)}, "s3,s2"},
-		{SessionListQuery{To: day.Add(10 * time.Minute)}, "s2,s1"},
-		{SessionListQuery{From: day.Add(2 * time.Minute), To: day.Add(2 * time.Minute)}, "s1"},
+		{ListQuery{PageSize: 2}, "s3,s2"},
+		{ListQuery{PageSize: 2, Page: 2}, "s1"},
+		{ListQuery{PageSize: 2, Page: 3}, ""},
+		{ListQuery{Project: "alpha"}, "s1"},
+		{ListQuery{Agent: "codex"}, ""},
+		{ListQuery{Archived: &yes}, "s2"},
+		{ListQuery{Archived: &no}, "s3,s1"},
+		{ListQuery{From: day.Add(10 * time.Minute)}, "s3,s2"},
+		{ListQuery{To: day.Add(10 * time.Minute)}, "s2,s1"},
+		{ListQuery{From: day.Add(2 * time.Minute), To: day.Add(2 * time.Minute)}, "s1"},
 	} {
 		if ids, _ := list(tt.q); strings.Join(ids, ",") != tt.want {
 			t.Errorf("list %+v = %v, want %s", tt.q, ids, tt.want)
 		}
 	}
-	for _, q := range []SessionListQuery{{Page: -1}, {PageSize: 201}, {From: day, To: day.Add(-time.Hour)}} {
+	for _, q := range []ListQuery{{Page: -1}, {PageSize: 201}, {From: day, To: day.Add(-time.Hour)}} {
 		if _, err := s.List(context.Background(), q); err == nil {
 			t.Errorf("list %+v: no error", q)
 		}

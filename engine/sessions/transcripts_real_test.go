@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"mnemo/engine/enginetest"
+	"mnemo/engine/rank"
 	"mnemo/engine/transcript"
 )
 
@@ -42,7 +43,7 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 			return nil
 		})
 	}
-	add("../testdata/transcripts/claude-code")
+	add("../../testdata/transcripts/claude-code")
 	if d := os.Getenv("MNEMO_REAL_CLAUDE"); d != "" {
 		add(d)
 	}
@@ -73,7 +74,7 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 		found := 0
 		for _, m := range want {
 			text := enginetest.NormSpace(transcript.Redact(m.Text))
-			var in *SessionMessage
+			var in *Message
 			for i := range view.Messages {
 				if strings.Contains(enginetest.NormSpace(view.Messages[i].Text), text) {
 					in = &view.Messages[i]
@@ -91,7 +92,7 @@ func TestRealClaudeShowAndSearch(t *testing.T) {
 			}
 			mid := (len(words) - 6) / 2
 			asked++
-			page, err := s.Search(ctx, SessionQuery{Text: strings.Join(words[mid:mid+6], " "), Mode: FullText, SessionID: res.Session.ID, MaxHits: 3})
+			page, err := s.Search(ctx, Query{Text: strings.Join(words[mid:mid+6], " "), Mode: rank.FullText, SessionID: res.Session.ID, MaxHits: 3})
 			if err != nil {
 				t.Logf("%s: search %q: %v", filepath.Base(p), strings.Join(words[mid:mid+6], " "), err)
 				continue
@@ -143,12 +144,12 @@ func TestRealClaudeReplay(t *testing.T) {
 		proj, name := filepath.Split(rel)
 		proj = filepath.Clean(proj)
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("../testdata/transcripts/claude-code", rel))
+			data, err := os.ReadFile(filepath.Join("../../testdata/transcripts/claude-code", rel))
 			if err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.SplitAfter(string(data), "\n")
-			show := func(s *Sessions, root, path string) []SessionMessage {
+			show := func(s *Corpus, root, path string) []Message {
 				t.Helper()
 				res, err := transcript.Read(ctx, transcript.Source{Kind: transcript.ClaudeCode, Root: root}, path, transcript.Cursor{}, transcript.Options{}, transcript.Handler{})
 				if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
+	"mnemo/engine/store"
 )
 
-// SessionListQuery lists sessions without a query, newest first, a page
+// ListQuery lists sessions without a query, newest first, a page
 // at a time (page from 1, pageSize 1 to 200: SearchMemories' paging).
-type SessionListQuery struct {
-	Project string    `json:"project,omitempty"`     // as SessionQuery.Project
-	Agent   string    `json:"sourceAgent,omitempty"` // as SessionQuery.Agent
+type ListQuery struct {
+	Project string    `json:"project,omitempty"`     // as Query.Project
+	Agent   string    `json:"sourceAgent,omitempty"` // as Query.Agent
 	From    time.Time `json:"from,omitzero"`         // sessions active on or after this: their last message is not before it
 	To      time.Time `json:"to,omitzero"`           // sessions active on or before this: their first message is not after it
 	// Archived, if set, keeps only archived sessions (true) or only live ones (false).
@@ -25,17 +26,17 @@ type SessionListQuery struct {
 	PageSize int   `json:"pageSize,omitempty"`
 }
 
-// SessionList is one page of a listing.
-type SessionList struct {
-	TotalCount int              `json:"totalCount"` // sessions matching, on all pages
-	Page       int              `json:"page"`
-	PageSize   int              `json:"pageSize"`
-	Indexing   bool             `json:"indexing"`
-	Sessions   []SessionSummary `json:"sessions"`
+// Listing is one page of a listing.
+type Listing struct {
+	TotalCount int       `json:"totalCount"` // sessions matching, on all pages
+	Page       int       `json:"page"`
+	PageSize   int       `json:"pageSize"`
+	Indexing   bool      `json:"indexing"`
+	Sessions   []Summary `json:"sessions"`
 }
 
-// SessionSummary is one session of a listing.
-type SessionSummary struct {
+// Summary is one session of a listing.
+type Summary struct {
 	SessionID    string    `json:"sessionId"`
 	SourceAgent  string    `json:"sourceAgent"`
 	Project      string    `json:"project"`
@@ -53,24 +54,24 @@ const maxTitleRunes = 100
 
 // List returns one page of the sessions q selects, newest first: by the
 // last message, then the first (undated sessions last).
-func (s *Sessions) List(ctx context.Context, q SessionListQuery) (SessionList, error) {
+func (s *Corpus) List(ctx context.Context, q ListQuery) (Listing, error) {
 	var err error
-	if q.Page, err = rank.Count("page", q.Page, 1, MaxPage, ErrBadPage); err != nil {
-		return SessionList{}, err
+	if q.Page, err = rank.Count("page", q.Page, 1, rank.MaxPage, rank.ErrBadPage); err != nil {
+		return Listing{}, err
 	}
-	if q.PageSize, err = rank.Count("pageSize", q.PageSize, 10, MaxSessionLimit, ErrBadPageSize); err != nil {
-		return SessionList{}, err
+	if q.PageSize, err = rank.Count("pageSize", q.PageSize, 10, MaxLimit, rank.ErrBadPageSize); err != nil {
+		return Listing{}, err
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
-		return SessionList{}, fmt.Errorf("to %s is before from %s: %w", q.To.Format(time.RFC3339), q.From.Format(time.RFC3339), ErrBadRange)
+		return Listing{}, fmt.Errorf("to %s is before from %s: %w", q.To.Format(time.RFC3339), q.From.Format(time.RFC3339), rank.ErrBadRange)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := SessionList{Page: q.Page, PageSize: q.PageSize, Indexing: s.indexingNow(), Sessions: []SessionSummary{}}
+	out := Listing{Page: q.Page, PageSize: q.PageSize, Indexing: s.indexingNow(), Sessions: []Summary{}}
 	if s.lastSync.IsZero() && len(s.sessions) == 0 && !out.Indexing {
-		return SessionList{}, fmt.Errorf("sessions %w", ErrIndexNotReady)
+		return Listing{}, fmt.Errorf("sessions %w", store.ErrIndexNotReady)
 	}
-	sc := newSessionScope(SessionQuery{Project: strings.TrimSpace(q.Project), Agent: strings.ToLower(strings.TrimSpace(q.Agent)), Archived: q.Archived})
+	sc := newSessionScope(Query{Project: strings.TrimSpace(q.Project), Agent: strings.ToLower(strings.TrimSpace(q.Agent)), Archived: q.Archived})
 	var in []*session
 	for _, ss := range s.sessions {
 		if sc.session(ss) && activeWithin(ss, q.From, q.To) {
@@ -82,9 +83,9 @@ func (s *Sessions) List(ctx context.Context, q SessionListQuery) (SessionList, e
 	lo := min((q.Page-1)*q.PageSize, len(in))
 	for _, ss := range in[lo:min(lo+q.PageSize, len(in))] {
 		if err := ctx.Err(); err != nil {
-			return SessionList{}, err
+			return Listing{}, err
 		}
-		out.Sessions = append(out.Sessions, SessionSummary{
+		out.Sessions = append(out.Sessions, Summary{
 			SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project, Path: ss.Path, Title: s.title(ss),
 			Started: ss.Started, Ended: ss.Ended, MessageCount: len(ss.seqs), Archived: ss.archived(), ArchivedAt: ss.Archived,
 		})
@@ -133,7 +134,7 @@ func newer(a, b *session) bool {
 
 // title is a session's first user message (else its summary, else its
 // first message) on one line, cut on a word boundary. The caller holds s.mu.
-func (s *Sessions) title(ss *session) string {
+func (s *Corpus) title(ss *session) string {
 	seqs := ss.orderedSeqs()
 	pick := -1
 	for i, seq := range seqs {

@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"mnemo/engine/rank"
 	"mnemo/engine/store"
 )
 
@@ -64,7 +65,7 @@ func tearFreeTail(t *testing.T, path string) {
 
 // breakMessage overwrites the record of one stored message of the session
 // at transcript path p with bytes that do not decode.
-func breakMessage(t *testing.T, s *Sessions, p string) {
+func breakMessage(t *testing.T, s *Corpus, p string) {
 	t.Helper()
 	sid := s.byPath[p].SID
 	err := s.st.db.Update(func(tx *bolt.Tx) error {
@@ -146,9 +147,9 @@ func TestSessionsRecoverArchived(t *testing.T) {
 			if !rep.Full || !strings.Contains(rep.Rebuilt, "set aside") || !strings.Contains(rep.Rebuilt, r.SetAside) {
 				t.Errorf("sync after the damage: %+v, want a full rebuild naming the set-aside copy", rep)
 			}
-			check := func(when string, s *Sessions) {
+			check := func(when string, s *Corpus) {
 				t.Helper()
-				p := search(t, s, SessionQuery{Text: "ledger", Mode: FullText})
+				p := search(t, s, Query{Text: "ledger", Mode: rank.FullText})
 				if !tc.ledgerAfter {
 					if len(p.Sessions) != 0 {
 						t.Errorf("%s: the lost session was found: %+v", when, p.Sessions)
@@ -158,7 +159,7 @@ func TestSessionsRecoverArchived(t *testing.T) {
 				if len(p.Sessions) != 1 || p.Sessions[0].SessionID != "s2" || !p.Sessions[0].Archived || len(p.Sessions[0].Hits) != 2 {
 					t.Errorf("%s: search %+v, want s2 archived with 2 hits", when, p.Sessions)
 				}
-				if p := search(t, s, SessionQuery{Text: "database for the ledger", Mode: Semantic}); len(p.Sessions) == 0 || p.Sessions[0].SessionID != "s2" {
+				if p := search(t, s, Query{Text: "database for the ledger", Mode: rank.Semantic}); len(p.Sessions) == 0 || p.Sessions[0].SessionID != "s2" {
 					t.Errorf("%s: semantic search %+v, want s2 first", when, p.Sessions)
 				}
 				if v := view(t, s, "s2"); !v.Archived || msgIDs(v) != "b1,b2" || v.Messages[1].Text != "Postgres, because the ledger needs transactions." {
@@ -168,7 +169,7 @@ func TestSessionsRecoverArchived(t *testing.T) {
 				if tc.brokenS3 != errors.Is(err, ErrNoSession) {
 					t.Errorf("%s: GetSession(s3): %v", when, err)
 				}
-				if got := hitIDs(search(t, s, SessionQuery{Text: "persimmon", Mode: FullText})); len(got) != 0 {
+				if got := hitIDs(search(t, s, Query{Text: "persimmon", Mode: rank.FullText})); len(got) != 0 {
 					t.Errorf("%s: the forgotten transcript is back: %v", when, got)
 				}
 				st, _ := s.Status(context.Background())

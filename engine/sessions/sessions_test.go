@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"bufio"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
+	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 )
 
@@ -32,9 +34,9 @@ func (l lineSource) Owns(p string) bool {
 	return strings.HasSuffix(p, ".jsonl") && strings.HasPrefix(p, l.root+string(filepath.Separator))
 }
 
-func (l lineSource) Discover(ctx context.Context) ([]string, []Skip, error) {
+func (l lineSource) Discover(ctx context.Context) ([]string, []store.Skip, error) {
 	var out []string
-	var skips []Skip
+	var skips []store.Skip
 	err := filepath.WalkDir(l.root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -43,7 +45,7 @@ func (l lineSource) Discover(ctx context.Context) ([]string, []Skip, error) {
 			if l.Owns(p) {
 				out = append(out, p)
 			} else {
-				skips = append(skips, Skip{Path: p, Reason: "not a transcript"})
+				skips = append(skips, store.Skip{Path: p, Reason: "not a transcript"})
 			}
 		}
 		return nil
@@ -76,7 +78,7 @@ func (l lineSource) Read(ctx context.Context, path string, cursor []byte, h Tran
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return TranscriptRead{}, err
 	}
-	res := TranscriptRead{Session: SessionInfo{ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Agent: "test", Project: filepath.Dir(path)}}
+	res := TranscriptRead{Session: Info{ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Agent: "test", Project: filepath.Dir(path)}}
 	res.Coverage.Whole = off == 0
 	r := bufio.NewReader(f)
 	for {
@@ -147,9 +149,9 @@ func msgAt(id, role, text string, k int) lineMsg {
 	return lineMsg{ID: id, Role: role, Text: text, TS: day.Add(time.Duration(k) * time.Minute)}
 }
 
-func openTestSessions(t *testing.T, idx string, srcs ...SessionSource) *Sessions {
+func openTestSessions(t *testing.T, idx string, srcs ...Source) *Corpus {
 	t.Helper()
-	s, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: srcs})
+	s, err := Open(context.Background(), Config{IndexDir: idx, Sources: srcs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +169,7 @@ func plantDoc(ft *fulltext.Index, id, body string) error {
 	return ft.Batch(b)
 }
 
-func mustSync(t *testing.T, s *Sessions) SessionsReport {
+func mustSync(t *testing.T, s *Corpus) Report {
 	t.Helper()
 	rep, err := s.Sync(context.Background(), false)
 	if err != nil {
@@ -176,7 +178,7 @@ func mustSync(t *testing.T, s *Sessions) SessionsReport {
 	return rep
 }
 
-func search(t *testing.T, s *Sessions, q SessionQuery) SessionPage {
+func search(t *testing.T, s *Corpus, q Query) Page {
 	t.Helper()
 	p, err := s.Search(context.Background(), q)
 	if err != nil {
@@ -186,7 +188,7 @@ func search(t *testing.T, s *Sessions, q SessionQuery) SessionPage {
 }
 
 // hitIDs lists "session/message" of every hit, in page order.
-func hitIDs(p SessionPage) []string {
+func hitIDs(p Page) []string {
 	var out []string
 	for _, s := range p.Sessions {
 		for _, h := range s.Hits {
@@ -219,17 +221,17 @@ func TestSessionsSearch(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		q    SessionQuery
+		q    Query
 		want []string // hit ids, in order
 	}{
-		{"fulltext", SessionQuery{Text: "retry budget", Mode: FullText}, []string{"s1/a1", "s1/a2"}},
-		{"hybrid finds the same first", SessionQuery{Text: "retry budget", MaxHits: 1}, []string{"s1/a1"}},
-		{"role filter", SessionQuery{Text: "retry budget", Mode: FullText, Role: "user"}, []string{"s1/a1"}},
-		{"project filter", SessionQuery{Text: "ledger", Mode: FullText, Project: "beta"}, []string{"s2/b2", "s2/b1"}},
-		{"project excludes", SessionQuery{Text: "ledger", Mode: FullText, Project: "alpha"}, nil},
-		{"session filter", SessionQuery{Text: "ledger retry", Mode: FullText, SessionID: "s1"}, []string{"s1/a1", "s1/a2"}},
-		{"date filter", SessionQuery{Text: "ledger retry", Mode: FullText, From: day.Add(5 * time.Minute)}, []string{"s2/b2", "s2/b1"}},
-		{"agent filter", SessionQuery{Text: "ledger", Mode: FullText, Agent: "codex"}, nil},
+		{"fulltext", Query{Text: "retry budget", Mode: rank.FullText}, []string{"s1/a1", "s1/a2"}},
+		{"hybrid finds the same first", Query{Text: "retry budget", MaxHits: 1}, []string{"s1/a1"}},
+		{"role filter", Query{Text: "retry budget", Mode: rank.FullText, Role: "user"}, []string{"s1/a1"}},
+		{"project filter", Query{Text: "ledger", Mode: rank.FullText, Project: "beta"}, []string{"s2/b2", "s2/b1"}},
+		{"project excludes", Query{Text: "ledger", Mode: rank.FullText, Project: "alpha"}, nil},
+		{"session filter", Query{Text: "ledger retry", Mode: rank.FullText, SessionID: "s1"}, []string{"s1/a1", "s1/a2"}},
+		{"date filter", Query{Text: "ledger retry", Mode: rank.FullText, From: day.Add(5 * time.Minute)}, []string{"s2/b2", "s2/b1"}},
+		{"agent filter", Query{Text: "ledger", Mode: rank.FullText, Agent: "codex"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,7 +241,7 @@ func TestSessionsSearch(t *testing.T) {
 			}
 		})
 	}
-	p := search(t, s, SessionQuery{Text: "retry budget", Mode: FullText})
+	p := search(t, s, Query{Text: "retry budget", Mode: rank.FullText})
 	h := p.Sessions[0].Hits[0]
 	if !strings.Contains(h.Excerpt, "**retry** **budget**") || h.MatchCount != 2 || h.Score != 1 || p.Sessions[0].Score != 1 {
 		t.Errorf("best hit %+v, want score 1, 2 matches and bold terms", h)
@@ -251,21 +253,21 @@ func TestSessionsSearch(t *testing.T) {
 
 func TestSessionsSearchErrors(t *testing.T) {
 	s := openTestSessions(t, t.TempDir(), lineSource{sessionFixture(t)})
-	if _, err := s.Search(context.Background(), SessionQuery{Text: "retry"}); !errors.Is(err, ErrIndexNotReady) {
+	if _, err := s.Search(context.Background(), Query{Text: "retry"}); !errors.Is(err, store.ErrIndexNotReady) {
 		t.Errorf("search before sync: %v, want ErrIndexNotReady", err)
 	}
 	mustSync(t, s)
 	for _, tt := range []struct {
-		q    SessionQuery
+		q    Query
 		want error
 	}{
-		{SessionQuery{Text: "  "}, ErrEmptyQuery},
-		{SessionQuery{Text: "the of and"}, ErrNoTerms},
-		{SessionQuery{Text: "x", Mode: "fuzzy"}, ErrBadMode},
-		{SessionQuery{Text: "x", Role: "system"}, ErrBadRole},
-		{SessionQuery{Text: "x", Limit: 201}, ErrBadLimit},
-		{SessionQuery{Text: "x", MaxHits: 21}, ErrBadMaxHits},
-		{SessionQuery{Text: "x", From: day, To: day.Add(-time.Hour)}, ErrBadRange},
+		{Query{Text: "  "}, rank.ErrEmptyQuery},
+		{Query{Text: "the of and"}, rank.ErrNoTerms},
+		{Query{Text: "x", Mode: "fuzzy"}, rank.ErrBadMode},
+		{Query{Text: "x", Role: "system"}, ErrBadRole},
+		{Query{Text: "x", Limit: 201}, ErrBadLimit},
+		{Query{Text: "x", MaxHits: 21}, ErrBadMaxHits},
+		{Query{Text: "x", From: day, To: day.Add(-time.Hour)}, rank.ErrBadRange},
 	} {
 		if _, err := s.Search(context.Background(), tt.q); !errors.Is(err, tt.want) {
 			t.Errorf("%+v: %v, want %v", tt.q, err, tt.want)
@@ -312,7 +314,7 @@ func TestSessionsIncremental(t *testing.T) {
 	if rep.Updated != 1 || rep.Messages != 1 || rep.Unchanged != 1 {
 		t.Errorf("append: %+v, want one session updated with one message", rep)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "kumquat", Mode: FullText})); strings.Join(got, ",") != "s1/a4" {
+	if got := hitIDs(search(t, s, Query{Text: "kumquat", Mode: rank.FullText})); strings.Join(got, ",") != "s1/a4" {
 		t.Errorf("appended message: hits %v", got)
 	}
 	// Rewrite shorter: the whole session is read again, the old text goes.
@@ -321,10 +323,10 @@ func TestSessionsIncremental(t *testing.T) {
 	if rep.Reset != 1 {
 		t.Errorf("rewrite: %+v, want one reset", rep)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "kumquat retry", Mode: FullText})); len(got) != 0 {
+	if got := hitIDs(search(t, s, Query{Text: "kumquat retry", Mode: rank.FullText})); len(got) != 0 {
 		t.Errorf("after rewrite, old text still found: %v", got)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "quince", Mode: FullText})); strings.Join(got, ",") != "s1/r1" {
+	if got := hitIDs(search(t, s, Query{Text: "quince", Mode: rank.FullText})); strings.Join(got, ",") != "s1/r1" {
 		t.Errorf("rewritten message: hits %v", got)
 	}
 	if err := os.Remove(filepath.Join(root, "beta", "s2.jsonl")); err != nil {
@@ -334,7 +336,7 @@ func TestSessionsIncremental(t *testing.T) {
 	if rep.Archived != 1 || rep.Removed != 0 {
 		t.Errorf("delete: %+v, want one archived", rep)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "ledger quince", Mode: FullText})); strings.Join(got, ",") != "s1/r1,s2/b2,s2/b1" {
+	if got := hitIDs(search(t, s, Query{Text: "ledger quince", Mode: rank.FullText})); strings.Join(got, ",") != "s1/r1,s2/b2,s2/b1" {
 		t.Errorf("after delete: hits %v, want the archived s2 and s1", got)
 	}
 	s.Close()
@@ -346,7 +348,7 @@ func TestSessionsIncremental(t *testing.T) {
 	if st.Sessions != 2 || st.Archived != 1 || st.Messages != 3 || st.Vectors != 3 {
 		t.Errorf("reopened status %+v, want 2 sessions (1 archived), 3 messages, 3 vectors", st)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "quince"})); strings.Join(got, ",") != "s1/r1" {
+	if got := hitIDs(search(t, s, Query{Text: "quince"})); strings.Join(got, ",") != "s1/r1" {
 		t.Errorf("after reopen: hits %v", got)
 	}
 }
@@ -377,11 +379,11 @@ func TestSessionsPendingRepair(t *testing.T) {
 	if n, _ := s.ft.DocCount(); n != 5 {
 		t.Errorf("after repair Bleve holds %d documents, want the store's 5", n)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "zebra", Mode: FullText})); len(got) != 0 {
+	if got := hitIDs(search(t, s, Query{Text: "zebra", Mode: rank.FullText})); len(got) != 0 {
 		t.Errorf("after repair the stray document is found: %v", got)
 	}
 	mustSync(t, s)
-	if got := hitIDs(search(t, s, SessionQuery{Text: "zebra retry", Mode: FullText})); strings.Join(got, ",") != "s1/a1,s1/a2" {
+	if got := hitIDs(search(t, s, Query{Text: "zebra retry", Mode: rank.FullText})); strings.Join(got, ",") != "s1/a1,s1/a2" {
 		t.Errorf("after repair and sync: hits %v", got)
 	}
 }
@@ -406,7 +408,7 @@ func TestSessionsSourceRemoved(t *testing.T) {
 	}
 	// Mirroring, they leave the index.
 	s.Close()
-	m, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{other}}, MirrorDeleted: true})
+	m, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{other}}, MirrorDeleted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,15 +429,15 @@ func TestSessionsSummary(t *testing.T) {
 	writeLines(t, p, []lineMsg{{Role: "meta-summary", Text: "Chose a persimmon-shaped retry policy"}}, true)
 	s := openTestSessions(t, t.TempDir(), lineSource{root})
 	mustSync(t, s)
-	if got := hitIDs(search(t, s, SessionQuery{Text: "persimmon", Mode: FullText})); strings.Join(got, ",") != "s1/summary" {
+	if got := hitIDs(search(t, s, Query{Text: "persimmon", Mode: rank.FullText})); strings.Join(got, ",") != "s1/summary" {
 		t.Errorf("summary: hits %v", got)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "persimmon", Mode: FullText, Role: "user"})); len(got) != 0 {
+	if got := hitIDs(search(t, s, Query{Text: "persimmon", Mode: rank.FullText, Role: "user"})); len(got) != 0 {
 		t.Errorf("a role filter admits the summary: %v", got)
 	}
 	writeLines(t, p, []lineMsg{{Role: "meta-summary", Text: "Chose a guava retry policy"}}, true)
 	mustSync(t, s)
-	if got := hitIDs(search(t, s, SessionQuery{Text: "persimmon guava", Mode: FullText})); strings.Join(got, ",") != "s1/summary" {
+	if got := hitIDs(search(t, s, Query{Text: "persimmon guava", Mode: rank.FullText})); strings.Join(got, ",") != "s1/summary" {
 		t.Errorf("changed summary: hits %v", got)
 	}
 	v, err := s.GetMessage(context.Background(), "s1", "summary", 0)
@@ -462,7 +464,7 @@ func TestSessionsProjectHash(t *testing.T) {
 		{"/home/dev/orch", ""}, // a substring cannot match a hash
 		{"/home/dev/ledger", ""},
 	} {
-		got := strings.Join(hitIDs(search(t, s, SessionQuery{Text: "apricot", Mode: FullText, Project: tt.project})), ",")
+		got := strings.Join(hitIDs(search(t, s, Query{Text: "apricot", Mode: rank.FullText, Project: tt.project})), ",")
 		if got != tt.want {
 			t.Errorf("project %q: hits %q, want %q", tt.project, got, tt.want)
 		}
@@ -485,7 +487,7 @@ func TestSessionsCorruptState(t *testing.T) {
 	if !rep.Full || !strings.Contains(rep.Rebuilt, "set aside") || rep.Added != 2 {
 		t.Errorf("after corruption: %+v, want a full rebuild of 2 sessions", rep)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "ledger", Mode: FullText})); len(got) != 2 {
+	if got := hitIDs(search(t, s, Query{Text: "ledger", Mode: rank.FullText})); len(got) != 2 {
 		t.Errorf("after rebuild: hits %v", got)
 	}
 	aside, _ := filepath.Glob(filepath.Join(idx, "sessions", "state.db.corrupt-*"))
@@ -503,17 +505,17 @@ func TestSessionsSyncPaths(t *testing.T) {
 	if _, err := s.SyncPaths(context.Background(), []string{filepath.Join(root, "gamma")}); err != nil {
 		t.Fatal(err)
 	}
-	if got := hitIDs(search(t, s, SessionQuery{Text: "durian", Mode: FullText})); strings.Join(got, ",") != "s3/g1" {
+	if got := hitIDs(search(t, s, Query{Text: "durian", Mode: rank.FullText})); strings.Join(got, ",") != "s3/g1" {
 		t.Errorf("new folder: hits %v", got)
 	}
 	os.RemoveAll(filepath.Join(root, "gamma"))
 	if _, err := s.SyncPaths(context.Background(), []string{p}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Search(context.Background(), SessionQuery{Text: "durian", Mode: FullText}); err != nil {
+	if _, err := s.Search(context.Background(), Query{Text: "durian", Mode: rank.FullText}); err != nil {
 		t.Fatal(err)
 	}
-	if p := search(t, s, SessionQuery{Text: "durian", Mode: FullText}); len(p.Sessions) != 1 || !p.Sessions[0].Archived {
+	if p := search(t, s, Query{Text: "durian", Mode: rank.FullText}); len(p.Sessions) != 1 || !p.Sessions[0].Archived {
 		t.Errorf("deleted transcript: %+v, want its session, archived", p.Sessions)
 	}
 
@@ -537,8 +539,8 @@ func TestSessionsManyTextMatches(t *testing.T) {
 	}
 	s := openTestSessions(t, t.TempDir(), lineSource{root})
 	mustSync(t, s)
-	for _, mode := range []Mode{FullText, Hybrid} {
-		p := search(t, s, SessionQuery{Text: "apple", Mode: mode, Limit: 2, MaxHits: 1})
+	for _, mode := range []rank.Mode{rank.FullText, rank.Hybrid} {
+		p := search(t, s, Query{Text: "apple", Mode: mode, Limit: 2, MaxHits: 1})
 		if p.TotalSessions != 3 || len(p.Sessions) != 2 || p.Sessions[0].Hits[0].MessageID != "x2-7" {
 			t.Errorf("%s: total %d, first %+v", mode, p.TotalSessions, p.Sessions[0])
 		}
@@ -571,13 +573,16 @@ func TestSessionsDamagedSegment(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			root := sessionFixture(t)
 			idx := t.TempDir()
-			s, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}})
+			s, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			mustSync(t, s)
 			s.Close()
-			segs := NewestSegments(t, filepath.Join(idx, sessionsDir))
+			segs, err := fulltext.NewestSegments(filepath.Join(idx, sessionsDir, fulltext.Dir))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(segs) == 0 {
 				t.Fatal("no segment in the sessions index")
 			}
@@ -589,18 +594,18 @@ func TestSessionsDamagedSegment(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+			ro, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: true})
 			if err != nil {
-				if !errors.Is(err, ErrIndexDamaged) {
+				if !errors.Is(err, store.ErrIndexDamaged) {
 					t.Fatalf("read-only open: %v, want ErrIndexDamaged", err)
 				}
 			} else {
-				for _, m := range []Mode{FullText, Hybrid} {
-					if p, err := ro.Search(context.Background(), SessionQuery{Text: "ledger", Mode: m}); !errors.Is(err, ErrIndexDamaged) {
+				for _, m := range []rank.Mode{rank.FullText, rank.Hybrid} {
+					if p, err := ro.Search(context.Background(), Query{Text: "ledger", Mode: m}); !errors.Is(err, store.ErrIndexDamaged) {
 						t.Errorf("read-only %s search: %d sessions, err %v; want ErrIndexDamaged", m, len(p.Sessions), err)
 					}
 				}
-				if p, err := ro.Search(context.Background(), SessionQuery{Text: "database for the ledger", Mode: Semantic}); err != nil || len(p.Sessions) == 0 {
+				if p, err := ro.Search(context.Background(), Query{Text: "database for the ledger", Mode: rank.Semantic}); err != nil || len(p.Sessions) == 0 {
 					t.Errorf("read-only semantic search: %d sessions, %v; the vectors are not damaged", len(p.Sessions), err)
 				}
 				if st, _ := ro.Status(context.Background()); st.Damaged == "" {
@@ -613,7 +618,7 @@ func TestSessionsDamagedSegment(t *testing.T) {
 			if st, _ := w.Status(context.Background()); st.Damaged == "" {
 				t.Error("writer before its sync: Status.Damaged is empty")
 			}
-			if p, err := w.Search(context.Background(), SessionQuery{Text: "ledger", Mode: FullText}); !errors.Is(err, ErrIndexDamaged) {
+			if p, err := w.Search(context.Background(), Query{Text: "ledger", Mode: rank.FullText}); !errors.Is(err, store.ErrIndexDamaged) {
 				t.Errorf("writer before its sync: %d sessions, err %v; want ErrIndexDamaged", len(p.Sessions), err)
 			}
 			rep := mustSync(t, w)
@@ -623,7 +628,7 @@ func TestSessionsDamagedSegment(t *testing.T) {
 			if st, _ := w.Status(context.Background()); st.Damaged != "" {
 				t.Errorf("after the rebuild: Damaged %q", st.Damaged)
 			}
-			if got := hitIDs(search(t, w, SessionQuery{Text: "ledger", Mode: FullText})); len(got) != 2 {
+			if got := hitIDs(search(t, w, Query{Text: "ledger", Mode: rank.FullText})); len(got) != 2 {
 				t.Errorf("after the rebuild: hits %v, want 2", got)
 			}
 		})

@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 )
 
-// SessionsScratch is the folder, inside the index folder indexDir, where
+// Scratch is the folder, inside the index folder indexDir, where
 // transcript sources that keep many sessions in one file (a database, an
 // export) hold their private snapshots and per-session extracts
 // (transcript.Options.Scratch).
-func SessionsScratch(indexDir string) string { return filepath.Join(indexDir, sessionsDir, "sources") }
+func Scratch(indexDir string) string { return filepath.Join(indexDir, sessionsDir, "sources") }
 
 // pruneCopies removes from the scratch folder every copy that may keep
 // the words of a session no read needs any more: the whole copy of a
@@ -25,8 +26,8 @@ func SessionsScratch(indexDir string) string { return filepath.Join(indexDir, se
 // batches that archive, and a forget's purge (on its first run or on the
 // open that finishes it) end with it; it runs under syncMu, so no
 // extraction is under way.
-func (s *Sessions) pruneCopies() error {
-	xs, err := transcript.Extracts(SessionsScratch(s.cfg.IndexDir))
+func (s *Corpus) pruneCopies() error {
+	xs, err := transcript.Extracts(Scratch(s.cfg.IndexDir))
 	if err != nil {
 		return err
 	}
@@ -62,10 +63,10 @@ func (s *Sessions) pruneCopies() error {
 	return nil
 }
 
-// TranscriptSource makes one transcript root a SessionSource: the parsers
+// TranscriptSource makes one transcript root a Source: the parsers
 // of package transcript (which redact every text) behind the seam the
 // sessions index reads through.
-func TranscriptSource(src transcript.Source, opt transcript.Options) SessionSource {
+func TranscriptSource(src transcript.Source, opt transcript.Options) Source {
 	return transcriptSource{src: src, opt: opt}
 }
 
@@ -82,11 +83,11 @@ func (t transcriptSource) Owns(p string) bool { return t.src.Owns(p, t.opt) }
 // scratch folder (a container session's extract).
 func (t transcriptSource) Drop(path string) error { return t.src.Drop(path, t.opt) }
 
-func (t transcriptSource) Discover(ctx context.Context) ([]string, []Skip, error) {
+func (t transcriptSource) Discover(ctx context.Context) ([]string, []store.Skip, error) {
 	paths, sk, err := t.src.Discover(ctx, t.opt)
-	skips := make([]Skip, 0, len(sk))
+	skips := make([]store.Skip, 0, len(sk))
 	for _, s := range sk {
-		skips = append(skips, Skip{Path: s.Path, Reason: s.Reason})
+		skips = append(skips, store.Skip{Path: s.Path, Reason: s.Reason})
 	}
 	return paths, skips, err
 }
@@ -113,7 +114,7 @@ func (t transcriptSource) Read(ctx context.Context, path string, cursor []byte, 
 	}
 	s := res.Session
 	return TranscriptRead{
-		Session: SessionInfo{ID: s.ID, Agent: string(s.Agent), Project: s.Project, ProjectHash: s.ProjectHash,
+		Session: Info{ID: s.ID, Agent: string(s.Agent), Project: s.Project, ProjectHash: s.ProjectHash,
 			Path: s.Path, Summary: s.Summary, Started: s.Started, Ended: s.Ended},
 		Cursor: c, Malformed: res.Malformed + res.TooLong, Ignored: res.Ignored, Coverage: res.Coverage,
 	}, nil

@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -43,8 +43,8 @@ const metaPurge = "purge"
 // every session matching all the filters given.
 type ForgetQuery struct {
 	IDs     []string  `json:"sessionIds,omitempty"`
-	Project string    `json:"project,omitempty"`     // as SessionQuery.Project
-	Agent   string    `json:"sourceAgent,omitempty"` // as SessionQuery.Agent
+	Project string    `json:"project,omitempty"`     // as Query.Project
+	Agent   string    `json:"sourceAgent,omitempty"` // as Query.Agent
 	Before  time.Time `json:"before,omitzero"`       // sessions whose last message is before this
 	// Archived, if set, keeps only archived sessions (true) or only live ones (false).
 	Archived *bool `json:"archived,omitempty"`
@@ -52,16 +52,16 @@ type ForgetQuery struct {
 
 // ForgetReport says what a forget removed.
 type ForgetReport struct {
-	Sessions []ForgottenSession `json:"sessions"`
-	Messages int                `json:"messages"`
+	Sessions []Forgotten `json:"sessions"`
+	Messages int         `json:"messages"`
 	// Removed lists files under the index folder deleted because they may
 	// have held a forgotten session (set-aside copies of a damaged store).
 	Removed []string      `json:"removedFiles,omitempty"`
 	Total   time.Duration `json:"totalNs"`
 }
 
-// ForgottenSession is one session a forget removed.
-type ForgottenSession struct {
+// Forgotten is one session a forget removed.
+type Forgotten struct {
 	SessionID   string `json:"sessionId"`
 	SourceAgent string `json:"sourceAgent"`
 	Project     string `json:"project"`
@@ -80,14 +80,14 @@ func pathHash(p string) [32]byte { return sha256.Sum256([]byte(p)) }
 // of them in the index folder, and leaves their transcripts (if still
 // there) out of later syncs. Unknown ids are an error and nothing is
 // forgotten.
-func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, error) {
+func (s *Corpus) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, error) {
 	if s.cfg.ReadOnly {
-		return ForgetReport{}, ErrReadOnly
+		return ForgetReport{}, store.ErrReadOnly
 	}
 	start := time.Now()
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	rep := ForgetReport{Sessions: []ForgottenSession{}}
+	rep := ForgetReport{Sessions: []Forgotten{}}
 	sel, err := s.selectForget(q)
 	if err != nil {
 		return rep, err
@@ -104,7 +104,7 @@ func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, err
 		if kept {
 			forgotten[pathHash(ss.Path)] = ss.Source
 		}
-		rep.Sessions = append(rep.Sessions, ForgottenSession{SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project,
+		rep.Sessions = append(rep.Sessions, Forgotten{SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project,
 			Messages: len(ss.seqs), Archived: ss.archived(), TranscriptKept: kept})
 		rep.Messages += len(ss.seqs)
 	}
@@ -124,7 +124,7 @@ func (s *Sessions) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, err
 	return rep, nil
 }
 
-// dropper is a SessionSource that keeps copies of what it reads under the
+// dropper is a Source that keeps copies of what it reads under the
 // index folder (a container session's extract, in the scratch folder):
 // Drop removes its copy of one transcript.
 type dropper interface{ Drop(path string) error }
@@ -134,7 +134,7 @@ type dropper interface{ Drop(path string) error }
 // for every forgotten transcript it lists, since a container read again
 // extracts every session it holds; a forget's purge removes the copies
 // through pruneCopies.
-func (s *Sessions) dropCopies(key, path string) error {
+func (s *Corpus) dropCopies(key, path string) error {
 	for _, src := range s.cfg.Sources {
 		if d, ok := src.(dropper); ok && sourceKey(src.Kind(), src.Root()) == key {
 			return d.Drop(path)
@@ -144,7 +144,7 @@ func (s *Sessions) dropCopies(key, path string) error {
 }
 
 // selectForget resolves q to sessions.
-func (s *Sessions) selectForget(q ForgetQuery) ([]*session, error) {
+func (s *Corpus) selectForget(q ForgetQuery) ([]*session, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*session
@@ -174,7 +174,7 @@ func (s *Sessions) selectForget(q ForgetQuery) ([]*session, error) {
 		if q.Project == "" && q.Agent == "" && q.Before.IsZero() && q.Archived == nil {
 			return nil, ErrNothingToForget
 		}
-		sc := newSessionScope(SessionQuery{Project: strings.TrimSpace(q.Project), Agent: strings.ToLower(strings.TrimSpace(q.Agent)), Archived: q.Archived})
+		sc := newSessionScope(Query{Project: strings.TrimSpace(q.Project), Agent: strings.ToLower(strings.TrimSpace(q.Agent)), Archived: q.Archived})
 		for _, ss := range s.sessions {
 			last := ss.Ended
 			if last.IsZero() {
@@ -191,7 +191,7 @@ func (s *Sessions) selectForget(q ForgetQuery) ([]*session, error) {
 
 // dropSessions removes sel from the full-text index and from memory; the
 // store has already dropped them.
-func (s *Sessions) dropSessions(sel []*session, forgotten map[[32]byte]string) {
+func (s *Corpus) dropSessions(sel []*session, forgotten map[[32]byte]string) {
 	fb := s.ft.NewBatch()
 	for _, ss := range sel {
 		for seq := range ss.seqs {
@@ -218,7 +218,7 @@ func (s *Sessions) dropSessions(sel []*session, forgotten map[[32]byte]string) {
 
 // purge rewrites every file of the sessions index that may hold the words
 // of a dropped session, and clears the purge mark.
-func (s *Sessions) purge(ctx context.Context) ([]string, error) {
+func (s *Corpus) purge(ctx context.Context) ([]string, error) {
 	if err := s.rebuildFulltext(ctx); err != nil {
 		return nil, err
 	}
@@ -243,8 +243,8 @@ func (s *Sessions) purge(ctx context.Context) ([]string, error) {
 
 // rebuildFulltext builds a full-text index of every stored message of a
 // known session in a fresh folder and swaps it in for the current one.
-func (s *Sessions) rebuildFulltext(ctx context.Context) error {
-	cur := filepath.Join(s.dir, fulltextDir)
+func (s *Corpus) rebuildFulltext(ctx context.Context) error {
+	cur := filepath.Join(s.dir, fulltext.Dir)
 	tmp, old := cur+".purge", cur+".old"
 	if err := errors.Join(os.RemoveAll(tmp), os.RemoveAll(old)); err != nil {
 		return fmt.Errorf("remove a purge's leftovers: %w", err)
@@ -289,8 +289,8 @@ func (s *Sessions) rebuildFulltext(ctx context.Context) error {
 // since the swap begins only once it is closed. A writer finishes the swap
 // (and then the purge runs again, from the purge mark); a reader, which
 // must change nothing, opens it where it is.
-func (s *Sessions) fulltextPath() (string, error) {
-	cur := filepath.Join(s.dir, fulltextDir)
+func (s *Corpus) fulltextPath() (string, error) {
+	cur := filepath.Join(s.dir, fulltext.Dir)
 	tmp, old := cur+".purge", cur+".old"
 	if exists(cur) || !exists(old) || !exists(tmp) {
 		return cur, nil
@@ -312,7 +312,7 @@ func exists(p string) bool {
 
 // compactStore copies the live contents of the state store into a fresh
 // file and renames it over the store, so no freed page keeps old bytes.
-func (s *Sessions) compactStore() error {
+func (s *Corpus) compactStore() error {
 	path := filepath.Join(s.dir, store.StateFile)
 	tmp := path + ".purge"
 	os.Remove(tmp)
@@ -352,7 +352,7 @@ func (s *Sessions) compactStore() error {
 
 // removeSetAside deletes set-aside copies of a damaged state store: they
 // may hold a forgotten session, and the user asked for every trace gone.
-func (s *Sessions) removeSetAside() ([]string, error) {
+func (s *Corpus) removeSetAside() ([]string, error) {
 	aside, err := store.SetAsideCopies(filepath.Join(s.dir, store.StateFile))
 	if err != nil {
 		return nil, err
@@ -378,7 +378,7 @@ func syncDir(dir string) {
 
 // reindexInto puts into ft every message the state store holds for sids
 // (nil: every session), analysed afresh; with known, only those sessions.
-func (s *Sessions) reindexInto(ctx context.Context, ft *fulltext.Index, sids []uint32, known map[uint32]bool) error {
+func (s *Corpus) reindexInto(ctx context.Context, ft *fulltext.Index, sids []uint32, known map[uint32]bool) error {
 	a := ft.NewAnalyser()
 	fb := ft.NewBatch()
 	n := 0

@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"mnemo/engine/enginetest/holding"
 	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
 )
@@ -59,7 +60,7 @@ func TestSessionsForget(t *testing.T) {
 	// The check can fail: before the forget, the words are in the
 	// full-text segments and in the state store.
 	before := strings.Join(filesHolding(t, idx, goneWords...), " ")
-	if !strings.Contains(before, fulltextDir) || !strings.Contains(before, store.StateFile) {
+	if !strings.Contains(before, fulltext.Dir) || !strings.Contains(before, store.StateFile) {
 		t.Fatalf("before the forget the words are only in %q; the check would prove nothing", before)
 	}
 	s = openTestSessions(t, idx, lineSource{root})
@@ -82,9 +83,9 @@ func TestSessionsForget(t *testing.T) {
 	if left := filesHolding(t, idx, goneWords...); len(left) > 0 {
 		t.Errorf("after the forget, files still hold its words: %v", left)
 	}
-	checkOthers := func(when string, s *Sessions, want string) {
+	checkOthers := func(when string, s *Corpus, want string) {
 		t.Helper()
-		p := search(t, s, SessionQuery{Text: "zanzibarquux grommetvlax quetzalxyzzy frobnitzkat", Mode: FullText})
+		p := search(t, s, Query{Text: "zanzibarquux grommetvlax quetzalxyzzy frobnitzkat", Mode: rank.FullText})
 		ids := hitIDs(p)
 		slices.Sort(ids)
 		if got := strings.Join(ids, ","); got != want {
@@ -176,18 +177,18 @@ func TestSessionsForgetCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close() // the kill
-	junk := filepath.Join(idx, sessionsDir, fulltextDir+".purge")
+	junk := filepath.Join(idx, sessionsDir, fulltext.Dir+".purge")
 	os.MkdirAll(junk, 0o755)
 	os.WriteFile(filepath.Join(junk, "half-written"), []byte("quetzalxyzzy"), 0o644)
 	if left := filesHolding(t, idx, goneWords...); len(left) == 0 {
 		t.Fatal("the simulated crash left no trace to purge; the test proves nothing")
 	}
 	// A reader meanwhile never shows the dropped session.
-	ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+	ro, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hitIDs(search(t, ro, SessionQuery{Text: "quetzalxyzzy", Mode: FullText})); len(got) != 0 {
+	if got := hitIDs(search(t, ro, Query{Text: "quetzalxyzzy", Mode: rank.FullText})); len(got) != 0 {
 		t.Errorf("read-only after the crash: %v", got)
 	}
 	if st, _ := ro.Status(context.Background()); !strings.Contains(st.ForgetUnfinished, "forget started") {
@@ -204,7 +205,7 @@ func TestSessionsForgetCrash(t *testing.T) {
 	if st, _ := s.Status(context.Background()); st.ForgetUnfinished != "" {
 		t.Errorf("status after the repair: forget unfinished %q", st.ForgetUnfinished)
 	}
-	ids := hitIDs(search(t, s, SessionQuery{Text: "zanzibarquux grommetvlax", Mode: FullText}))
+	ids := hitIDs(search(t, s, Query{Text: "zanzibarquux grommetvlax", Mode: rank.FullText}))
 	slices.Sort(ids)
 	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
 		t.Errorf("the other sessions after the repair: %s", got)
@@ -228,7 +229,7 @@ func TestSessionsForgetCutMidSwap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.dropSessions(sel, nil)
-	cur := filepath.Join(idx, sessionsDir, fulltextDir)
+	cur := filepath.Join(idx, sessionsDir, fulltext.Dir)
 	ft, err := fulltext.Open(cur+".purge", true, fulltext.DurableBatches, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -243,11 +244,11 @@ func TestSessionsForgetCutMidSwap(t *testing.T) {
 	if err := os.Rename(cur, cur+".old"); err != nil {
 		t.Fatal(err)
 	}
-	ro, err := OpenSessions(context.Background(), SessionsConfig{IndexDir: idx, Sources: []SessionSource{lineSource{root}}, ReadOnly: true})
+	ro, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("read-only open mid-swap: %v", err)
 	}
-	ids := hitIDs(search(t, ro, SessionQuery{Text: "zanzibarquux quetzalxyzzy grommetvlax", Mode: FullText}))
+	ids := hitIDs(search(t, ro, Query{Text: "zanzibarquux quetzalxyzzy grommetvlax", Mode: rank.FullText}))
 	slices.Sort(ids)
 	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
 		t.Errorf("read-only mid-swap: hits %s", got)
@@ -263,7 +264,7 @@ func TestSessionsForgetCutMidSwap(t *testing.T) {
 	if left := filesHolding(t, idx, goneWords...); len(left) > 0 {
 		t.Errorf("after a writer's open, files hold its words: %v", left)
 	}
-	ids = hitIDs(search(t, s, SessionQuery{Text: "zanzibarquux quetzalxyzzy grommetvlax", Mode: FullText}))
+	ids = hitIDs(search(t, s, Query{Text: "zanzibarquux quetzalxyzzy grommetvlax", Mode: rank.FullText}))
 	slices.Sort(ids)
 	if got := strings.Join(ids, ","); got != "keep1/k1,keep1/k2,live/l1" {
 		t.Errorf("after the writer's open: hits %s", got)
@@ -278,14 +279,14 @@ func TestSessionsForgetCutMidSwap(t *testing.T) {
 // extracted again.
 func TestSessionsForgetContained(t *testing.T) {
 	downloads := filepath.Join(t.TempDir(), "Downloads")
-	if err := os.CopyFS(downloads, os.DirFS(filepath.Join("..", "testdata", "transcripts", "claude-export", "home", "Downloads"))); err != nil {
+	if err := os.CopyFS(downloads, os.DirFS(filepath.Join("..", "..", "testdata", "transcripts", "claude-export", "home", "Downloads"))); err != nil {
 		t.Fatal(err)
 	}
 	idx := t.TempDir()
-	src := TranscriptSource(transcript.Source{Kind: transcript.ClaudeExport, Root: downloads}, transcript.Options{Scratch: SessionsScratch(idx)})
+	src := TranscriptSource(transcript.Source{Kind: transcript.ClaudeExport, Root: downloads}, transcript.Options{Scratch: Scratch(idx)})
 	s := openTestSessions(t, idx, src)
 	mustSync(t, s)
-	p := search(t, s, SessionQuery{Text: "claudeokapi", Mode: FullText})
+	p := search(t, s, Query{Text: "claudeokapi", Mode: rank.FullText})
 	if len(p.Sessions) != 1 {
 		t.Fatalf("before the forget: %+v", p.Sessions)
 	}
@@ -315,7 +316,7 @@ func TestSessionsForgetContained(t *testing.T) {
 			}
 		}
 		mustSync(t, s)
-		if got := search(t, s, SessionQuery{Text: "claudeokapi", Mode: FullText}); len(got.Sessions) != 0 {
+		if got := search(t, s, Query{Text: "claudeokapi", Mode: rank.FullText}); len(got.Sessions) != 0 {
 			t.Errorf("sync (container changed %v): the forgotten session is back: %+v", change, got.Sessions)
 		}
 		if left := filesHolding(t, idx, "claudeokapi"); len(left) > 0 {

@@ -1,4 +1,4 @@
-package engine_test
+package sessions_test
 
 import (
 	"bufio"
@@ -15,16 +15,16 @@ import (
 	"testing"
 	"time"
 
-	"mnemo/engine"
 	"mnemo/engine/enginetest"
+	"mnemo/engine/sessions"
 	"mnemo/engine/transcript"
 )
 
 // The sessions benchmarks are skipped unless asked for: they need the
 // prebuilt LoCoMo transcripts or write a 1 GB history.
 //
-//	MNEMO_SESSIONS_LOCOMO=/tmp/mnemo-bench/sessions-locomo go test ./engine -run '^$' -bench BenchmarkSessionsLoCoMo -benchtime 1x
-//	MNEMO_SESSIONS_SYNTH=1 go test ./engine -run '^$' -bench BenchmarkSessionsSynthetic -benchtime 1x -timeout 2h
+//	MNEMO_SESSIONS_LOCOMO=/tmp/mnemo-bench/sessions-locomo go test ./engine/sessions -run '^$' -bench BenchmarkSessionsLoCoMo -benchtime 1x
+//	MNEMO_SESSIONS_SYNTH=1 go test ./engine/sessions -run '^$' -bench BenchmarkSessionsSynthetic -benchtime 1x -timeout 2h
 //
 // MNEMO_SESSIONS_SYNTH_DIR keeps the generated history (and reuses it);
 // MNEMO_SESSIONS_SYNTH_SESSIONS and MNEMO_SESSIONS_SYNTH_MB scale it
@@ -39,7 +39,7 @@ func BenchmarkSessionsLoCoMo(b *testing.B) {
 	if dir == "" {
 		b.Skip("set MNEMO_SESSIONS_LOCOMO to the sessions-locomo build")
 	}
-	var qs []engine.SessionQuery
+	var qs []sessions.Query
 	f, err := os.Open(filepath.Join(dir, "queries.jsonl"))
 	if err != nil {
 		b.Fatal(err)
@@ -50,7 +50,7 @@ func BenchmarkSessionsLoCoMo(b *testing.B) {
 		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
 			b.Fatal(err)
 		}
-		qs = append(qs, engine.SessionQuery{Text: q.Query, Project: q.Project, Limit: 10, MaxHits: 10})
+		qs = append(qs, sessions.Query{Text: q.Query, Project: q.Project, Limit: 10, MaxHits: 10})
 	}
 	f.Close()
 	benchSessions(b, filepath.Join(dir, "home"), qs)
@@ -67,18 +67,18 @@ func BenchmarkSessionsSynthetic(b *testing.B) {
 	if home == "" {
 		home = b.TempDir()
 	}
-	sessions, mb := envInt("MNEMO_SESSIONS_SYNTH_SESSIONS", 2000), envInt("MNEMO_SESSIONS_SYNTH_MB", 1024)
+	count, mb := envInt("MNEMO_SESSIONS_SYNTH_SESSIONS", 2000), envInt("MNEMO_SESSIONS_SYNTH_MB", 1024)
 	start := time.Now()
-	n, err := generateHistory(filepath.Join(home, ".claude", "projects"), sessions, int64(mb)<<20)
+	n, err := generateHistory(filepath.Join(home, ".claude", "projects"), count, int64(mb)<<20)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("history: %d bytes in %d sessions (generated in %s)", n, sessions, time.Since(start).Round(time.Second))
+	b.Logf("history: %d bytes in %d sessions (generated in %s)", n, count, time.Since(start).Round(time.Second))
 	rng := rand.New(rand.NewPCG(7, 7))
 	words := newVocabulary(rng)
-	var qs []engine.SessionQuery
+	var qs []sessions.Query
 	for range envInt("MNEMO_SESSIONS_SYNTH_QUERIES", 500) {
-		qs = append(qs, engine.SessionQuery{Text: pick(rng, synthTopics) + " " + words.sentence(2), Limit: 10, MaxHits: 3})
+		qs = append(qs, sessions.Query{Text: pick(rng, synthTopics) + " " + words.sentence(2), Limit: 10, MaxHits: 3})
 	}
 	benchSessions(b, home, qs)
 }
@@ -90,14 +90,14 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func benchSessions(b *testing.B, home string, qs []engine.SessionQuery) {
+func benchSessions(b *testing.B, home string, qs []sessions.Query) {
 	ctx := context.Background()
-	var srcs []engine.SessionSource
+	var srcs []sessions.Source
 	for _, s := range transcript.DefaultSources(home, func(string) string { return "" }) {
-		srcs = append(srcs, engine.TranscriptSource(s, transcript.Options{}))
+		srcs = append(srcs, sessions.TranscriptSource(s, transcript.Options{}))
 	}
 	for range b.N {
-		s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: b.TempDir(), Sources: srcs})
+		s, err := sessions.Open(ctx, sessions.Config{IndexDir: b.TempDir(), Sources: srcs})
 		if err != nil {
 			b.Fatal(err)
 		}

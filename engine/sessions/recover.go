@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"encoding/binary"
@@ -28,12 +28,12 @@ import (
 // removes the copies, which may hold a forgotten session), and not when
 // the index mirrors the transcripts (there is no archive to recover).
 
-// sbRecovered: a set-aside copy's file name → its SessionsRecovery (JSON).
+// sbRecovered: a set-aside copy's file name → its Recovery (JSON).
 var sbRecovered = []byte("recovered")
 
-// SessionsRecovery is what the archived history of one set-aside copy of a
+// Recovery is what the archived history of one set-aside copy of a
 // damaged sessions state store became.
-type SessionsRecovery struct {
+type Recovery struct {
 	SetAside string    `json:"setAside"` // the copy's file name, beside the state store
 	At       time.Time `json:"at"`
 	// Recovered counts the archived sessions brought back whole, with
@@ -48,7 +48,7 @@ type SessionsRecovery struct {
 }
 
 // Summary says in one line what the copy gave back and what was lost.
-func (r SessionsRecovery) Summary() string {
+func (r Recovery) Summary() string {
 	var s string
 	switch {
 	case r.Recovered == 0 && r.Lost == 0 && r.Error != "":
@@ -73,7 +73,7 @@ type salvagedSession struct {
 
 // recoverArchived reads the set-aside copies not read yet into the store,
 // and returns what each gave.
-func (s *Sessions) recoverArchived() ([]SessionsRecovery, error) {
+func (s *Corpus) recoverArchived() ([]Recovery, error) {
 	copies, err := store.SetAsideCopies(filepath.Join(s.dir, store.StateFile))
 	if err != nil {
 		return nil, fmt.Errorf("list set-aside state stores: %w", err)
@@ -82,7 +82,7 @@ func (s *Sessions) recoverArchived() ([]SessionsRecovery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read sessions state store: %w", err)
 	}
-	var out []SessionsRecovery
+	var out []Recovery
 	for _, c := range copies {
 		name := filepath.Base(c)
 		if _, ok := done[name]; ok {
@@ -100,7 +100,7 @@ func (s *Sessions) recoverArchived() ([]SessionsRecovery, error) {
 
 // salvageArchived reads from the copy at path every archived session it
 // can read whole, and the forgotten transcripts; rec counts what was lost.
-func salvageArchived(path string) (got []salvagedSession, forgotten map[[32]byte]string, rec SessionsRecovery) {
+func salvageArchived(path string) (got []salvagedSession, forgotten map[[32]byte]string, rec Recovery) {
 	sal, err := store.Salvage(path)
 	if err != nil {
 		rec.Error = "the copy could not be opened, so its archived sessions are lost: " + err.Error()
@@ -194,7 +194,7 @@ func messagesTx(tx *bolt.Tx, sid uint32) ([]storedMessage, error) {
 // does not hold yet (same source, path and id) under new numbers, the
 // forgotten transcripts, and rec under its copy's name. It returns how
 // many sessions it wrote, and sets rec's counts.
-func (st *sessionStore) putRecovered(got []salvagedSession, forgotten map[[32]byte]string, rec *SessionsRecovery) (int, error) {
+func (st *sessionStore) putRecovered(got []salvagedSession, forgotten map[[32]byte]string, rec *Recovery) (int, error) {
 	n := 0
 	err := st.db.Update(func(tx *bolt.Tx) error {
 		sb, mb, tb, ib := tx.Bucket(sbSessions), tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbIDs)
@@ -265,15 +265,15 @@ func pathHashSlice(p string) []byte {
 }
 
 // recoveries reads what every set-aside copy read so far gave, by name.
-func (st *sessionStore) recoveries() (map[string]SessionsRecovery, error) {
-	out := map[string]SessionsRecovery{}
+func (st *sessionStore) recoveries() (map[string]Recovery, error) {
+	out := map[string]Recovery{}
 	err := st.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(sbRecovered)
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var r SessionsRecovery
+			var r Recovery
 			if json.Unmarshal(v, &r) == nil {
 				out[string(k)] = r
 			}

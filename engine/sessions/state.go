@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"encoding/binary"
@@ -12,6 +12,7 @@ import (
 	"mnemo/engine/fulltext"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
+	"mnemo/engine/vectors"
 )
 
 // The sessions state store: one bbolt file in INDEX/sessions, kept by the
@@ -60,7 +61,7 @@ type sessionRec struct {
 	// line, summed since its last whole read.
 	Coverage transcript.Coverage `json:"cov,omitzero"`
 	// Partial: the messages of a read committed in slices whose last slice
-	// is not (Sessions.slice); the fields above are those of the last
+	// is not (Corpus.slice); the fields above are those of the last
 	// complete read, so the next sync reads it again.
 	Partial bool `json:"pt,omitempty"`
 }
@@ -80,7 +81,7 @@ type sessionStore struct{ db *bolt.DB }
 // sessionStoreOptions opens the sessions corpus's state store.
 func sessionStoreOptions(readOnly bool) store.Options {
 	return store.Options{What: "sessions state store", ReadOnly: readOnly, Buckets: sessionBuckets,
-		NotReady: fmt.Errorf("sessions %w", ErrIndexNotReady), Rebuild: "rebuilding from the transcripts"}
+		NotReady: fmt.Errorf("sessions %w", store.ErrIndexNotReady), Rebuild: "rebuilding from the transcripts"}
 }
 
 func (s *sessionStore) close() error { return s.db.Close() }
@@ -151,20 +152,20 @@ func (s *sessionStore) forEachVector(fn func(sid, seq uint32, v []float32) error
 			if len(k) != 8 {
 				return nil
 			}
-			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), decodeVector(v))
+			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), vectors.Decode(v))
 		})
 	})
 }
 
-func (s *sessionStore) loadSkips() (map[string][]Skip, error) {
-	out := map[string][]Skip{}
+func (s *sessionStore) loadSkips() (map[string][]store.Skip, error) {
+	out := map[string][]store.Skip{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(sbSkips)
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var sk []Skip
+			var sk []store.Skip
 			if json.Unmarshal(v, &sk) == nil {
 				out[string(k)] = sk
 			}
@@ -306,7 +307,7 @@ type pendingMsg struct {
 }
 
 // commit writes a batch and clears its pending marks in one transaction.
-func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[string][]Skip) error {
+func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[string][]store.Skip) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		sb, mb, tb, ib, vb := tx.Bucket(sbSessions), tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbIDs), tx.Bucket(sbVectors)
 		for i, w := range writes {
@@ -338,7 +339,7 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 					return err
 				}
 				if v := w.vectors[k]; v != nil {
-					if err := vb.Put(key, encodeVector(v)); err != nil {
+					if err := vb.Put(key, vectors.Encode(v)); err != nil {
 						return err
 					}
 				} else if err := vb.Delete(key); err != nil {

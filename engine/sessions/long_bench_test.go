@@ -1,4 +1,4 @@
-package engine_test
+package sessions_test
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"mnemo/engine"
+	"mnemo/engine/sessions"
 	"mnemo/engine/transcript"
 )
 
@@ -24,7 +24,7 @@ import (
 // of a message can be compared whatever the length of its session: ns/msg
 // (wall and CPU), allocs/msg and the peak live heap of the sync.
 //
-//	go test ./engine -run '^$' -bench BenchmarkSessionsLong -benchtime 1x -count 3
+//	go test ./engine/sessions -run '^$' -bench BenchmarkSessionsLong -benchtime 1x -count 3
 //
 // MNEMO_SESSIONS_LONG=N adds one session of N messages and N/100 of 100.
 func BenchmarkSessionsLong(b *testing.B) {
@@ -43,11 +43,11 @@ func BenchmarkSessionsLong(b *testing.B) {
 			}
 			ctx := context.Background()
 			src := transcript.Source{Kind: transcript.ClaudeCode, Root: filepath.Join(home, ".claude", "projects")}
-			srcs := []engine.SessionSource{engine.TranscriptSource(src, transcript.Options{})}
+			srcs := []sessions.Source{sessions.TranscriptSource(src, transcript.Options{})}
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				s, err := engine.OpenSessions(ctx, engine.SessionsConfig{IndexDir: b.TempDir(), Sources: srcs})
+				s, err := sessions.Open(ctx, sessions.Config{IndexDir: b.TempDir(), Sources: srcs})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -27,8 +27,8 @@ const batchMessages = 4096
 // embedBatch is how many texts go to the embedder in one call.
 const embedBatch = 256
 
-// SessionsReport says what a sessions Sync did.
-type SessionsReport struct {
+// Report says what a sessions Sync did.
+type Report struct {
 	Full      bool          `json:"full"`
 	Rebuilt   string        `json:"rebuilt,omitempty"`
 	Added     int           `json:"added"`    // sessions new to the index
@@ -40,13 +40,13 @@ type SessionsReport struct {
 	Unchanged int           `json:"unchanged"`
 	Messages  int           `json:"messages"` // messages indexed by this sync
 	Malformed int           `json:"malformedLines"`
-	Skipped   []Skip        `json:"skipped"` // transcripts not indexed, and why
+	Skipped   []store.Skip  `json:"skipped"` // transcripts not indexed, and why
 	Total     time.Duration `json:"totalNs"`
 }
 
 // job is one transcript to read.
 type sessionJob struct {
-	src  SessionSource
+	src  Source
 	key  string
 	path string
 }
@@ -56,9 +56,9 @@ type sessionJob struct {
 // and the sessions of deleted transcripts (or of sources no longer
 // configured) removed. With full, or when the index must be rebuilt,
 // everything is read from scratch.
-func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err error) {
+func (s *Corpus) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	if s.cfg.ReadOnly {
-		return SessionsReport{}, ErrReadOnly
+		return Report{}, store.ErrReadOnly
 	}
 	defer func() { s.noteError(err) }()
 	s.syncMu.Lock()
@@ -66,7 +66,7 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	s.indexing.Store(true)
 	defer s.indexing.Store(false)
 	start := time.Now()
-	rep = SessionsReport{Skipped: []Skip{}}
+	rep = Report{Skipped: []store.Skip{}}
 	if err := s.prepare(ctx, start, full, &rep); err != nil {
 		return rep, err
 	}
@@ -86,7 +86,7 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 	now := time.Now().UTC()
 	mark := s.partialMark()
 	if err := s.st.setMeta(map[string]string{
-		"schema": itoa(store.SchemaVersion), "embedder": s.emb.Name(), "dim": itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
+		"schema": strconv.Itoa(store.SchemaVersion), "embedder": s.emb.Name(), "dim": strconv.Itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
 		store.MetaUnfinished: mark, metaSessionsFormat: sessionsFormat,
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)
@@ -104,7 +104,7 @@ func (s *Sessions) Sync(ctx context.Context, full bool) (rep SessionsReport, err
 // prepare is a sync's first stage: the unfinished mark for a first or full
 // sync, and for a full one (asked for, or needed) the reset, with the
 // archived sessions indexed again from the store.
-func (s *Sessions) prepare(ctx context.Context, start time.Time, full bool, rep *SessionsReport) error {
+func (s *Corpus) prepare(ctx context.Context, start time.Time, full bool, rep *Report) error {
 	s.mu.RLock()
 	why := s.needFull
 	first := s.lastSync.IsZero() || s.unfinished != ""
@@ -132,13 +132,13 @@ type listing struct {
 	jobs       []sessionJob
 	found      map[string]bool // transcript paths listed
 	discovered map[string]bool // sources whose listing is complete
-	skips      map[string][]Skip
+	skips      map[string][]store.Skip
 }
 
 // discover lists every source's transcripts, and records in memory what
 // each skipped and which failed.
-func (s *Sessions) discover(ctx context.Context, rep *SessionsReport) (listing, error) {
-	l := listing{found: map[string]bool{}, discovered: map[string]bool{}, skips: map[string][]Skip{}}
+func (s *Corpus) discover(ctx context.Context, rep *Report) (listing, error) {
+	l := listing{found: map[string]bool{}, discovered: map[string]bool{}, skips: map[string][]store.Skip{}}
 	srcErrs := map[string]string{}
 	for _, src := range s.cfg.Sources {
 		key := sourceKey(src.Kind(), src.Root())
@@ -148,11 +148,11 @@ func (s *Sessions) discover(ctx context.Context, rep *SessionsReport) (listing, 
 		}
 		if err != nil {
 			srcErrs[key] = err.Error()
-			rep.Skipped = append(rep.Skipped, Skip{Path: src.Root(), Reason: "source " + src.Kind() + ": " + err.Error()})
+			rep.Skipped = append(rep.Skipped, store.Skip{Path: src.Root(), Reason: "source " + src.Kind() + ": " + err.Error()})
 			continue
 		}
 		l.discovered[key] = true
-		l.skips[key] = append([]Skip{}, sk...)
+		l.skips[key] = append([]store.Skip{}, sk...)
 		rep.Skipped = append(rep.Skipped, sk...)
 		for _, p := range paths {
 			if !l.found[p] {
@@ -172,7 +172,7 @@ func (s *Sessions) discover(ctx context.Context, rep *SessionsReport) (listing, 
 
 // goneFrom lists the sessions whose transcript the listing no longer has
 // (or whose source is no longer configured): dispose archives or removes them.
-func (s *Sessions) goneFrom(l listing) []uint32 {
+func (s *Corpus) goneFrom(l listing) []uint32 {
 	configured := map[string]bool{}
 	for _, src := range s.cfg.Sources {
 		configured[sourceKey(src.Kind(), src.Root())] = true
@@ -195,7 +195,7 @@ func (s *Sessions) goneFrom(l listing) []uint32 {
 // markUnfinished records, before a first or full sync writes anything, that
 // the index is about to hold part of the transcripts (store.MarkUnfinished);
 // a completed Sync clears it.
-func (s *Sessions) markUnfinished(start time.Time) error {
+func (s *Corpus) markUnfinished(start time.Time) error {
 	v, err := store.MarkUnfinished(s.st.db, "sessions sync", start)
 	if err != nil {
 		return fmt.Errorf("sessions state store: %w", err)
@@ -212,9 +212,9 @@ func (s *Sessions) markUnfinished(start time.Time) error {
 // link, a FIFO, a device) is never read: its folder is reconciled instead,
 // through the source's listing, so the watcher reads exactly what a sync
 // would and status names what it left out, as after a sync.
-func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsReport, err error) {
+func (s *Corpus) SyncPaths(ctx context.Context, paths []string) (rep Report, err error) {
 	if s.cfg.ReadOnly {
-		return SessionsReport{}, ErrReadOnly
+		return Report{}, store.ErrReadOnly
 	}
 	s.mu.RLock()
 	why := s.needFull
@@ -226,7 +226,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	start := time.Now()
-	rep = SessionsReport{Skipped: []Skip{}}
+	rep = Report{Skipped: []store.Skip{}}
 	var jobs []sessionJob
 	var gone []uint32
 	seenJob := map[string]bool{}
@@ -304,7 +304,7 @@ func (s *Sessions) SyncPaths(ctx context.Context, paths []string) (rep SessionsR
 // sourceListing is one source's Discover.
 type sourceListing struct {
 	paths []string
-	skips []Skip
+	skips []store.Skip
 }
 
 // pathSkips is what a SyncPaths batch leaves each source it touched
@@ -312,16 +312,16 @@ type sourceListing struct {
 // the read failures of listed transcripts not read in this batch; another
 // keeps what it skipped before, less the files read again. A read that
 // fails in the batch names its file again.
-func (s *Sessions) pathSkips(listed map[string]sourceListing, reread map[string][]string, read map[string]bool) map[string][]Skip {
+func (s *Corpus) pathSkips(listed map[string]sourceListing, reread map[string][]string, read map[string]bool) map[string][]store.Skip {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := map[string][]Skip{}
+	out := map[string][]store.Skip{}
 	for key, l := range listed {
 		still := map[string]bool{}
 		for _, p := range l.paths {
 			still[p] = !read[p]
 		}
-		out[key] = append([]Skip{}, l.skips...)
+		out[key] = append([]store.Skip{}, l.skips...)
 		for _, k := range s.skips[key] {
 			if still[k.Path] {
 				out[key] = append(out[key], k)
@@ -336,7 +336,7 @@ func (s *Sessions) pathSkips(listed map[string]sourceListing, reread map[string]
 		for _, p := range paths {
 			again[p] = true
 		}
-		kept := []Skip{}
+		kept := []store.Skip{}
 		for _, k := range s.skips[key] {
 			if !again[k.Path] {
 				kept = append(kept, k)
@@ -353,7 +353,7 @@ func (s *Sessions) pathSkips(listed map[string]sourceListing, reread map[string]
 // was being replaced, or refused by a file rule for a moment): removing the
 // session and then applying the read from its cursor would leave only the
 // messages after the cursor.
-func (s *Sessions) notRead(gone []uint32, read map[string]bool) []uint32 {
+func (s *Corpus) notRead(gone []uint32, read map[string]bool) []uint32 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	seen := map[uint32]bool{}
@@ -370,7 +370,7 @@ func (s *Sessions) notRead(gone []uint32, read map[string]bool) []uint32 {
 }
 
 // run removes gone sessions and reads jobs, in batches.
-func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, skips map[string][]Skip, rep *SessionsReport) error {
+func (s *Corpus) run(ctx context.Context, jobs []sessionJob, gone []uint32, skips map[string][]store.Skip, rep *Report) error {
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
 	total := len(jobs) + len(gone)
 	done := 0
@@ -414,7 +414,7 @@ func (s *Sessions) run(ctx context.Context, jobs []sessionJob, gone []uint32, sk
 
 // partialMark is the unfinished mark a completed sync leaves: none, unless
 // a transcript committed in slices failed to read to its end.
-func (s *Sessions) partialMark() string {
+func (s *Corpus) partialMark() string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, ss := range s.sessions {
@@ -439,7 +439,7 @@ type batcher struct {
 }
 
 // flush applies bt's batch and starts the next.
-func (s *Sessions) flush(ctx context.Context, bt *batcher) error {
+func (s *Corpus) flush(ctx context.Context, bt *batcher) error {
 	if err := s.apply(ctx, bt.b); err != nil {
 		return err
 	}
@@ -459,7 +459,7 @@ func (s *Sessions) flush(ctx context.Context, bt *batcher) error {
 // rest follow. A new session, or one read afresh, keeps no cursor: the next
 // read starts it afresh again. The unfinished mark says meanwhile that the
 // index holds part of a transcript.
-func (s *Sessions) slice(ctx context.Context, bt *batcher, t *transcriptRead, old sessionRec, isNew bool, j sessionJob) error {
+func (s *Corpus) slice(ctx context.Context, bt *batcher, t *transcriptRead, old sessionRec, isNew bool, j sessionJob) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -502,9 +502,9 @@ func (s *Sessions) slice(ctx context.Context, bt *batcher, t *transcriptRead, ol
 
 // dispose adds to b what becomes of sessions whose transcript is gone:
 // archived (their messages stay, served from the store), or removed when
-// the index mirrors the transcripts (SessionsConfig.MirrorDeleted).
+// the index mirrors the transcripts (Config.MirrorDeleted).
 // Archiving writes only the session's record, never the full-text index.
-func (s *Sessions) dispose(b *sessionBatch, gone []uint32, rep *SessionsReport) {
+func (s *Corpus) dispose(b *sessionBatch, gone []uint32, rep *Report) {
 	now := time.Now().UTC()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -529,7 +529,7 @@ type sessionBatch struct {
 	sids   []uint32
 	writes []sessionWrite
 	size   int // messages
-	skips  map[string][]Skip
+	skips  map[string][]store.Skip
 }
 
 func (b *sessionBatch) add(sid uint32, w sessionWrite) {
@@ -551,7 +551,7 @@ const (
 // holds replaces its messages by id and the rest stay, because the index
 // is their only copy. A file at an archived session's path that holds
 // another session is a new session; the archived one stays as it was.
-func (s *Sessions) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *SessionsReport) error {
+func (s *Corpus) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *Report) error {
 	b := bt.b
 	s.mu.RLock()
 	_, forgotten := s.forgotten[pathHash(j.path)]
@@ -560,7 +560,7 @@ func (s *Sessions) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *
 		// Left out for good (status counts it), with any copy its source
 		// made while listing it.
 		if err := s.dropCopies(j.key, j.path); err != nil {
-			skip := Skip{Path: j.path, Reason: "forgotten, but its copy in the index folder stays: " + err.Error()}
+			skip := store.Skip{Path: j.path, Reason: "forgotten, but its copy in the index folder stays: " + err.Error()}
 			rep.Skipped = append(rep.Skipped, skip)
 			if b.skips != nil {
 				b.skips[j.key] = append(b.skips[j.key], skip)
@@ -594,7 +594,7 @@ func (s *Sessions) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *
 		return bt.err
 	}
 	if err != nil {
-		skip := Skip{Path: j.path, Reason: "unreadable: " + err.Error()}
+		skip := store.Skip{Path: j.path, Reason: "unreadable: " + err.Error()}
 		rep.Skipped = append(rep.Skipped, skip)
 		if b.skips != nil {
 			b.skips[j.key] = append(b.skips[j.key], skip)
@@ -622,7 +622,7 @@ func (s *Sessions) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *
 }
 
 // claim finds the session a job's path holds, or a new record for it.
-func (s *Sessions) claim(b *sessionBatch, j sessionJob) (old sessionRec, isNew bool) {
+func (s *Corpus) claim(b *sessionBatch, j sessionJob) (old sessionRec, isNew bool) {
 	s.mu.RLock()
 	ss := s.byPath[j.path]
 	s.mu.RUnlock()
@@ -638,7 +638,7 @@ func (s *Sessions) claim(b *sessionBatch, j sessionJob) (old sessionRec, isNew b
 	return ss.sessionRec, false
 }
 
-func (s *Sessions) newRecord(j sessionJob) sessionRec {
+func (s *Corpus) newRecord(j sessionJob) sessionRec {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := sessionRec{SID: s.nextSID, Source: j.key, Path: j.path}
@@ -653,7 +653,7 @@ type transcriptRead struct {
 	next uint32 // the next free sequence number
 	a    *fulltext.Analyser
 	// reset: the read started the session afresh; sliced: some of its
-	// messages are committed already (Sessions.slice).
+	// messages are committed already (Corpus.slice).
 	reset, sliced bool
 	count         int       // messages delivered
 	started       time.Time // earliest and latest times of those messages
@@ -665,7 +665,7 @@ type transcriptRead struct {
 // slices through bt when it holds more than a batch's messages. An
 // archived session being restored is read whole: until the read ends it
 // may turn out to be another session, and its messages must not be mixed.
-func (s *Sessions) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, bt *batcher) (*transcriptRead, error) {
+func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, bt *batcher) (*transcriptRead, error) {
 	t := &transcriptRead{next: old.NextSeq, a: bt.a}
 	merge := old.archived() && !isNew
 	if !isNew && !merge && old.Partial && len(old.Cursor) == 0 {
@@ -807,7 +807,7 @@ func latest(a, b time.Time) time.Time {
 }
 
 // apply writes one batch: embed, mark pending, Bleve, state store, memory.
-func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
+func (s *Corpus) apply(ctx context.Context, b *sessionBatch) error {
 	if len(b.writes) == 0 && len(b.skips) == 0 {
 		return nil
 	}
@@ -861,7 +861,7 @@ func (s *Sessions) apply(ctx context.Context, b *sessionBatch) error {
 
 // applyMemory is a batch's last stage, once the store has committed it:
 // the in-memory sessions, messages and vectors.
-func (s *Sessions) applyMemory(ctx context.Context, b *sessionBatch) error {
+func (s *Corpus) applyMemory(ctx context.Context, b *sessionBatch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var items []vectors.Item
@@ -903,7 +903,7 @@ func (s *Sessions) applyMemory(ctx context.Context, b *sessionBatch) error {
 }
 
 // embedWrites embeds every message of b, in calls of embedBatch texts.
-func (s *Sessions) embedWrites(ctx context.Context, b *sessionBatch) error {
+func (s *Corpus) embedWrites(ctx context.Context, b *sessionBatch) error {
 	for i := range b.writes {
 		w := &b.writes[i]
 		w.vectors = make([][]float32, len(w.msgs))
@@ -952,7 +952,7 @@ func (w sessionWrite) topSeq() uint32 {
 // and get back exactly what the store holds (for an archived session the
 // store is the only copy, so nothing is dropped); the next sync reads
 // their transcripts on from the cursor the store kept.
-func (s *Sessions) repairPending() error {
+func (s *Corpus) repairPending() error {
 	p, err := s.st.pending()
 	if err != nil || len(p) == 0 {
 		return err
@@ -977,10 +977,10 @@ func (s *Sessions) repairPending() error {
 // reset empties the sessions index for a full rebuild, except archived
 // sessions (unless the index mirrors the transcripts): their transcripts
 // are gone, so the store keeps them and restoreArchived indexes them again.
-func (s *Sessions) reset() error {
+func (s *Corpus) reset() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ftPath := filepath.Join(s.dir, fulltextDir)
+	ftPath := filepath.Join(s.dir, fulltext.Dir)
 	if s.ft != nil {
 		s.ft.Close()
 	}
@@ -1006,7 +1006,7 @@ func (s *Sessions) reset() error {
 // copy: the reset emptied the full-text index and memory, and every slice
 // puts back messages the store holds. A crash between slices leaves the
 // full-text index short of the store, which the next open rebuilds.
-func (s *Sessions) restoreArchived(ctx context.Context) error {
+func (s *Corpus) restoreArchived(ctx context.Context) error {
 	var recs []sessionRec
 	if err := s.st.forEachSession(func(r sessionRec) error {
 		if r.archived() {
@@ -1053,7 +1053,7 @@ func (s *Sessions) restoreArchived(ctx context.Context) error {
 	return s.apply(ctx, b)
 }
 
-func (s *Sessions) noteError(err error) {
+func (s *Corpus) noteError(err error) {
 	msg := ""
 	if err != nil {
 		msg = err.Error()

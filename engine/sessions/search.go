@@ -1,4 +1,4 @@
-package engine
+package sessions
 
 import (
 	"context"
@@ -14,16 +14,17 @@ import (
 	"mnemo/engine/admit"
 	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
+	"mnemo/engine/store"
 	"mnemo/engine/vectors"
 )
 
 // Errors of the sessions API, for errors.Is.
 var (
 	ErrBadRole       = errors.New("unknown role (want user or assistant)")
-	ErrBadLimit      = fmt.Errorf("limit must be between 1 and %d", MaxSessionLimit)
-	ErrBadMaxHits    = fmt.Errorf("maxHits must be between 1 and %d", MaxSessionHits)
+	ErrBadLimit      = fmt.Errorf("limit must be between 1 and %d", MaxLimit)
+	ErrBadMaxHits    = fmt.Errorf("maxHits must be between 1 and %d", MaxHits)
 	ErrBadOffset     = errors.New("offset must be 0 or more")
-	ErrBadContext    = fmt.Errorf("context must be between 0 and %d", MaxMessageContext)
+	ErrBadContext    = fmt.Errorf("context must be between 0 and %d", MaxContext)
 	ErrNoSession     = errors.New("session not found")
 	ErrNoMessage     = errors.New("message not found in the session")
 	ErrBadMessageArg = errors.New("messageId is required")
@@ -32,39 +33,39 @@ var (
 // Bounds of a sessions query, which front ends' schemas state: sessions
 // per page, hits per session, and messages either side of GetMessage's.
 const (
-	MaxSessionLimit   = 200
-	MaxSessionHits    = 20
-	MaxMessageContext = 50
+	MaxLimit   = 200
+	MaxHits    = 20
+	MaxContext = 50
 )
 
-// MaxSessionMessages is the most messages one GetSession returns: the one
+// MaxMessages is the most messages one GetSession returns: the one
 // bound the engine, the MCP tool's schema and the CLI's paging share.
-const MaxSessionMessages = 1000
+const MaxMessages = 1000
 
-// SessionQuery is one search of the sessions index. Zero values mean "no
+// Query is one search of the sessions index. Zero values mean "no
 // constraint" or the default.
-type SessionQuery struct {
-	Text      string `json:"query"`
-	Mode      Mode   `json:"mode,omitempty"`      // default Hybrid
-	Project   string `json:"project,omitempty"`   // substring of the working folder, or a full path whose hash a Gemini session carries
-	SessionID string `json:"sessionId,omitempty"` // only this session
-	Agent     string `json:"sourceAgent,omitempty"`
-	Role      string `json:"role,omitempty"` // user or assistant
+type Query struct {
+	Text      string    `json:"query"`
+	Mode      rank.Mode `json:"mode,omitempty"`      // default Hybrid
+	Project   string    `json:"project,omitempty"`   // substring of the working folder, or a full path whose hash a Gemini session carries
+	SessionID string    `json:"sessionId,omitempty"` // only this session
+	Agent     string    `json:"sourceAgent,omitempty"`
+	Role      string    `json:"role,omitempty"` // user or assistant
 	// Archived, if set, keeps only archived sessions (true) or only those
 	// whose transcript is there (false).
 	Archived *bool     `json:"archived,omitempty"`
 	From     time.Time `json:"from,omitzero"` // bounds on the message's timestamp, inclusive
 	To       time.Time `json:"to,omitzero"`
-	Sort     Sort      `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
+	Sort     rank.Sort `json:"sort,omitempty"` // relevance (default) or recency: sessions by their latest hit
 	Limit    int       `json:"limit,omitempty"`
 	MaxHits  int       `json:"maxHits,omitempty"`
 }
 
 // Validate checks q and fills in its defaults.
-func (q SessionQuery) Validate() (SessionQuery, error) {
+func (q Query) Validate() (Query, error) {
 	q.Text = strings.TrimSpace(q.Text)
 	if q.Text == "" {
-		return q, ErrEmptyQuery
+		return q, rank.ErrEmptyQuery
 	}
 	var err error
 	if q.Mode, err = rank.ParseMode(q.Mode); err != nil {
@@ -82,10 +83,10 @@ func (q SessionQuery) Validate() (SessionQuery, error) {
 	default:
 		return q, fmt.Errorf("%q: %w", q.Role, ErrBadRole)
 	}
-	if q.Limit, err = rank.Count("limit", q.Limit, 10, MaxSessionLimit, ErrBadLimit); err != nil {
+	if q.Limit, err = rank.Count("limit", q.Limit, 10, MaxLimit, ErrBadLimit); err != nil {
 		return q, err
 	}
-	if q.MaxHits, err = rank.Count("maxHits", q.MaxHits, 3, MaxSessionHits, ErrBadMaxHits); err != nil {
+	if q.MaxHits, err = rank.Count("maxHits", q.MaxHits, 3, MaxHits, ErrBadMaxHits); err != nil {
 		return q, err
 	}
 	q.Project = strings.TrimSpace(q.Project)
@@ -94,19 +95,19 @@ func (q SessionQuery) Validate() (SessionQuery, error) {
 	return q, nil
 }
 
-// SessionPage is the answer to a SessionQuery: sessions best first (a
+// Page is the answer to a Query: sessions best first (a
 // session's score is its best hit's), each with its hits best first.
-type SessionPage struct {
-	Query         string          `json:"query"`
-	Mode          Mode            `json:"mode"`
-	Sort          Sort            `json:"sort"`
-	Indexing      bool            `json:"indexing"`
-	TotalSessions int             `json:"totalSessions"`
-	Sessions      []SessionResult `json:"sessions"`
+type Page struct {
+	Query         string    `json:"query"`
+	Mode          rank.Mode `json:"mode"`
+	Sort          rank.Sort `json:"sort"`
+	Indexing      bool      `json:"indexing"`
+	TotalSessions int       `json:"totalSessions"`
+	Sessions      []Result  `json:"sessions"`
 }
 
-// SessionResult is one session in a SessionPage.
-type SessionResult struct {
+// Result is one session in a Page.
+type Result struct {
 	SessionID    string    `json:"sessionId"`
 	SourceAgent  string    `json:"sourceAgent"`
 	Project      string    `json:"project"`
@@ -132,11 +133,11 @@ type MessageHit struct {
 // sessionScope is the one place that decides whether a message is inside
 // a sessions query's filters.
 type sessionScope struct {
-	q        SessionQuery
+	q        Query
 	projHash string // sha256 of q.Project, for Gemini's hashed project folders
 }
 
-func newSessionScope(q SessionQuery) sessionScope {
+func newSessionScope(q Query) sessionScope {
 	sc := sessionScope{q: q}
 	if q.Project != "" {
 		sum := sha256.Sum256([]byte(q.Project))
@@ -172,7 +173,7 @@ func (sc sessionScope) message(m *message) bool {
 	if q.Role != "" && m.role != q.Role {
 		return false
 	}
-	t := m.rec.Created
+	t := m.time
 	if !q.From.IsZero() && t.Before(q.From) {
 		return false
 	}
@@ -185,36 +186,36 @@ func (sc sessionScope) message(m *message) bool {
 // Search answers q with the memory search's stages and scores: BM25
 // candidates (normalised by the best in scope), vector candidates (cosine
 // of the message, clipped at 0, joining on meaning alone above the
-// semantic floor), fusion (fusion.go), then grouping by session. Messages
+// semantic floor), fusion (engine/rank), then grouping by session. Messages
 // carry no recency decay: a transcript is a record of what was said, and
 // "latest first" is sort recency or the date filters. A search first
-// waits its turn at SessionsConfig.Admit, the process's gate.
-func (s *Sessions) Search(ctx context.Context, q SessionQuery) (SessionPage, error) {
-	return admit.Do(ctx, s.cfg.Admit, func() (SessionPage, error) { return s.search(ctx, q) })
+// waits its turn at Config.Admit, the process's gate.
+func (s *Corpus) Search(ctx context.Context, q Query) (Page, error) {
+	return admit.Do(ctx, s.cfg.Admit, func() (Page, error) { return s.search(ctx, q) })
 }
 
-func (s *Sessions) search(ctx context.Context, q SessionQuery) (SessionPage, error) {
+func (s *Corpus) search(ctx context.Context, q Query) (Page, error) {
 	q, err := q.Validate()
 	if err != nil {
-		return SessionPage{}, err
+		return Page{}, err
 	}
-	page := SessionPage{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []SessionResult{}}
+	page := Page{Query: q.Text, Mode: q.Mode, Sort: q.Sort, Sessions: []Result{}}
 	err = rank.EmbedOutsideLock(ctx, &s.mu, q.Mode,
 		func() (fulltext.Terms, bool, error) { return s.searchableLocked(q, &page) },
-		func(ctx context.Context) ([]float32, error) { return queryVector(ctx, s.emb, q.Text, q.Mode) },
+		func(ctx context.Context) ([]float32, error) { return vectors.EmbedQuery(ctx, s.emb, q.Text, q.Mode) },
 		func(terms fulltext.Terms, qv []float32, embedErr error) error {
 			return s.searchLocked(ctx, q, terms, qv, embedErr, &page)
 		})
 	if err != nil {
-		return SessionPage{}, err
+		return Page{}, err
 	}
 	return page, nil
 }
 
-// searchLocked is the search's stages under the read lock, as
-// Engine.searchLocked's: messages instead of memories, grouped by session,
+// searchLocked is the search's stages under the read lock, as the memory
+// corpus's (engine.Engine.searchLocked): messages instead of memories, grouped by session,
 // without decay. It fills page.
-func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fulltext.Terms, qv []float32, embedErr error, page *SessionPage) error {
+func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms, qv []float32, embedErr error, page *Page) error {
 	sc := newSessionScope(q)
 	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
 		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
@@ -232,9 +233,9 @@ func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fullt
 	} else {
 		semDone <- semantic{err: embedErr}
 	}
-	var text []candidate
+	var text []msgCandidate
 	var err error
-	if q.Mode != Semantic {
+	if q.Mode != rank.Semantic {
 		text, err = s.textCandidates(ctx, terms, sc)
 	}
 	sem := <-semDone // never leave the vector query reading under a released lock
@@ -273,9 +274,9 @@ func (s *Sessions) searchLocked(ctx context.Context, q SessionQuery, terms fullt
 // text. done says the answer is page as it stands (a first sync that
 // has stored nothing yet); err, that q cannot be answered. The caller
 // holds s.mu.
-func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (fulltext.Terms, bool, error) {
+func (s *Corpus) searchableLocked(q Query, page *Page) (fulltext.Terms, bool, error) {
 	page.Indexing = s.indexingNow()
-	done, err := rank.Ready(q.Mode, page.Indexing, s.lastSync.IsZero() && len(s.msgs) == 0, s.damaged(), ErrIndexNotReady)
+	done, err := rank.Ready(q.Mode, page.Indexing, s.lastSync.IsZero() && len(s.msgs) == 0, s.damaged(), store.ErrIndexNotReady)
 	if err != nil {
 		return fulltext.Terms{}, false, fmt.Errorf("sessions %w", err)
 	}
@@ -289,7 +290,7 @@ func (s *Sessions) searchableLocked(q SessionQuery, page *SessionPage) (fulltext
 // indexingNow reports whether answers may be partial: a first or full sync
 // is running, or one was cut short and none has completed since. The
 // caller holds s.mu.
-func (s *Sessions) indexingNow() bool {
+func (s *Corpus) indexingNow() bool {
 	return s.unfinished != "" || (s.indexing.Load() && (s.lastSync.IsZero() || s.needFull != ""))
 }
 
@@ -302,7 +303,7 @@ const maxScopedScan = 50_000
 // enough messages, each in-scope message is compared directly, a few dot
 // products each, and the answer is complete; otherwise the vector store
 // searches all messages with the exact-match part of the scope as labels.
-func (s *Sessions) semanticCandidates(ctx context.Context, qv []float32, sc sessionScope, n int) (vectors.Found, error) {
+func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessionScope, n int) (vectors.Found, error) {
 	if sc.q.Project != "" || sc.q.SessionID != "" || sc.q.Agent != "" {
 		var in []*message
 		for _, ss := range s.sessions {
@@ -325,7 +326,7 @@ func (s *Sessions) semanticCandidates(ctx context.Context, qv []float32, sc sess
 				if err := ctx.Err(); err != nil {
 					return f, err
 				}
-				if h, ok := s.vec.Nearest(qv, m.rec.Path); ok {
+				if h, ok := s.vec.Nearest(qv, m.doc); ok {
 					f.Hits = append(f.Hits, h)
 				}
 			}
@@ -347,7 +348,7 @@ const maxTextCandidates = 2000
 // bestText keeps the best text candidates (see maxTextCandidates) and, when
 // it drops any, returns the sessions all of them belong to, so that
 // totalSessions still counts every session with a match.
-func (s *Sessions) bestText(text []candidate, p sessionPlan) ([]candidate, map[uint32]struct{}) {
+func (s *Corpus) bestText(text []msgCandidate, p sessionPlan) ([]msgCandidate, map[uint32]struct{}) {
 	k := max(maxTextCandidates, 20*p.limit*p.hits)
 	if len(text) <= k {
 		return text, nil
@@ -355,11 +356,11 @@ func (s *Sessions) bestText(text []candidate, p sessionPlan) ([]candidate, map[u
 	all := make(map[uint32]struct{}, 256)
 	scores := make([]float64, len(text))
 	for i := range text {
-		all[s.msgs[text[i].Rec.Path].sid] = struct{}{}
+		all[text[i].Rec.sid] = struct{}{}
 		scores[i] = text[i].Text
 	}
 	cut := rank.KthLargest(scores, k)
-	kept := make([]candidate, 0, k)
+	kept := make([]msgCandidate, 0, k)
 	for _, c := range text {
 		if c.Text > cut {
 			kept = append(kept, c)
@@ -390,7 +391,7 @@ func (sc sessionScope) labels() []string {
 
 // sessionPlan is what the stages after the candidates need of a query.
 type sessionPlan struct {
-	mode        Mode
+	mode        rank.Mode
 	fuser       rank.Fuser
 	floor       float64
 	limit, hits int
@@ -398,7 +399,7 @@ type sessionPlan struct {
 }
 
 // inScope is the one check of a message against a query's filters.
-func (s *Sessions) inScope(sc sessionScope, m *message) bool {
+func (s *Corpus) inScope(sc sessionScope, m *message) bool {
 	if !sc.filters() {
 		return true
 	}
@@ -408,7 +409,7 @@ func (s *Sessions) inScope(sc sessionScope, m *message) bool {
 
 // textCandidates is stage one: every message in scope that matches a query
 // term, with its BM25 score divided by the best one in scope.
-func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope) ([]candidate, error) {
+func (s *Corpus) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope) ([]msgCandidate, error) {
 	hits, err := s.ft.Score(ctx, terms, fulltext.NewBM25(s.rank), s.totals)
 	if err != nil {
 		s.noteDamage(err)
@@ -419,20 +420,20 @@ func (s *Sessions) textCandidates(ctx context.Context, terms fulltext.Terms, sc 
 
 // lookup finds a message by id for the ranking stages: false when
 // it is gone or outside sc.
-func (s *Sessions) lookup(sc sessionScope) func(id string) (*record, bool) {
-	return func(id string) (*record, bool) {
+func (s *Corpus) lookup(sc sessionScope) func(id string) (*message, bool) {
+	return func(id string) (*message, bool) {
 		m := s.msgs[id]
 		if m == nil || !s.inScope(sc, m) {
 			return nil, false
 		}
-		return &m.rec, true
+		return m, true
 	}
 }
 
 // fuse is stage two and three: text matches get their exact similarity,
 // messages found by meaning alone join above the floor, and every
 // candidate gets its fused score.
-func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []float32, found vectors.Found) []candidate {
+func (s *Corpus) fuse(p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.Found) []msgCandidate {
 	var nearest func(string) (vectors.Hit, bool)
 	if qv != nil {
 		nearest = func(id string) (vectors.Hit, bool) { return s.vec.Nearest(qv, id) }
@@ -448,13 +449,13 @@ func (s *Sessions) fuse(p sessionPlan, sc sessionScope, text []candidate, qv []f
 // sessionGroup is one session's hits, best first.
 type sessionGroup struct {
 	ss     *session
-	hits   []*candidate
+	hits   []*msgCandidate
 	best   float64
 	latest time.Time
 }
 
 // group is stage four: hits by session, each session scored by its best hit.
-func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
+func (s *Corpus) group(p sessionPlan, cands []msgCandidate) []*sessionGroup {
 	by := map[uint32]*sessionGroup{}
 	var out []*sessionGroup
 	for i := range cands {
@@ -462,7 +463,7 @@ func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
 		if c.Score <= 0 {
 			continue
 		}
-		m := s.msgs[c.Rec.Path]
+		m := c.Rec
 		g := by[m.sid]
 		if g == nil {
 			ss := s.sessions[m.sid]
@@ -475,12 +476,12 @@ func (s *Sessions) group(p sessionPlan, cands []candidate) []*sessionGroup {
 		}
 		g.hits = append(g.hits, c)
 		g.best = math.Max(g.best, c.Score)
-		if c.Rec.Created.After(g.latest) {
-			g.latest = c.Rec.Created
+		if m.time.After(g.latest) {
+			g.latest = m.time
 		}
 	}
 	for _, g := range out {
-		rank.SortCandidates(g.hits, ByRelevance)
+		rank.SortCandidates(g.hits, rank.ByRelevance)
 	}
 	return out
 }
@@ -518,10 +519,10 @@ func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool
 
 // sortGroups orders sessions best first (ties: latest ended), or by their
 // latest hit for recency.
-func sortGroups(gs []*sessionGroup, by Sort) {
+func sortGroups(gs []*sessionGroup, by rank.Sort) {
 	sort.Slice(gs, func(i, j int) bool {
 		a, b := gs[i], gs[j]
-		if by == ByRecency && !a.latest.Equal(b.latest) {
+		if by == rank.ByRecency && !a.latest.Equal(b.latest) {
 			return a.latest.After(b.latest)
 		}
 		if a.best != b.best {
@@ -536,33 +537,33 @@ func sortGroups(gs []*sessionGroup, by Sort) {
 
 // result is stage five: one session of the page with its best hits and
 // their excerpts, read from the stored (redacted) text.
-func (s *Sessions) result(g *sessionGroup, maxHits int, terms fulltext.Terms) SessionResult {
-	r := SessionResult{
+func (s *Corpus) result(g *sessionGroup, maxHits int, terms fulltext.Terms) Result {
+	r := Result{
 		SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
 		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs), Archived: g.ss.archived(),
 		Score: rank.Round(g.best), Hits: []MessageHit{},
 	}
 	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
-		m := s.msgs[c.Rec.Path]
+		m := c.Rec
 		excerpt, n := s.ft.MessageSnippet(s.st.text(m.sid, m.seq), terms)
 		r.Hits = append(r.Hits, MessageHit{
-			MessageID: m.id, Role: m.role, Timestamp: m.rec.Created,
+			MessageID: m.id, Role: m.role, Timestamp: m.time,
 			Excerpt: excerpt, Score: rank.Round(c.Score), MatchCount: n,
 		})
 	}
 	return r
 }
 
-// SessionMessage is one stored message, as GetSession and GetMessage show it.
-type SessionMessage struct {
+// Message is one stored message, as GetSession and GetMessage show it.
+type Message struct {
 	MessageID string    `json:"messageId"`
 	Role      string    `json:"role"`
 	Timestamp time.Time `json:"timestamp,omitzero"`
 	Text      string    `json:"text"`
 }
 
-// SessionView is a session with a run of its messages in order.
-type SessionView struct {
+// View is a session with a run of its messages in order.
+type View struct {
 	SessionID    string    `json:"sessionId"`
 	SourceAgent  string    `json:"sourceAgent"`
 	Project      string    `json:"project"`
@@ -573,16 +574,16 @@ type SessionView struct {
 	MessageCount int       `json:"messageCount"`
 	// Archived: the transcript is gone (since ArchivedAt, when a sync
 	// found it missing); the messages are what the index stored.
-	Archived   bool             `json:"archived,omitempty"`
-	ArchivedAt time.Time        `json:"archivedAt,omitzero"`
-	Offset     int              `json:"offset"`
-	Messages   []SessionMessage `json:"messages"`
+	Archived   bool      `json:"archived,omitempty"`
+	ArchivedAt time.Time `json:"archivedAt,omitzero"`
+	Offset     int       `json:"offset"`
+	Messages   []Message `json:"messages"`
 	// Focus is the index in Messages of the message GetMessage asked for; -1 otherwise.
 	Focus int `json:"focus"`
 }
 
 // findSession resolves a session id (the format's id, else a transcript path).
-func (s *Sessions) findSession(id string) (*session, error) {
+func (s *Corpus) findSession(id string) (*session, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return nil, fmt.Errorf("sessionId is required: %w", ErrNoSession)
@@ -598,7 +599,7 @@ func (s *Sessions) findSession(id string) (*session, error) {
 	}
 	if found == nil {
 		if s.lastSync.IsZero() && len(s.sessions) == 0 {
-			return nil, fmt.Errorf("sessions %w", ErrIndexNotReady)
+			return nil, fmt.Errorf("sessions %w", store.ErrIndexNotReady)
 		}
 		return nil, fmt.Errorf("%q: %w", id, ErrNoSession)
 	}
@@ -617,21 +618,21 @@ func (ss *session) orderedSeqs() []uint32 {
 
 // GetSession returns up to limit messages of a session from offset, in order
 // (limit 0 means 50, at most 1000).
-func (s *Sessions) GetSession(ctx context.Context, id string, offset, limit int) (SessionView, error) {
+func (s *Corpus) GetSession(ctx context.Context, id string, offset, limit int) (View, error) {
 	if offset < 0 {
-		return SessionView{}, fmt.Errorf("offset %d: %w", offset, ErrBadOffset)
+		return View{}, fmt.Errorf("offset %d: %w", offset, ErrBadOffset)
 	}
 	switch {
 	case limit == 0:
 		limit = 50
-	case limit < 0 || limit > MaxSessionMessages:
-		return SessionView{}, fmt.Errorf("limit %d: want 1 to %d: %w", limit, MaxSessionMessages, ErrBadLimit)
+	case limit < 0 || limit > MaxMessages:
+		return View{}, fmt.Errorf("limit %d: want 1 to %d: %w", limit, MaxMessages, ErrBadLimit)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	ss, err := s.findSession(id)
 	if err != nil {
-		return SessionView{}, err
+		return View{}, err
 	}
 	seqs := ss.orderedSeqs()
 	v := s.view(ss, offset)
@@ -642,18 +643,18 @@ func (s *Sessions) GetSession(ctx context.Context, id string, offset, limit int)
 }
 
 // GetMessage returns one message with n messages either side of it.
-func (s *Sessions) GetMessage(ctx context.Context, id, messageID string, n int) (SessionView, error) {
+func (s *Corpus) GetMessage(ctx context.Context, id, messageID string, n int) (View, error) {
 	if strings.TrimSpace(messageID) == "" {
-		return SessionView{}, ErrBadMessageArg
+		return View{}, ErrBadMessageArg
 	}
-	if n < 0 || n > MaxMessageContext {
-		return SessionView{}, fmt.Errorf("context %d: %w", n, ErrBadContext)
+	if n < 0 || n > MaxContext {
+		return View{}, fmt.Errorf("context %d: %w", n, ErrBadContext)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	ss, err := s.findSession(id)
 	if err != nil {
-		return SessionView{}, err
+		return View{}, err
 	}
 	seqs := ss.orderedSeqs()
 	at := -1
@@ -664,7 +665,7 @@ func (s *Sessions) GetMessage(ctx context.Context, id, messageID string, n int) 
 		}
 	}
 	if at < 0 {
-		return SessionView{}, fmt.Errorf("%q in session %q: %w", messageID, ss.ID, ErrNoMessage)
+		return View{}, fmt.Errorf("%q in session %q: %w", messageID, ss.ID, ErrNoMessage)
 	}
 	lo := max(at-n, 0)
 	v := s.view(ss, lo)
@@ -673,16 +674,16 @@ func (s *Sessions) GetMessage(ctx context.Context, id, messageID string, n int) 
 	return v, err
 }
 
-func (s *Sessions) view(ss *session, offset int) SessionView {
-	return SessionView{
+func (s *Corpus) view(ss *session, offset int) View {
+	return View{
 		SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project, Path: ss.Path, Summary: ss.Summary,
 		Started: ss.Started, Ended: ss.Ended, MessageCount: len(ss.seqs), Offset: offset,
 		Archived: ss.archived(), ArchivedAt: ss.Archived,
-		Messages: []SessionMessage{}, Focus: -1,
+		Messages: []Message{}, Focus: -1,
 	}
 }
 
-func (s *Sessions) fill(v SessionView, ss *session, seqs []uint32) (SessionView, error) {
+func (s *Corpus) fill(v View, ss *session, seqs []uint32) (View, error) {
 	if len(seqs) == 0 {
 		return v, nil
 	}
@@ -694,7 +695,7 @@ func (s *Sessions) fill(v SessionView, ss *session, seqs []uint32) (SessionView,
 		if ss.seqs[m.seq] == nil {
 			continue
 		}
-		v.Messages = append(v.Messages, SessionMessage{MessageID: m.ID, Role: m.Role, Timestamp: m.Time, Text: m.Text})
+		v.Messages = append(v.Messages, Message{MessageID: m.ID, Role: m.Role, Timestamp: m.Time, Text: m.Text})
 	}
 	return v, nil
 }
