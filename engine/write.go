@@ -374,31 +374,10 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	dst, err := vault.CleanRel(vault.NFC(newPath))
+	dst, err := e.moveTarget(rel, newPath)
 	if err != nil {
-		return Memory{}, fmt.Errorf("destination: %w", err)
+		return Memory{}, err
 	}
-	if dst == "" {
-		return Memory{}, fmt.Errorf("destination is required: %w", ErrInvalid)
-	}
-	trimmed := strings.TrimRight(strings.ReplaceAll(newPath, "\\", "/"), " ")
-	if strings.HasSuffix(trimmed, "/") {
-		dst = path.Join(dst, path.Base(rel))
-	} else if e.isFolder(dst) {
-		dst = path.Join(dst, path.Base(rel))
-	} else if !vault.IsMemoryName(dst) {
-		dst += path.Ext(rel)
-	}
-	if err := e.checkWritable(dst, false); err != nil {
-		return Memory{}, fmt.Errorf("destination: %w", err)
-	}
-	// The folder as the volume lists it; the name as given, so that a
-	// case-only rename is one.
-	dir, err := vault.RealRel(e.root, e.vault.Spelled(path.Dir(dst)))
-	if err != nil {
-		return Memory{}, fmt.Errorf("destination: %w", err)
-	}
-	dst = path.Join(dir, path.Base(dst))
 	if dst == rel {
 		return e.memoryAt(rel)
 	}
@@ -449,6 +428,37 @@ func (e *Engine) Move(ctx context.Context, id, newPath string) (Memory, error) {
 		return Memory{}, fmt.Errorf("moved %s to %s, but updating the index failed: %w", rel, dst, err)
 	}
 	return m, nil
+}
+
+// moveTarget is where Move puts rel when asked for newPath: into the
+// folder newPath names (ending in "/" or an existing folder) under rel's
+// own name, else at newPath with rel's extension if it has none; the
+// folder as the volume lists it, the name as given, so that a case-only
+// rename is one.
+func (e *Engine) moveTarget(rel, newPath string) (string, error) {
+	dst, err := vault.CleanRel(vault.NFC(newPath))
+	if err != nil {
+		return "", fmt.Errorf("destination: %w", err)
+	}
+	if dst == "" {
+		return "", fmt.Errorf("destination is required: %w", ErrInvalid)
+	}
+	trimmed := strings.TrimRight(strings.ReplaceAll(newPath, "\\", "/"), " ")
+	if strings.HasSuffix(trimmed, "/") {
+		dst = path.Join(dst, path.Base(rel))
+	} else if e.isFolder(dst) {
+		dst = path.Join(dst, path.Base(rel))
+	} else if !vault.IsMemoryName(dst) {
+		dst += path.Ext(rel)
+	}
+	if err := e.checkWritable(dst, false); err != nil {
+		return "", fmt.Errorf("destination: %w", err)
+	}
+	dir, err := vault.RealRel(e.root, e.vault.Spelled(path.Dir(dst)))
+	if err != nil {
+		return "", fmt.Errorf("destination: %w", err)
+	}
+	return path.Join(dir, path.Base(dst)), nil
 }
 
 // slug turns a title into a file name (without ".md") that is safe on

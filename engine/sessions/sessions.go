@@ -259,6 +259,33 @@ func Open(ctx context.Context, cfg Config) (*Corpus, error) {
 func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 	s.st, s.needFull = &sessionStore{db: db}, rebuild
 	meta := s.st.metaAll()
+	if err := s.checkMeta(meta); err != nil {
+		return err
+	}
+	if err := s.openFulltext(); err != nil {
+		return err
+	}
+	if err := s.resetMemory(); err != nil {
+		return err
+	}
+	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
+		s.lastSync = t
+	}
+	s.unfinished, s.purging = meta[store.MetaUnfinished], meta[metaPurge]
+	if err := s.loadState(ctx, meta); err != nil {
+		return err
+	}
+	if s.needFull == "" {
+		if n, err := s.ft.DocCount(); err == nil && int(n) != len(s.msgs) {
+			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, len(s.msgs))
+		}
+	}
+	return nil
+}
+
+// checkMeta compares what the stored meta says the index was built with
+// (schema, format, embedder) with this build, noting what asks for a rebuild.
+func (s *Corpus) checkMeta(meta map[string]string) error {
 	if err := store.CheckSchema(s.dir, meta["schema"]); err != nil {
 		return err
 	}
@@ -277,6 +304,12 @@ func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 		}
 		s.needFull = fmt.Sprintf("embedder changed from %s to %s", name, s.emb.Name())
 	}
+	return nil
+}
+
+// openFulltext opens the full-text index; a writer that finds it
+// unreadable starts an empty one and notes the rebuild.
+func (s *Corpus) openFulltext() error {
 	ftPath, err := s.fulltextPath()
 	if err != nil {
 		return err
@@ -295,13 +328,14 @@ func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 	}
 	s.noteDamage(ft.Damage())
 	s.ft = ft
-	if err := s.resetMemory(); err != nil {
-		return err
-	}
-	if t, err := time.Parse(time.RFC3339Nano, meta["lastSync"]); err == nil {
-		s.lastSync = t
-	}
-	s.unfinished, s.purging = meta[store.MetaUnfinished], meta[metaPurge]
+	return nil
+}
+
+// loadState reads what the state store holds: archived sessions recovered
+// from a set-aside copy, recoveries, forgotten transcripts, pending marks
+// repaired, the sessions themselves, and a forget cut short finished.
+func (s *Corpus) loadState(ctx context.Context, meta map[string]string) error {
+	var err error
 	if !s.cfg.ReadOnly && !s.cfg.MirrorDeleted && meta[metaPurge] == "" {
 		got, err := s.recoverArchived()
 		if err != nil {
@@ -339,11 +373,6 @@ func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 		// A forget was cut short: finish rewriting what may hold its words.
 		if _, err := s.purge(ctx); err != nil {
 			return fmt.Errorf("finish an interrupted forget: %w", err)
-		}
-	}
-	if s.needFull == "" {
-		if n, err := s.ft.DocCount(); err == nil && int(n) != len(s.msgs) {
-			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, len(s.msgs))
 		}
 	}
 	return nil

@@ -227,63 +227,9 @@ func (s *Corpus) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 	defer s.syncMu.Unlock()
 	start := time.Now()
 	rep = Report{Skipped: []store.Skip{}}
-	var jobs []sessionJob
-	var gone []uint32
-	seenJob := map[string]bool{}
-	listed := map[string]sourceListing{} // sources listed whole
-	reread := map[string][]string{}      // other sources: the files read again
-	for _, p := range paths {
-		p = filepath.Clean(p)
-		// Lstat: a link is looked at as a link, never followed.
-		fi, statErr := os.Lstat(p)
-		isFile := statErr == nil && fi.Mode().IsRegular()
-		for _, src := range s.cfg.Sources {
-			if p != src.Root() && !vault.InAnyFolder(p, []string{src.Root()}) {
-				continue
-			}
-			key := sourceKey(src.Kind(), src.Root())
-			if isFile && src.Owns(p) {
-				if !seenJob[p] {
-					seenJob[p] = true
-					jobs = append(jobs, sessionJob{src: src, key: key, path: p})
-					reread[key] = append(reread[key], p)
-				}
-				continue
-			}
-			// A folder appeared, something vanished, something that is not
-			// a regular file appeared, or a file changed that is part of a
-			// transcript folder (CodeArchitect's full.md): list the source
-			// and reconcile what lies under that folder.
-			dir := p
-			if statErr == nil && !fi.IsDir() {
-				dir = filepath.Dir(p)
-			}
-			all, sk, err := src.Discover(ctx)
-			if err != nil {
-				continue
-			}
-			listed[key] = sourceListing{paths: all, skips: sk}
-			in := map[string]bool{}
-			for _, l := range all {
-				if l == dir || strings.HasPrefix(l, dir+string(filepath.Separator)) {
-					in[l] = true
-					if !seenJob[l] {
-						seenJob[l] = true
-						jobs = append(jobs, sessionJob{src: src, key: key, path: l})
-					}
-				}
-			}
-			s.mu.RLock()
-			for _, ss := range s.sessions {
-				if ss.Source == key && !in[ss.Path] && (ss.Path == dir || strings.HasPrefix(ss.Path, dir+string(filepath.Separator))) {
-					gone = append(gone, ss.SID)
-				}
-			}
-			s.mu.RUnlock()
-		}
-	}
-	skips := s.pathSkips(listed, reread, seenJob)
-	err = s.run(ctx, jobs, s.notRead(gone, seenJob), skips, &rep)
+	w := s.pathWork(ctx, paths)
+	skips := s.pathSkips(w.listed, w.reread, w.seen)
+	err = s.run(ctx, w.jobs, s.notRead(w.gone, w.seen), skips, &rep)
 	s.mu.Lock()
 	for k, v := range skips { // with the transcripts found unreadable
 		s.skips[k] = v
@@ -299,6 +245,78 @@ func (s *Corpus) SyncPaths(ctx context.Context, paths []string) (rep Report, err
 		}
 	}
 	return rep, nil
+}
+
+// pathWork is what a path-wise sync found to do for the paths it was given.
+type pathWork struct {
+	jobs   []sessionJob
+	gone   []uint32                 // sessions whose transcripts are no longer listed
+	seen   map[string]bool          // the paths with a job
+	listed map[string]sourceListing // sources listed whole
+	reread map[string][]string      // other sources: the files read again
+}
+
+// pathWork finds, for each changed path, the transcripts to read: a
+// regular file its source owns is read again; anything else (a folder
+// appeared, something vanished, something that is not a regular file
+// appeared, a file of a transcript folder changed) lists the source and
+// reconciles what lies under that folder.
+func (s *Corpus) pathWork(ctx context.Context, paths []string) pathWork {
+	w := pathWork{seen: map[string]bool{}, listed: map[string]sourceListing{}, reread: map[string][]string{}}
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		// Lstat: a link is looked at as a link, never followed.
+		fi, statErr := os.Lstat(p)
+		isFile := statErr == nil && fi.Mode().IsRegular()
+		for _, src := range s.cfg.Sources {
+			if p != src.Root() && !vault.InAnyFolder(p, []string{src.Root()}) {
+				continue
+			}
+			key := sourceKey(src.Kind(), src.Root())
+			if isFile && src.Owns(p) {
+				if !w.seen[p] {
+					w.seen[p] = true
+					w.jobs = append(w.jobs, sessionJob{src: src, key: key, path: p})
+					w.reread[key] = append(w.reread[key], p)
+				}
+				continue
+			}
+			dir := p
+			if statErr == nil && !fi.IsDir() {
+				dir = filepath.Dir(p)
+			}
+			s.reconcileUnder(ctx, src, key, dir, &w)
+		}
+	}
+	return w
+}
+
+// reconcileUnder lists src and adds to w a job for every transcript under
+// dir, and as gone every session of src under dir it no longer lists.
+func (s *Corpus) reconcileUnder(ctx context.Context, src Source, key, dir string, w *pathWork) {
+	all, sk, err := src.Discover(ctx)
+	if err != nil {
+		return
+	}
+	w.listed[key] = sourceListing{paths: all, skips: sk}
+	inside := func(p string) bool { return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) }
+	in := map[string]bool{}
+	for _, l := range all {
+		if inside(l) {
+			in[l] = true
+			if !w.seen[l] {
+				w.seen[l] = true
+				w.jobs = append(w.jobs, sessionJob{src: src, key: key, path: l})
+			}
+		}
+	}
+	s.mu.RLock()
+	for _, ss := range s.sessions {
+		if ss.Source == key && !in[ss.Path] && inside(ss.Path) {
+			w.gone = append(w.gone, ss.SID)
+		}
+	}
+	s.mu.RUnlock()
 }
 
 // sourceListing is one source's Discover.
@@ -687,20 +705,7 @@ func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRe
 			if id == "" {
 				id = "m" + strconv.FormatUint(uint64(t.next), 10)
 			}
-			seq, ok := ids[id]
-			// Once a slice is committed, the store knows this read's ids.
-			if !ok && (t.sliced || (!t.reset && !isNew)) {
-				if seq, ok = s.st.seqOf(old.SID, id); ok {
-					// A read cut short between slices numbered past the
-					// record's sequence: what it committed is found again.
-					t.next = max(t.next, seq+1)
-				}
-			}
-			if !ok {
-				seq = t.next
-				t.next++
-			}
-			ids[id] = seq
+			seq := t.seqFor(s.st, old.SID, id, ids, t.sliced || (!t.reset && !isNew))
 			pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
 			pm.doc = fulltext.NewDoc(docID(old.SID, seq), t.a.Message(m.Text))
 			pm.rec.Lens = fulltext.FieldLens(pm.doc)
@@ -746,6 +751,26 @@ func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRe
 		h.Message(TranscriptMessage{ID: summaryID, Role: RoleSummary, Timestamp: at, Text: sum})
 	}
 	return t, nil
+}
+
+// seqFor numbers message id in session sid: the number it has in this read
+// (ids), else, where the store may know it (inStore: a slice of this read
+// is committed, or the session is read on from its cursor), the number it
+// was stored under, else the next. A read cut short between slices
+// numbered past the record's sequence: what it committed is found again.
+func (t *transcriptRead) seqFor(st *sessionStore, sid uint32, id string, ids map[string]uint32, inStore bool) uint32 {
+	seq, ok := ids[id]
+	if !ok && inStore {
+		if seq, ok = st.seqOf(sid, id); ok {
+			t.next = max(t.next, seq+1)
+		}
+	}
+	if !ok {
+		seq = t.next
+		t.next++
+	}
+	ids[id] = seq
+	return seq
 }
 
 // record is old's record after this read.
