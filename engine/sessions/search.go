@@ -304,6 +304,9 @@ const maxScopedScan = 50_000
 // products each, and the answer is complete; otherwise the vector store
 // searches all messages with the exact-match part of the scope as labels.
 func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessionScope, n int) (vectors.Found, error) {
+	if err := s.vectorsLoaded(); err != nil {
+		return vectors.Found{}, err
+	}
 	if sc.q.Project != "" || sc.q.SessionID != "" || sc.q.Agent != "" {
 		var in []*message
 		for _, ss := range s.sessions {

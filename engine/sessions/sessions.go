@@ -137,6 +137,11 @@ type Corpus struct {
 	st  *sessionStore
 	ft  *fulltext.Index
 	vec vectors.Store // one item per message
+	// A read-only corpus (a cold CLI query) loads vec when a query first
+	// needs it (vectorsLoaded): a full-text query needs none of it.
+	vecOnce  sync.Once
+	vecErr   error
+	vecLoads atomic.Int32 // how many times vec was loaded: once (tests check)
 
 	syncMu    sync.Mutex
 	batchMsgs int // messages per batch: batchMessages (tests set fewer)
@@ -433,8 +438,33 @@ func (s *Corpus) load(ctx context.Context) error {
 	if sk, err := s.st.loadSkips(); err == nil {
 		s.skips = sk
 	}
+	if s.cfg.ReadOnly {
+		return nil // vectorsLoaded reads them on first need
+	}
+	return s.loadVectors(ctx)
+}
+
+// vectorsLoaded makes sure vec holds every message's vector: a writer
+// loaded them at open; a read-only corpus loads them here, once, when a
+// query (or Status) first needs them. Concurrent first callers wait for
+// the one load. The caller holds s.mu, read or write: nothing a read-only
+// corpus holds changes under it.
+func (s *Corpus) vectorsLoaded() error {
+	if !s.cfg.ReadOnly {
+		return nil
+	}
+	// Not the caller's ctx: a first query cancelled mid-load must not
+	// leave the corpus without vectors for the next one.
+	s.vecOnce.Do(func() { s.vecErr = s.loadVectors(context.Background()) })
+	return s.vecErr
+}
+
+// loadVectors fills the vector store from the state store, for the
+// messages in the in-memory maps.
+func (s *Corpus) loadVectors(ctx context.Context) error {
+	s.vecLoads.Add(1)
 	var items []vectors.Item
-	err = s.st.forEachVector(func(sid, seq uint32, v []float32) error {
+	err := s.st.forEachVector(func(sid, seq uint32, v []float32) error {
 		if m := s.msgs[docID(sid, seq)]; m != nil {
 			items = append(items, s.vectorItem(m, v))
 		}
@@ -590,6 +620,9 @@ type SourceSummary struct {
 func (s *Corpus) Status(ctx context.Context) (Status, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if err := s.vectorsLoaded(); err != nil {
+		return Status{}, err
+	}
 	st := Status{
 		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,

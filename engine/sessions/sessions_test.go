@@ -11,8 +11,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -632,5 +634,73 @@ func TestSessionsDamagedSegment(t *testing.T) {
 				t.Errorf("after the rebuild: hits %v, want 2", got)
 			}
 		})
+	}
+}
+
+// A read-only corpus loads its vectors on a semantic query's first need,
+// once however many first queries race for them, and answers exactly as
+// a corpus that loaded them at open.
+func TestSessionsReadOnlyLazyVectors(t *testing.T) {
+	root, idx := sessionFixture(t), t.TempDir()
+	w, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, w)
+	queries := []Query{
+		{Text: "retry budget"},
+		{Text: "ledger database", Mode: rank.Semantic},
+		{Text: "retry attempts", Project: "alpha"},
+		{Text: "transactions", Agent: "test", MaxHits: 1},
+	}
+	var want []Page
+	for _, q := range queries {
+		want = append(want, search(t, w, q))
+	}
+	wantStatus, err := w.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	search(t, ro, Query{Text: "retry budget", Mode: rank.FullText})
+	if n := ro.vecLoads.Load(); n != 0 || ro.vec.Len() != 0 {
+		t.Fatalf("after a full-text query: %d loads, %d vectors; want none", n, ro.vec.Len())
+	}
+	got := make([]Page, len(queries))
+	errs := make([]error, len(queries))
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = ro.Search(context.Background(), q)
+		}()
+	}
+	wg.Wait()
+	for i := range queries {
+		if errs[i] != nil {
+			t.Fatalf("query %+v: %v", queries[i], errs[i])
+		}
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("query %+v read-only:\n%+v\nloaded at open:\n%+v", queries[i], got[i], want[i])
+		}
+	}
+	if n := ro.vecLoads.Load(); n != 1 {
+		t.Errorf("vectors loaded %d times, want once", n)
+	}
+	st, err := ro.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Vectors != wantStatus.Vectors || st.Messages != wantStatus.Messages {
+		t.Errorf("read-only status: %d vectors, %d messages; want %d, %d", st.Vectors, st.Messages, wantStatus.Vectors, wantStatus.Messages)
 	}
 }
