@@ -160,14 +160,14 @@ func TestSessionsForgetFilters(t *testing.T) {
 	}
 }
 
-// TestSessionsForgetCrash: a forget cut short after it committed (the purge
-// mark set, the sessions dropped from the store, segments and pages not yet
-// rewritten, a half-built index left behind) loses no other session; the
-// next open finishes the purge.
-func TestSessionsForgetCrash(t *testing.T) {
-	root := forgetFixture(t)
-	idx := t.TempDir()
-	s := openTestSessions(t, idx, lineSource{root})
+// forgetCommitted syncs forgetFixture (its folder is root, the index's idx) and commits a forget of session
+// "gone" in the store (the purge mark set, the session dropped from it),
+// and stops there, as a forget killed right after its commit would.
+func forgetCommitted(t *testing.T) (s *Corpus, root, idx string, sel []*session) {
+	t.Helper()
+	root = forgetFixture(t)
+	idx = t.TempDir()
+	s = openTestSessions(t, idx, lineSource{root})
 	mustSync(t, s)
 	sel, err := s.selectForget(ForgetQuery{IDs: []string{"gone"}})
 	if err != nil {
@@ -176,6 +176,15 @@ func TestSessionsForgetCrash(t *testing.T) {
 	if err := s.st.forget(sel, nil, "forget started (test)"); err != nil {
 		t.Fatal(err)
 	}
+	return s, root, idx, sel
+}
+
+// TestSessionsForgetCrash: a forget cut short after it committed (the purge
+// mark set, the sessions dropped from the store, segments and pages not yet
+// rewritten, a half-built index left behind) loses no other session; the
+// next open finishes the purge.
+func TestSessionsForgetCrash(t *testing.T) {
+	s, root, idx, _ := forgetCommitted(t)
 	s.Close() // the kill
 	junk := filepath.Join(idx, sessionsDir, fulltext.Dir+".purge")
 	os.MkdirAll(junk, 0o755)
@@ -217,17 +226,7 @@ func TestSessionsForgetCrash(t *testing.T) {
 // in its place — leaves an index a reader still opens (from the rebuilt
 // folder, changing nothing) and a writer finishes.
 func TestSessionsForgetCutMidSwap(t *testing.T) {
-	root := forgetFixture(t)
-	idx := t.TempDir()
-	s := openTestSessions(t, idx, lineSource{root})
-	mustSync(t, s)
-	sel, err := s.selectForget(ForgetQuery{IDs: []string{"gone"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.st.forget(sel, nil, "forget started (test)"); err != nil {
-		t.Fatal(err)
-	}
+	s, root, idx, sel := forgetCommitted(t)
 	s.dropSessions(sel, nil)
 	cur := filepath.Join(idx, sessionsDir, fulltext.Dir)
 	ft, err := fulltext.Open(cur+".purge", true, fulltext.DurableBatches, nil)
