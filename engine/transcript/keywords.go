@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
@@ -169,7 +170,8 @@ func (ks *keywordSet) mark(h hits, o, e uint32) {
 }
 
 // scanner is the keyword pass over our rules and gitleaks', and gitleaks'
-// rules one by one. It is built once and never changed: safe for
+// rules one by one. It is built once and only read after (a rule's
+// detector is made the first time the rule runs, once): safe for
 // concurrent use.
 type scanner struct {
 	kw *keywordSet
@@ -180,21 +182,25 @@ type scanner struct {
 	// rules are gitleaks' rules in the order of their ids; byWord[k] the
 	// indices of the rules keyword k switches on; always those without
 	// keywords.
-	rules  []gitleaksRule
+	rules  []*gitleaksRule
 	byWord [][]int
 	always []int
+	// set is gitleaks' rule set the detectors are made from.
+	set *ruleSet
 }
 
 // gitleaksRule is one rule of gitleaks' set, ready to run alone.
 type gitleaksRule struct {
 	id string
+	// pre, if set, tells texts the rule's expression cannot match in.
+	pre prefilter
 	// det is a detector over this rule alone (and the rules it requires,
 	// which run there only on its behalf): gitleaks' own matching, entropy,
 	// allowlists and secret groups. The rule's keywords are left out of it:
-	// the keyword pass has tested them, with gitleaks' semantics.
-	det *detect.Detector
-	// pre, if set, tells texts the rule's expression cannot match in.
-	pre prefilter
+	// the keyword pass has tested them, with gitleaks' semantics. Most
+	// rules never run on prose; det is made the first time the rule does.
+	once sync.Once
+	det  *detect.Detector
 }
 
 func newScanner(full *detect.Detector) *scanner {
@@ -217,10 +223,9 @@ func newScanner(full *detect.Detector) *scanner {
 		s.extraPre = append(s.extraPre, newPrefilter(r.re.String()))
 	}
 	if full != nil {
-		global := lean(full.Config.Allowlists)
-		ids := slices.Sorted(maps.Keys(full.Config.Rules))
-		for _, id := range ids {
-			r := full.Config.Rules[id]
+		s.set = newRuleSet(full)
+		for _, id := range slices.Sorted(maps.Keys(s.set.cfg.Rules)) {
+			r := s.set.cfg.Rules[id]
 			if r.Path != nil && !r.Path.MatchString("") || r.Regex == nil && r.Path == nil {
 				// A rule on file paths (alone or with an expression) that
 				// no empty path matches: a text has no path, so gitleaks'
@@ -228,11 +233,12 @@ func newScanner(full *detect.Detector) *scanner {
 				// with nothing to match find anything.
 				continue
 			}
-			i := len(s.rules)
-			s.rules = append(s.rules, gitleaksRule{id: id, det: ruleDetector(full, global, id)})
+			g := &gitleaksRule{id: id}
 			if r.Regex != nil {
-				s.rules[i].pre = newPrefilter(r.Regex.String())
+				g.pre = newPrefilter(r.Regex.String())
 			}
+			i := len(s.rules)
+			s.rules = append(s.rules, g)
 			if len(r.Keywords) == 0 {
 				s.always = append(s.always, i)
 			}
@@ -250,30 +256,56 @@ func newScanner(full *detect.Detector) *scanner {
 	return s
 }
 
-// ruleDetector is a detector over rule id of full alone, as described at
-// gitleaksRule.det, with global as its global allowlists.
-func ruleDetector(full *detect.Detector, global []*config.Allowlist, id string) *detect.Detector {
-	cfg := full.Config
+// detector is rule i's detector (gitleaksRule.det), made on first use.
+func (s *scanner) detector(i int) *detect.Detector {
+	r := s.rules[i]
+	r.once.Do(func() { r.det = s.set.detector(r.id) })
+	return r.det
+}
+
+// ruleSet is gitleaks' rule set as the redactor keeps it: its rules and
+// global allowlists, the allowlists without their stop-word automata (see
+// lean), and the detector's settings.
+type ruleSet struct {
+	cfg                                config.Config
+	maxDecodeDepth, maxTargetMegaBytes int
+	redact                             uint
+}
+
+func newRuleSet(full *detect.Detector) *ruleSet {
+	rs := &ruleSet{cfg: full.Config, maxDecodeDepth: full.MaxDecodeDepth,
+		maxTargetMegaBytes: full.MaxTargetMegaBytes, redact: full.Redact}
+	rs.cfg.Keywords = nil
+	rs.cfg.Allowlists = lean(full.Config.Allowlists)
+	rs.cfg.Rules = make(map[string]config.Rule, len(full.Config.Rules))
+	for id, r := range full.Config.Rules {
+		r.Allowlists = lean(r.Allowlists)
+		rs.cfg.Rules[id] = r
+	}
+	return rs
+}
+
+// detector is a detector over rule id alone, as described at
+// gitleaksRule.det.
+func (rs *ruleSet) detector(id string) *detect.Detector {
+	cfg := rs.cfg
 	cfg.Rules = map[string]config.Rule{}
 	cfg.Keywords = map[string]struct{}{}
-	cfg.Allowlists = global
-	r := full.Config.Rules[id]
+	r := rs.cfg.Rules[id]
 	r.Keywords = nil // always run: the caller decides when
-	r.Allowlists = lean(r.Allowlists)
 	cfg.Rules[id] = r
 	for _, req := range r.RequiredRules {
-		q, ok := full.Config.Rules[req.RuleID]
+		q, ok := rs.cfg.Rules[req.RuleID]
 		if !ok || req.RuleID == id {
 			continue
 		}
 		// A keyword no text is searched for: present only to be looked up
 		// when rule id finds something.
 		q.Keywords = []string{"\x00"}
-		q.Allowlists = lean(q.Allowlists)
 		cfg.Rules[req.RuleID] = q
 	}
 	d := detect.NewDetector(cfg)
-	d.MaxDecodeDepth, d.Redact, d.MaxTargetMegaBytes = full.MaxDecodeDepth, full.Redact, full.MaxTargetMegaBytes
+	d.MaxDecodeDepth, d.Redact, d.MaxTargetMegaBytes = rs.maxDecodeDepth, rs.redact, rs.maxTargetMegaBytes
 	return d
 }
 
@@ -337,8 +369,8 @@ func (s *scanner) applies(i int, text string, h hits) bool {
 func (s *scanner) detect(text string, h hits, pre *prefiltered) []report.Finding {
 	var findings []report.Finding
 	run := func(i int) {
-		if r := &s.rules[i]; pre.mayMatch(r.pre) {
-			findings = append(findings, r.det.DetectString(text)...)
+		if pre.mayMatch(s.rules[i].pre) {
+			findings = append(findings, s.detector(i).DetectString(text)...)
 		}
 	}
 	// Rules in the order of their ids; gitleaks walks them in map order,

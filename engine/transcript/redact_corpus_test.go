@@ -141,11 +141,11 @@ func TestRedactCorpusGolden(t *testing.T) {
 	if corpus == "" || golden == "" {
 		t.Skip("MNEMO_REDACT_CORPUS and MNEMO_REDACT_GOLDEN not set")
 	}
+	h0 := heapAlloc()
 	var want []byte
 	if b, err := os.ReadFile(golden); err == nil {
 		want = b
 	}
-	h0 := heapAlloc()
 	var texts []string
 	size := 0
 	readCorpus(t, corpus, func(s string) { texts = append(texts, s); size += len(s) })

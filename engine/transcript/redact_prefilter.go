@@ -124,7 +124,7 @@ func newAnchoredTail(re *syntax.Regexp) (anchoredTail, bool) {
 	if best < 0 {
 		return anchoredTail{}, false
 	}
-	tail := withoutAssertions(cutTail(elems[best:]))
+	tail, _ := cutToBudget(trimEnd(withoutAssertions(cutTail(elems[best:]))), tailRunes)
 	n, ok := maxRunes(tail)
 	if !ok {
 		return anchoredTail{}, false
@@ -491,6 +491,92 @@ func cutPrefix(re *syntax.Regexp) *syntax.Regexp {
 	// A star, a question mark or {0,…} over what is unbounded: it may
 	// match nothing.
 	return &syntax.Regexp{Op: syntax.OpEmptyMatch}
+}
+
+// trimEnd is node with its end cut to what every match of it begins with,
+// where that is shorter: a repetition x{n,m} that ends it becomes x{n}, an
+// end that may match nothing goes. The test stays as sound (every match of
+// node begins with a match of the result) and gets cheaper: x{10,150}
+// compiles to 150 copies of x, and widens every window by 150 runes.
+func trimEnd(re *syntax.Regexp) *syntax.Regexp {
+	empty := &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	switch re.Op {
+	case syntax.OpConcat:
+		subs := slices.Clone(re.Sub)
+		for len(subs) > 0 {
+			last := trimEnd(subs[len(subs)-1])
+			if last.Op != syntax.OpEmptyMatch {
+				subs[len(subs)-1] = last
+				break
+			}
+			subs = subs[:len(subs)-1]
+		}
+		return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs}
+	case syntax.OpCapture:
+		return trimEnd(re.Sub[0])
+	case syntax.OpQuest, syntax.OpStar:
+		return empty
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return empty
+		}
+		return &syntax.Regexp{Op: syntax.OpRepeat, Flags: re.Flags, Min: re.Min, Max: re.Min, Sub: re.Sub}
+	case syntax.OpAlternate:
+		out := &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags}
+		for _, sub := range re.Sub {
+			t := trimEnd(sub)
+			if t.Op == syntax.OpEmptyMatch {
+				return empty // a branch that may match nothing: so may the whole
+			}
+			out.Sub = append(out.Sub, t)
+		}
+		return out
+	}
+	return re
+}
+
+// tailRunes bounds the runes a tail matches: past a few dozen it hardly
+// rules out more, and each one costs instructions (x{27,300} compiles to
+// 300 copies of x) and widens every window.
+const tailRunes = 64
+
+// cutToBudget is a node of at most budget runes that every match of re begins
+// with (the whole of re if it fits), and the runes it may match.
+func cutToBudget(re *syntax.Regexp, budget int) (*syntax.Regexp, int) {
+	if n, ok := maxRunes(re); ok && n <= budget {
+		return re, n
+	}
+	empty := &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	switch re.Op {
+	case syntax.OpConcat:
+		out, used := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags}, 0
+		for _, sub := range re.Sub {
+			w, n := cutToBudget(sub, budget-used)
+			out.Sub = append(out.Sub, w)
+			used += n
+			if w != sub {
+				break // cut: what follows it no longer follows in every match
+			}
+		}
+		return out, used
+	case syntax.OpCapture:
+		return cutToBudget(re.Sub[0], budget)
+	case syntax.OpAlternate:
+		out, used := &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags}, 0
+		for _, sub := range re.Sub {
+			w, n := cutToBudget(sub, budget)
+			out.Sub = append(out.Sub, w)
+			used = max(used, n)
+		}
+		return out, used
+	case syntax.OpRepeat:
+		if n, ok := maxRunes(re.Sub[0]); ok && n > 0 && re.Min >= 1 {
+			if k := min(re.Min, budget/n); k >= 1 {
+				return &syntax.Regexp{Op: syntax.OpRepeat, Flags: re.Flags, Min: k, Max: k, Sub: re.Sub}, k * n
+			}
+		}
+	}
+	return empty, 0
 }
 
 // withoutAssertions is node with every assertion (\b, ^, $, …) replaced by
