@@ -363,16 +363,10 @@ func (s *scanner) applies(i int, text string, h hits) bool {
 }
 
 // detect is gitleaks' findings in text, whose lower-cased form holds the
-// keywords h (pre is text's, for the prefilters): the findings of the rules it switches on, each rule skipped
-// when its prefilter shows its expression matches nowhere in text, then
-// gitleaks' filter across rules.
+// keywords h (pre is text as the prefilters read it): the findings of each
+// rule the keywords switch on, unless its prefilter shows its expression
+// matches nowhere in text, then gitleaks' filter across rules.
 func (s *scanner) detect(text string, h hits, pre *prefiltered) []report.Finding {
-	var findings []report.Finding
-	run := func(i int) {
-		if pre.mayMatch(s.rules[i].pre) {
-			findings = append(findings, s.detector(i).DetectString(text)...)
-		}
-	}
 	// Rules in the order of their ids; gitleaks walks them in map order,
 	// which only the order of its findings shows, and replaceFindings
 	// orders them itself.
@@ -384,8 +378,11 @@ func (s *scanner) detect(text string, h hits, pre *prefiltered) []report.Finding
 	}
 	slices.Sort(on)
 	on = slices.Compact(on)
+	var findings []report.Finding
 	for _, i := range on {
-		run(i)
+		if pre.mayMatch(s.rules[i].pre) {
+			findings = append(findings, s.detector(i).DetectString(text)...)
+		}
 	}
 	return filterGeneric(findings)
 }

@@ -194,8 +194,9 @@ func minLen(set []string) int {
 // made on first use, once, for every rule.
 type prefiltered struct {
 	text, lower string
-	// state: 0 not looked at yet, 1 prefilterable, 2 not.
-	state int8
+	// looked: whether the text was looked at; usable: whether the
+	// prefilters may be used on it (prefilterable), lower then made.
+	looked, usable bool
 }
 
 func newPrefiltered(text string) *prefiltered { return &prefiltered{text: text} }
@@ -206,13 +207,13 @@ func (t *prefiltered) mayMatch(p prefilter) bool {
 	if p == nil {
 		return true
 	}
-	if t.state == 0 {
-		t.state = 2
-		if prefilterable(t.text) {
-			t.state, t.lower = 1, asciiLower(t.text)
+	if !t.looked {
+		t.looked = true
+		if t.usable = prefilterable(t.text); t.usable {
+			t.lower = asciiLower(t.text)
 		}
 	}
-	return t.state == 2 || p.mayMatch(t.text, t.lower)
+	return !t.usable || p.mayMatch(t.text, t.lower)
 }
 
 // mayMatch reports whether the expression may match in text, whose ASCII-
