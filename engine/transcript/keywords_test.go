@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/zricethezav/gitleaks/v8/detect"
 )
 
 // redactReference is Redact without the keyword pass: every extra rule
@@ -36,12 +39,21 @@ func redactReference(t *testing.T, text string) string {
 			}
 		}
 	}
-	full := loadRedactor().full
-	if full == nil {
-		t.Fatal(RedactorError())
-	}
-	return replaceFindings(text, full.DetectString(text))
+	return replaceFindings(text, fullDetector(t).DetectString(text))
 }
+
+// fullDetector is gitleaks' default detector, whole: every rule, its
+// keyword automaton, its allowlists as gitleaks builds them.
+func fullDetector(tb testing.TB) *detect.Detector {
+	tb.Helper()
+	d, err := loadFullDetector()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+var loadFullDetector = sync.OnceValues(detect.NewDetectorDefaultConfig)
 
 func TestKeywordSetFind(t *testing.T) {
 	ks := newKeywordSet([]string{"key", "ke", "sk-", "s.", "x", "ghp_"})
@@ -169,22 +181,4 @@ func testdataProse(t *testing.T) []string {
 		t.Fatal("no prose in testdata/transcripts")
 	}
 	return out
-}
-
-// TestRedactSubsetBound: past maxSubsets rule subsets the full detector
-// answers, with the same findings.
-func TestRedactSubsetBound(t *testing.T) {
-	full := loadRedactor().full
-	s := newScanner(full)
-	for i := 0; len(s.subsets) < maxSubsets; i++ {
-		s.subset([]int{i % len(s.rules), (i / len(s.rules)) % len(s.rules), len(s.rules) - 1})
-	}
-	if d := s.subset([]int{0, 1, 2, 3, 4, 5, 6, 7}); d != full {
-		t.Fatal("a subset past the bound got its own detector")
-	}
-	text := "export GITHUB_TOKEN=ghp_R4nd0mFakeT0kenV4lue9876543210abcdXY"
-	h := s.kw.find(strings.ToLower(text))
-	if got := s.detect(text, h); len(got) == 0 {
-		t.Fatal("no finding past the bound")
-	}
 }
