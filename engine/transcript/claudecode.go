@@ -90,10 +90,212 @@ type claudeLine struct {
 	content claudeContent
 }
 
-// decodeClaude decodes a line once. Content is mostly blocks, decoded in
-// the same pass; a string (or anything else) is a type error there, and
-// only then is the line decoded again with the content held raw.
-func decodeClaude(line []byte) (claudeLine, error) {
+// decodeClaude decodes a line once: with jscan (jsonscan.go) when the line
+// has the shape Claude Code writes, else with encoding/json.
+func decodeClaude(line []byte, in *strIntern) (claudeLine, error) {
+	if l, ok := scanClaude(line, in); ok {
+		return l, nil
+	}
+	return decodeClaudeJSON(line)
+}
+
+// The JSON names of claudeRecord's, claudeMsg's and claudeBlock's fields,
+// in the order scanClaude numbers them.
+var (
+	claudeRecordFields = jsonFields{"type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "sessionId", "cwd",
+		"timestamp", "isMeta", "isCompactSummary", "isApiErrorMessage", "isVisibleInTranscriptOnly", "message"}
+	claudeMsgFields   = jsonFields{"id", "role", "model", "content"}
+	claudeBlockFields = jsonFields{"type", "text", "name", "input", "content"}
+)
+
+// scanClaude is decodeClaudeJSON in one pass over the line, without
+// decoding what the record does not keep (progress data, tool results'
+// copies, usage, signatures); ok is false when encoding/json must decide.
+// in, if set, interns the strings that repeat.
+func scanClaude(line []byte, in *strIntern) (l claudeLine, ok bool) {
+	s := jscan{b: line, in: in}
+	if !s.object() {
+		return l, false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, esc, done, ok := s.member(first)
+		if !ok {
+			return l, false
+		}
+		if done {
+			break
+		}
+		f, ok := claudeRecordFields.index(key, esc)
+		if !ok || f >= 0 && seen&(1<<f) != 0 {
+			return l, false // a key to unescape or fold, or written twice
+		}
+		if f >= 0 {
+			seen |= 1 << f
+		}
+		switch f {
+		case -1:
+			ok = s.skip()
+		case 0:
+			ok = s.shared(&l.Type)
+		case 1:
+			ok = s.id(&l.UUID, false)
+		case 2:
+			if !s.null() {
+				var p string
+				ok = s.id(&p, false)
+				l.ParentUUID = &p
+			}
+		case 3:
+			ok = s.getString(&l.LogicalParentUUID)
+		case 4:
+			ok = s.getBool(&l.IsSidechain)
+		case 5:
+			ok = s.shared(&l.SessionID)
+		case 6:
+			ok = s.shared(&l.CWD)
+		case 7:
+			ok = s.getString(&l.Timestamp)
+		case 8:
+			ok = s.getBool(&l.IsMeta)
+		case 9:
+			ok = s.getBool(&l.IsCompactSummary)
+		case 10:
+			ok = s.getBool(&l.IsAPIErrorMessage)
+		case 11:
+			ok = s.getBool(&l.VisibleOnly)
+		case 12:
+			ok = scanClaudeMsg(&s, &l)
+		}
+		if !ok {
+			return l, false
+		}
+	}
+	return l, s.end()
+}
+
+// scanClaudeMsg reads a record's message (null or an object).
+func scanClaudeMsg(s *jscan, l *claudeLine) bool {
+	if s.null() {
+		return true
+	}
+	if !s.object() {
+		return false
+	}
+	m := &claudeMsg[struct{}]{}
+	l.Message = m
+	var seen uint32
+	for first := true; ; first = false {
+		key, esc, done, ok := s.member(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		f, ok := claudeMsgFields.index(key, esc)
+		if !ok || f >= 0 && seen&(1<<f) != 0 {
+			return false
+		}
+		if f >= 0 {
+			seen |= 1 << f
+		}
+		switch f {
+		case -1:
+			ok = s.skip()
+		case 0:
+			ok = s.id(&m.ID, true)
+		case 1:
+			ok = s.shared(&m.Role)
+		case 2:
+			ok = s.shared(&m.Model)
+		case 3:
+			ok = scanClaudeContent(s, &l.content)
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+// scanClaudeContent reads a message's content: a string, blocks or null.
+func scanClaudeContent(s *jscan, c *claudeContent) bool {
+	switch {
+	case s.null():
+		return true
+	case s.i < len(s.b) && s.b[s.i] == '"':
+		c.isStr = true
+		return s.getString(&c.str)
+	case !s.array():
+		return false
+	}
+	c.blocks = []claudeBlock{}
+	for first := true; ; first = false {
+		done, ok := s.elem(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		var b claudeBlock
+		if !scanClaudeBlock(s, &b) {
+			return false
+		}
+		c.blocks = append(c.blocks, b)
+	}
+}
+
+// scanClaudeBlock reads one content block, which must be an object.
+func scanClaudeBlock(s *jscan, b *claudeBlock) bool {
+	if !s.object() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, esc, done, ok := s.member(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		f, ok := claudeBlockFields.index(key, esc)
+		if !ok || f >= 0 && seen&(1<<f) != 0 {
+			return false
+		}
+		if f >= 0 {
+			seen |= 1 << f
+		}
+		switch f {
+		case -1:
+			ok = s.skip()
+		case 0:
+			ok = s.shared(&b.Type)
+		case 1:
+			ok = s.getString(&b.Text)
+		case 2:
+			ok = s.shared(&b.Name)
+		case 3:
+			var raw []byte
+			raw, ok = s.raw()
+			b.Input = raw
+		case 4:
+			var raw []byte
+			raw, ok = s.raw()
+			b.Content = raw
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+// decodeClaudeJSON decodes a line with encoding/json. Content is mostly
+// blocks, decoded in the same pass; a string (or anything else) is a type
+// error there, and only then is the line decoded again with the content
+// held raw.
+func decodeClaudeJSON(line []byte) (claudeLine, error) {
 	var rec claudeRecord[[]claudeBlock]
 	err := json.Unmarshal(line, &rec)
 	var te *json.UnmarshalTypeError
@@ -149,7 +351,7 @@ var claudeBookkeeping = map[string]bool{"summary": true, "file-history-snapshot"
 
 // claudeRecordOf is a line's place in the tree and what it holds.
 func claudeRecordOf(r *run, line []byte, at int64) (treeNode, treeEntry) {
-	l, err := decodeClaude(line)
+	l, err := decodeClaude(line, &r.intern)
 	if err != nil {
 		return treeNode{}, treeEntry{Why: Malformed}
 	}
@@ -162,16 +364,20 @@ func claudeRecordOf(r *run, line []byte, at int64) (treeNode, treeEntry) {
 		}
 		return treeNode{}, treeEntry{Why: Unknown}
 	}
-	if l.IsSidechain && !isSubagentPath(r.path) {
+	sub := r.claudeSub()
+	if l.IsSidechain && !sub.is {
 		return treeNode{}, treeEntry{Why: Sidechain} // a subagent's lines inside the main transcript
 	}
 	n := treeNode{ID: l.UUID, Parent: l.parent(), OK: true, Assistant: l.Type == "assistant"}
 	e := treeEntry{ID: l.UUID, TS: parseTime(l.Timestamp), Project: l.CWD}
 	if l.SessionID != "" {
 		e.SessionID = l.SessionID
-		if isSubagentPath(r.path) {
+		if sub.is {
 			// A subagent's lines carry its parent's sessionId: give it its own.
-			e.SessionID += "/" + strings.TrimSuffix(filepath.Base(r.path), ".jsonl")
+			if sub.parent != l.SessionID {
+				sub.parent, sub.id = l.SessionID, l.SessionID+"/"+strings.TrimSuffix(filepath.Base(r.path), ".jsonl")
+			}
+			e.SessionID = sub.id
 		}
 	}
 	if l.Message == nil || (l.Type != "user" && l.Type != "assistant") {
@@ -339,6 +545,21 @@ func toolResultText(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// claudeSubagent says whether a read's transcript is a subagent's, and
+// the session id its lines are given for the parent's they name.
+type claudeSubagent struct {
+	known, is  bool
+	parent, id string
+}
+
+// claudeSub is what the read knows of its transcript being a subagent's.
+func (r *run) claudeSub() *claudeSubagent {
+	if !r.sub.known {
+		r.sub = claudeSubagent{known: true, is: isSubagentPath(r.path)}
+	}
+	return &r.sub
 }
 
 // isSubagentPath reports whether path is a Claude Code subagent transcript.

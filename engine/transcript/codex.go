@@ -33,19 +33,22 @@ type codexLine struct {
 }
 
 type codexItem struct {
-	Type      string `json:"type"`
-	Role      string `json:"role"`
-	ID        string `json:"id"`
-	CWD       string `json:"cwd"`
-	Timestamp string `json:"timestamp"`
-	Content   []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	ID        string          `json:"id"`
+	CWD       string          `json:"cwd"`
+	Timestamp string          `json:"timestamp"`
+	Content   []codexPart     `json:"content"`
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
 	Input     string          `json:"input"`
 	Output    json.RawMessage `json:"output"`
+}
+
+// codexPart is one part of a message's content.
+type codexPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
 }
 
 func readCodex(r *run) error {
@@ -84,9 +87,14 @@ func readCodex(r *run) error {
 // some were, the session starts over. Finding one costs a scan of the new
 // lines for the word, not a parse; replaying them reads the whole file.
 func codexRollbacks(r *run, from int64) ([][2]int64, int64, error) {
+	key := []byte(`"thread_rolled_back"`)
+	// The bytes first, in large blocks: most files have no rollback.
+	if may, err := r.contains(from, key); err != nil || !may {
+		return nil, from, err
+	}
 	rolled := false
 	if _, err := r.lines(from, func(line []byte, _ int64) error {
-		rolled = rolled || bytes.Contains(line, []byte(`"thread_rolled_back"`))
+		rolled = rolled || bytes.Contains(line, key)
 		return nil
 	}); err != nil || !rolled {
 		return nil, from, err
@@ -106,7 +114,7 @@ func codexRollbacks(r *run, from int64) ([][2]int64, int64, error) {
 // codexTake counts one line and delivers its message, if any; last is the
 // latest time seen, which a line without one takes.
 func codexTake(r *run, line []byte, at int64, dropped [][2]int64, last *time.Time) error {
-	kind, it, ts, ok := codexParse(line)
+	kind, it, ts, ok := codexParse(line, &r.intern)
 	if !ok {
 		r.count(Malformed)
 		return nil
@@ -160,7 +168,206 @@ func codexTake(r *run, line []byte, at int64, dropped [][2]int64, last *time.Tim
 // codexParse reads one line: its record kind (session_meta, response_item,
 // event_msg, …; the envelope-less form mapped onto these), the item, and its
 // time. ok is false for a line that does not parse.
-func codexParse(line []byte) (kind string, it codexItem, ts time.Time, ok bool) {
+// in, if set, interns the strings that repeat.
+func codexParse(line []byte, in *strIntern) (kind string, it codexItem, ts time.Time, ok bool) {
+	l, it, ok := scanCodexLine(line, in)
+	if !ok {
+		return codexParseJSON(line)
+	}
+	payload, kind := codexPayload(line, l)
+	if len(l.Payload) == 0 && len(payload) > 0 && payload[0] == '{' {
+		// The envelope-less form: the line is the item.
+		s := jscan{b: payload, in: in}
+		if !scanCodexItem(&s, &it) || !s.end() {
+			return codexParseJSON(line)
+		}
+	}
+	return kind, it, parseTime(l.Timestamp), true
+}
+
+// codexPayload is the part of a line that holds its item, and the line's
+// record kind.
+func codexPayload(line []byte, l codexLine) (json.RawMessage, string) {
+	payload, kind := l.Payload, l.Type
+	switch {
+	case len(payload) == 0 && (l.Type == "message" || l.Type == "reasoning" || strings.HasPrefix(l.Type, "function_call")):
+		payload, kind = line, "response_item" // envelope-less form
+	case len(payload) == 0 && l.Type == "" && l.ID != "":
+		payload, kind = line, "session_meta"
+	case len(payload) == 0 && l.Type == "" && l.RecordType != "":
+		kind = "state"
+	}
+	return payload, kind
+}
+
+// The JSON names of codexLine's, codexItem's and codexPart's fields, in
+// the order scanCodexLine and scanCodexItem number them.
+var (
+	codexLineFields = jsonFields{"timestamp", "type", "payload", "id", "role", "record_type"}
+	codexItemFields = jsonFields{"type", "role", "id", "cwd", "timestamp", "content", "name", "arguments", "input", "output"}
+	codexPartFields = jsonFields{"type", "text"}
+)
+
+// scanCodexLine is json.Unmarshal of a line into a codexLine, and of its
+// payload, if an object, into a codexItem, in one pass (jsonscan.go); ok is
+// false when encoding/json must decide.
+func scanCodexLine(line []byte, in *strIntern) (l codexLine, it codexItem, ok bool) {
+	s := jscan{b: line, in: in}
+	if !s.object() {
+		return l, it, false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, esc, done, ok := s.member(first)
+		if !ok {
+			return l, it, false
+		}
+		if done {
+			break
+		}
+		f, ok := codexLineFields.index(key, esc)
+		if !ok || f >= 0 && seen&(1<<f) != 0 {
+			return l, it, false
+		}
+		if f >= 0 {
+			seen |= 1 << f
+		}
+		switch f {
+		case -1:
+			ok = s.skip()
+		case 0:
+			ok = s.getString(&l.Timestamp)
+		case 1:
+			ok = s.shared(&l.Type)
+		case 2:
+			start := s.i
+			if s.i < len(s.b) && s.b[s.i] == '{' {
+				ok = scanCodexItem(&s, &it)
+			} else {
+				ok = s.skip()
+			}
+			l.Payload = line[start:s.i] // a null too, as json.RawMessage keeps it
+		case 3:
+			ok = s.getString(&l.ID)
+		case 4:
+			ok = s.shared(&l.Role)
+		case 5:
+			ok = s.shared(&l.RecordType)
+		}
+		if !ok {
+			return l, it, false
+		}
+	}
+	return l, it, s.end()
+}
+
+// scanCodexItem is json.Unmarshal of the object at s.i into *it; false
+// when encoding/json must decide.
+func scanCodexItem(s *jscan, it *codexItem) bool {
+	if !s.object() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, esc, done, ok := s.member(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		f, ok := codexItemFields.index(key, esc)
+		if !ok || f >= 0 && seen&(1<<f) != 0 {
+			return false
+		}
+		if f >= 0 {
+			seen |= 1 << f
+		}
+		switch f {
+		case -1:
+			ok = s.skip()
+		case 0:
+			ok = s.shared(&it.Type)
+		case 1:
+			ok = s.shared(&it.Role)
+		case 2:
+			ok = s.getString(&it.ID)
+		case 3:
+			ok = s.shared(&it.CWD)
+		case 4:
+			ok = s.getString(&it.Timestamp)
+		case 5:
+			ok = scanCodexContent(s, &it.Content)
+		case 6:
+			ok = s.shared(&it.Name)
+		case 7:
+			ok = s.getString(&it.Arguments)
+		case 8:
+			ok = s.getString(&it.Input)
+		case 9:
+			it.Output, ok = s.raw()
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+// scanCodexContent reads a message's content parts (or null).
+func scanCodexContent(s *jscan, parts *[]codexPart) bool {
+	if s.null() {
+		return true
+	}
+	if !s.array() {
+		return false
+	}
+	*parts = []codexPart{}
+	for first := true; ; first = false {
+		done, ok := s.elem(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		if !s.object() {
+			return false
+		}
+		var p codexPart
+		var seen uint32
+		for first := true; ; first = false {
+			key, esc, done, ok := s.member(first)
+			if !ok {
+				return false
+			}
+			if done {
+				break
+			}
+			f, ok := codexPartFields.index(key, esc)
+			if !ok || f >= 0 && seen&(1<<f) != 0 {
+				return false
+			}
+			if f >= 0 {
+				seen |= 1 << f
+			}
+			switch f {
+			case -1:
+				ok = s.skip()
+			case 0:
+				ok = s.shared(&p.Type)
+			case 1:
+				ok = s.getString(&p.Text)
+			}
+			if !ok {
+				return false
+			}
+		}
+		*parts = append(*parts, p)
+	}
+}
+
+// codexParseJSON is codexParse with encoding/json.
+func codexParseJSON(line []byte) (kind string, it codexItem, ts time.Time, ok bool) {
 	var l codexLine
 	if err := json.Unmarshal(line, &l); err != nil {
 		return "", it, ts, false
@@ -257,7 +464,7 @@ func codexDropped(r *run) ([][2]int64, error) {
 	var turns []int64
 	var dropped [][2]int64
 	_, err := r.lines(0, func(line []byte, at int64) error {
-		kind, it, ts, ok := codexParse(line)
+		kind, it, ts, ok := codexParse(line, &r.intern)
 		if !ok {
 			return nil
 		}

@@ -189,6 +189,38 @@ func (r *run) linesIn(from, to int64, fn func(line []byte, at int64) error) (int
 	}
 }
 
+// contains reports whether the bytes between from and the size Read saw
+// hold key, reading them in large blocks rather than as lines: false means
+// that no line lines would give holds it.
+func (r *run) contains(from int64, key []byte) (bool, error) {
+	f, err := r.openAt(from)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	rd := io.LimitReader(f, r.fi.Size()-from)
+	buf := make([]byte, 256<<10)
+	kept := 0 // the end of the previous block, which key may straddle
+	for {
+		if err := r.ctx.Err(); err != nil {
+			return false, err
+		}
+		n, err := io.ReadFull(rd, buf[kept:])
+		n += kept
+		if bytes.Contains(buf[:n], key) {
+			return true, nil
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		kept = min(len(key)-1, n)
+		copy(buf, buf[n-kept:n])
+	}
+}
+
 // openAt opens the transcript, positioned at off.
 func (r *run) openAt(off int64) (*os.File, error) {
 	f, err := r.open()

@@ -217,6 +217,10 @@ type run struct {
 	counting  bool
 	// queue is Claude Code's queue of typed messages (claudequeue.go).
 	queue *claudeQueue
+	// intern holds the strings the lines repeat (jsonscan.go).
+	intern strIntern
+	// sub: whether a Claude Code transcript is a subagent's.
+	sub claudeSubagent
 }
 
 // startCount begins the pass that accounts for every line from `from`

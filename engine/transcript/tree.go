@@ -182,24 +182,58 @@ func readTree(r *run, f treeFormat) error {
 	return err
 }
 
-// treeRegion is what the first pass learns of the lines from `from`.
+// treeRegion is what the first pass learns of the lines from `from`. Its
+// records are numbered in file order, and the ids they name that lie before
+// the region (parents, the last record read before it) after them, so that
+// what the passes keep of a record is a few numbers beside its id.
 type treeRegion struct {
-	order   []string          // the records in file order
-	parents map[string]string // as repaired
-	prose   map[string]bool
-	// assistant marks the assistant records.
-	assistant map[string]bool
-	// explicit holds the parents the records name that were written.
-	explicit map[string]string
-	leaf     string
-	end      int64
-	repaired int
+	// ids holds the region's records in file order (n of them), then the
+	// ids before the region that they name; index numbers them.
+	ids   []string
+	n     int32
+	index map[string]int32
+	// parent is each record's parent as repaired, explicit the parent it
+	// names when that parent was written (-1: none).
+	parent, explicit []int32
+	flags            []uint8 // treeProse, treeAssistant
+	leaf             int32   // the last record read (-1: none)
+	end              int64
+	repaired         int
 	// lines are the region's lines as the first pass read them, for the
 	// second, up to treeHoldBytes; from spill on (-1: none) the second pass
 	// reads the lines again.
 	lines []treeLine
 	held  int
 	spill int64
+}
+
+// What a region's flags say of a record.
+const (
+	// treeProse: a user message with text of the user's own.
+	treeProse = 1 << iota
+	// treeAssistant: an assistant record.
+	treeAssistant
+)
+
+// node is the number of id, which is numbered as lying before the region
+// if it is new; -1 for "".
+func (rg *treeRegion) node(id string) int32 {
+	if id == "" {
+		return -1
+	}
+	k, ok := rg.index[id]
+	if !ok {
+		k = int32(len(rg.ids))
+		rg.index[id] = k
+		rg.ids = append(rg.ids, id)
+	}
+	return k
+}
+
+// record is the number of the region's record id.
+func (rg *treeRegion) record(id string) (int32, bool) {
+	k, ok := rg.index[id]
+	return k, ok && k < rg.n
 }
 
 // treeLine is one line's entry and where it starts.
@@ -258,7 +292,7 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 	if err != nil {
 		return false, err
 	}
-	var keep map[string]bool
+	var keep []bool // by record number
 	if f.rewinds {
 		var ok bool
 		if keep, ok, err = treeUnrewound(r, f, rg, from, resuming); err != nil || !ok {
@@ -267,7 +301,7 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 	} else {
 		var exit string
 		keep, exit = treeBranch(rg)
-		if resuming && rg.leaf != "" {
+		if resuming && rg.leaf >= 0 {
 			// Nothing delivered yet: any attachment is fine.
 			if r.prev.Messages > 0 && !slices.Contains(ex.Desc, exit) {
 				return false, nil
@@ -293,37 +327,42 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 // treeScan is the first pass: the region's records, their parents as
 // written and as repaired.
 func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, error) {
-	rg := &treeRegion{parents: map[string]string{}, prose: map[string]bool{}, assistant: map[string]bool{}, explicit: map[string]string{}, spill: -1}
-	named := map[string]string{} // as written
+	rg := &treeRegion{index: map[string]int32{}, leaf: -1, spill: -1}
+	var named []string // the parent each record names, as written
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		n, e := f.record(r, line, at)
 		rg.hold(at, e)
 		if !n.OK || n.ID == "" {
 			return nil
 		}
-		if _, dup := named[n.ID]; !dup {
-			rg.order = append(rg.order, n.ID)
-			named[n.ID] = n.Parent
+		k, dup := rg.index[n.ID]
+		if !dup {
+			k = int32(len(rg.ids))
+			rg.index[n.ID] = k
+			rg.ids = append(rg.ids, n.ID)
+			named = append(named, n.Parent)
+			rg.flags = append(rg.flags, 0)
 		}
 		if n.Prose {
-			rg.prose[n.ID] = true
+			rg.flags[k] |= treeProse
 		}
 		if n.Assistant {
-			rg.assistant[n.ID] = true
+			rg.flags[k] |= treeAssistant
 		}
-		rg.leaf = n.ID
+		rg.leaf = k
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	rg.end = end
+	rg.n = int32(len(rg.ids))
 	// Parents outside the region: known from the cursor, else searched for
 	// in the lines delivered before.
 	var outside []string
-	for _, id := range rg.order {
-		if p := named[id]; p != "" {
-			if _, in := named[p]; !in && !slices.Contains(ex.Recent, p) {
+	for _, p := range named {
+		if p != "" {
+			if _, in := rg.record(p); !in && !slices.Contains(ex.Recent, p) {
 				outside = append(outside, p)
 			}
 		}
@@ -332,21 +371,23 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 	if err != nil {
 		return nil, err
 	}
-	prev := ex.Leaf
-	for _, id := range rg.order {
-		p := named[id]
-		_, in := named[p]
+	rg.parent = make([]int32, rg.n)
+	rg.explicit = make([]int32, rg.n)
+	prev := rg.node(ex.Leaf)
+	for k, p := range named {
+		_, in := rg.record(p)
+		rg.explicit[k] = -1
 		switch {
 		case p != "" && (in || slices.Contains(ex.Recent, p) || written[p]):
-			rg.explicit[id] = p
+			rg.explicit[k] = rg.node(p)
+			rg.parent[k] = rg.explicit[k]
 		case p != "":
 			rg.repaired++ // named a record never written
-			p = prev
+			rg.parent[k] = prev
 		default:
-			p = prev // a later root continues the conversation
+			rg.parent[k] = prev // a later root continues the conversation
 		}
-		rg.parents[id] = p
-		prev = id
+		prev = int32(k)
 	}
 	return rg, nil
 }
@@ -378,19 +419,19 @@ func treeWritten(r *run, f treeFormat, from int64, ids []string) (map[string]boo
 }
 
 // treeBranch is the path from the region's last record back to where it
-// leaves the region (exit: the record outside it, "" at a root).
-func treeBranch(rg *treeRegion) (map[string]bool, string) {
-	branch := map[string]bool{}
-	for u := rg.leaf; u != ""; {
+// leaves the region (exit: the record outside it, "" at a root), as the
+// region's records it holds.
+func treeBranch(rg *treeRegion) ([]bool, string) {
+	branch := make([]bool, rg.n)
+	for u := rg.leaf; u >= 0; {
+		if u >= rg.n {
+			return branch, rg.ids[u]
+		}
 		if branch[u] {
 			break // a cycle: the file is damaged; keep what we have
 		}
-		p, ok := rg.parents[u]
-		if !ok {
-			return branch, u
-		}
 		branch[u] = true
-		u = p
+		u = rg.parent[u]
 	}
 	return branch, ""
 }
@@ -399,34 +440,37 @@ func treeBranch(rg *treeRegion) (map[string]bool, string) {
 // abandoned: a user prompt is abandoned when a later user prompt, or a later
 // reply while it had one of its own, hangs under the same parent. ok is false when a new line rewinds to before a message
 // delivered by an earlier read.
-func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bool) (map[string]bool, bool, error) {
-	children := map[string][]string{}
-	last := map[string]string{} // parent -> its latest user child with prose
-	var gone []string
+func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bool) ([]bool, bool, error) {
+	children := make([]int32, len(rg.ids)) // so far
+	last := make([]int32, len(rg.ids))     // parent -> its latest user child with prose
+	for i := range last {
+		last[i] = -1
+	}
+	var gone []int32
 	outside := map[string]bool{}
-	for _, id := range rg.order {
-		p, ok := rg.explicit[id]
-		if !ok {
+	for k := range rg.n {
+		p := rg.explicit[k]
+		if p < 0 {
 			continue
 		}
-		children[p] = append(children[p], id)
-		if rg.assistant[id] {
+		children[p]++
+		if rg.flags[k]&treeAssistant != 0 {
 			// A reply under a parent whose user prompt already got one: the
 			// user rewound to that parent and had it answered again.
-			if prev, ok := last[p]; ok && len(children[prev]) > 0 {
+			if prev := last[p]; prev >= 0 && children[prev] > 0 {
 				gone = append(gone, prev)
-				delete(last, p)
+				last[p] = -1
 			}
 		}
-		if !rg.prose[id] {
+		if rg.flags[k]&treeProse == 0 {
 			continue
 		}
-		if prev, ok := last[p]; ok {
+		if prev := last[p]; prev >= 0 {
 			gone = append(gone, prev)
-		} else if _, in := rg.parents[p]; !in && resuming {
-			outside[p] = true
+		} else if p >= rg.n && resuming {
+			outside[rg.ids[p]] = true
 		}
-		last[p] = id
+		last[p] = k
 	}
 	if len(outside) > 0 {
 		// A user message under a parent read before: a rewind if that parent
@@ -436,22 +480,46 @@ func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bo
 			return nil, false, err
 		}
 	}
-	abandoned := map[string]bool{}
+	return treeAbandon(rg, gone), true, nil
+}
+
+// treeAbandon is every record of the region but those of gone and what
+// descends from them.
+func treeAbandon(rg *treeRegion, gone []int32) []bool {
+	keep := make([]bool, rg.n)
+	for k := range keep {
+		keep[k] = true
+	}
+	if len(gone) == 0 {
+		return keep
+	}
+	// The region's records by parent: kids[at[p]:at[p+1]] are p's children.
+	at := make([]int32, rg.n+1)
+	for _, p := range rg.explicit {
+		if p >= 0 && p < rg.n {
+			at[p+1]++
+		}
+	}
+	for p := range rg.n {
+		at[p+1] += at[p]
+	}
+	kids := make([]int32, at[rg.n])
+	next := slices.Clone(at[:rg.n])
+	for k, p := range rg.explicit {
+		if p >= 0 && p < rg.n {
+			kids[next[p]] = int32(k)
+			next[p]++
+		}
+	}
 	for len(gone) > 0 {
 		u := gone[len(gone)-1]
 		gone = gone[:len(gone)-1]
-		if !abandoned[u] {
-			abandoned[u] = true
-			gone = append(gone, children[u]...)
+		if keep[u] {
+			keep[u] = false
+			gone = append(gone, kids[at[u]:at[u+1]]...)
 		}
 	}
-	keep := map[string]bool{}
-	for _, id := range rg.order {
-		if !abandoned[id] {
-			keep[id] = true
-		}
-	}
-	return keep, true, nil
+	return keep
 }
 
 // treeHasProseChild reports whether a line before `from` is a user message
@@ -479,8 +547,8 @@ func treeHasProseChild(r *run, f treeFormat, from int64, parents map[string]bool
 // treeDeliver is the second pass: it delivers the records in keep, in file
 // order, joining the lines of one reply, and counts every line. It returns
 // the id of the last record whose text it delivered.
-func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep map[string]bool, ex *treeExtra, resuming bool) (string, error) {
-	a := &treeAssembly{r: r, f: f, keep: keep, ex: ex, seen: map[string]bool{}}
+func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep []bool, ex *treeExtra, resuming bool) (string, error) {
+	a := &treeAssembly{r: r, f: f, rg: rg, keep: keep, ex: ex, seen: make([]bool, rg.n)}
 	var ok bool
 	if a.g, a.text, ok = treeOpenReply(r, f, rg, ex, resuming); !ok {
 		return "", nil // the file changed under us: the next read starts over
@@ -496,7 +564,7 @@ func treeDeliver(r *run, f treeFormat, rg *treeRegion, from int64, keep map[stri
 	if err := a.flush(); err != nil {
 		return "", err
 	}
-	if rg.leaf != "" {
+	if rg.leaf >= 0 {
 		a.g.Open = a.inReply && a.g.ID != ""
 	}
 	ex.Reply = a.g
@@ -509,7 +577,7 @@ func treeOpenReply(r *run, f treeFormat, rg *treeRegion, ex *treeExtra, resuming
 	g := ex.Reply
 	var text []string
 	switch {
-	case rg.leaf == "":
+	case rg.leaf < 0:
 		// Nothing joined the conversation: keep the state as it was.
 	case resuming && g.Open:
 		// The open reply may continue: re-read its text, so that it is
@@ -536,14 +604,15 @@ func treeOpenReply(r *run, f treeFormat, rg *treeRegion, ex *treeExtra, resuming
 type treeAssembly struct {
 	r             *run
 	f             treeFormat
-	keep          map[string]bool
+	rg            *treeRegion
+	keep          []bool // by record number
 	ex            *treeExtra
 	g             treeReply
 	text          []string
 	dirty         bool
 	inReply       bool
 	lastDelivered string
-	seen          map[string]bool
+	seen          []bool // by record number
 }
 
 func (a *treeAssembly) flush() error {
@@ -559,20 +628,21 @@ func (a *treeAssembly) flush() error {
 func (a *treeAssembly) line(e treeEntry, at int64) error {
 	r := a.r
 	e.fill(&r.next.Session)
+	k, in := a.rg.record(e.ID)
 	switch {
-	case e.ID == "" || !a.keep[e.ID]:
+	case e.ID == "" || !in || !a.keep[k]:
 		r.count(e.why(false))
 		return nil
-	case a.seen[e.ID]:
+	case a.seen[k]:
 		r.count(Duplicate) // the same record written again
 		return nil
 	case !e.Msg:
-		a.seen[e.ID] = true
+		a.seen[k] = true
 		a.inReply = false
 		r.count(e.why(true))
 		return nil
 	}
-	a.seen[e.ID] = true
+	a.seen[k] = true
 	key := e.Reply
 	if key == "" {
 		key = e.ID
@@ -625,17 +695,19 @@ func textHash(s string) string {
 // treeRemember keeps, for the next read, the last delivered record and what
 // descends from it, the last record read and the last ids.
 func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
-	desc := map[string]bool{}
+	desc := make([]bool, len(rg.ids))
 	var kept []string
 	if lastDelivered == "" {
 		kept = ex.Desc
 		for _, u := range kept {
-			desc[u] = true
+			if k, ok := rg.index[u]; ok {
+				desc[k] = true
+			}
 		}
 	}
-	for _, u := range rg.order {
-		if u == lastDelivered || desc[rg.parents[u]] {
-			desc[u] = true
+	for k, u := range rg.ids[:rg.n] {
+		if p := rg.parent[k]; u == lastDelivered || p >= 0 && desc[p] {
+			desc[k] = true
 			kept = append(kept, u)
 		}
 	}
@@ -643,10 +715,10 @@ func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
 		kept = kept[len(kept)-treeDescMax:]
 	}
 	ex.Desc = slices.Clone(kept)
-	if rg.leaf != "" {
-		ex.Leaf = rg.leaf
+	if rg.leaf >= 0 {
+		ex.Leaf = rg.ids[rg.leaf]
 	}
-	recent := append(slices.Clone(ex.Recent), rg.order...)
+	recent := append(slices.Clone(ex.Recent), rg.ids[max(0, rg.n-treeRecent):rg.n]...)
 	if len(recent) > treeRecent {
 		recent = recent[len(recent)-treeRecent:]
 	}
