@@ -369,12 +369,27 @@ func (s *Corpus) bestText(text []msgCandidate, p sessionPlan) ([]msgCandidate, m
 			kept = append(kept, c)
 		}
 	}
-	for _, c := range text { // ties at the cut fill what is left
-		if c.Text == cut && len(kept) < k {
-			kept = append(kept, c)
+	// Ties at the cut fill what is left in the page's own order of equal
+	// scores (newer first, then key), not in the order the index handed
+	// them over: that is a map's, and the same query would keep a
+	// different share of them each time.
+	var ties []msgCandidate
+	for _, c := range text {
+		if c.Text == cut {
+			ties = append(ties, c)
 		}
 	}
-	return kept, all
+	sort.Slice(ties, func(i, j int) bool { return newerFirst(ties[i].Rec, ties[j].Rec) })
+	return append(kept, ties[:k-len(kept)]...), all
+}
+
+// newerFirst is rank.SortCandidates' order of two messages of equal
+// score: the newer first, then by key.
+func newerFirst(a, b *message) bool {
+	if da, db := a.Dated(), b.Dated(); !da.Equal(db) {
+		return da.After(db)
+	}
+	return a.Key() < b.Key()
 }
 
 // labels is the exact-match part of a scope, for the vector store.
