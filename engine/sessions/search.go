@@ -234,9 +234,10 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 		semDone <- semantic{err: embedErr}
 	}
 	var text []msgCandidate
+	var textSessions *sidSet
 	var err error
 	if q.Mode != rank.Semantic {
-		text, err = s.textCandidates(ctx, terms, sc)
+		text, textSessions, err = textStage(s, ctx, terms, sc, max(maxTextCandidates, 20*p.limit*p.hits))
 	}
 	sem := <-semDone // never leave the vector query reading under a released lock
 	if err != nil {
@@ -245,7 +246,6 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 	if sem.err != nil {
 		return sem.err
 	}
-	text, textSessions := s.bestText(text, p)
 	var groups []*sessionGroup
 	for n := p.chunks; ; n *= 4 {
 		groups = s.group(p, s.fuse(p, sc, text, qv, sem.found))
@@ -259,9 +259,9 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 	page.TotalSessions = len(groups)
 	if textSessions != nil {
 		for _, g := range groups {
-			textSessions[g.ss.SID] = struct{}{}
+			textSessions.add(g.ss.SID)
 		}
-		page.TotalSessions = len(textSessions)
+		page.TotalSessions = textSessions.len()
 	}
 	sortGroups(groups, q.Sort)
 	for _, g := range groups[:min(q.Limit, len(groups))] {
@@ -339,6 +339,10 @@ func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessio
 	return s.vec.Query(ctx, qv, n, sc.labels())
 }
 
+// textStage is stage one, (*Corpus).textCandidates: a variable so that a
+// test can hold it to the exhaustive reference it replaced.
+var textStage = (*Corpus).textCandidates
+
 // maxTextCandidates bounds the text matches that go on to fusion: past it,
 // only the best by BM25 do (at least 20 per hit a page can show). A query
 // of common words matches most of a large history, and every candidate
@@ -347,50 +351,6 @@ func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessio
 // candidates already cover. On the sessions benchmark no query reaches
 // the bound (a project holds ~600 messages), so its figures are exact.
 const maxTextCandidates = 2000
-
-// bestText keeps the best text candidates (see maxTextCandidates) and, when
-// it drops any, returns the sessions all of them belong to, so that
-// totalSessions still counts every session with a match.
-func (s *Corpus) bestText(text []msgCandidate, p sessionPlan) ([]msgCandidate, map[uint32]struct{}) {
-	k := max(maxTextCandidates, 20*p.limit*p.hits)
-	if len(text) <= k {
-		return text, nil
-	}
-	all := make(map[uint32]struct{}, 256)
-	scores := make([]float64, len(text))
-	for i := range text {
-		all[text[i].Rec.sid] = struct{}{}
-		scores[i] = text[i].Text
-	}
-	cut := rank.KthLargest(scores, k)
-	kept := make([]msgCandidate, 0, k)
-	for _, c := range text {
-		if c.Text > cut {
-			kept = append(kept, c)
-		}
-	}
-	// Ties at the cut fill what is left in the page's own order of equal
-	// scores (newer first, then key), not in the order the index handed
-	// them over: that is a map's, and the same query would keep a
-	// different share of them each time.
-	var ties []msgCandidate
-	for _, c := range text {
-		if c.Text == cut {
-			ties = append(ties, c)
-		}
-	}
-	sort.Slice(ties, func(i, j int) bool { return newerFirst(ties[i].Rec, ties[j].Rec) })
-	return append(kept, ties[:k-len(kept)]...), all
-}
-
-// newerFirst is rank.SortCandidates' order of two messages of equal
-// score: the newer first, then by key.
-func newerFirst(a, b *message) bool {
-	if da, db := a.Dated(), b.Dated(); !da.Equal(db) {
-		return da.After(db)
-	}
-	return a.Key() < b.Key()
-}
 
 // labels is the exact-match part of a scope, for the vector store.
 func (sc sessionScope) labels() []string {
@@ -423,17 +383,6 @@ func (s *Corpus) inScope(sc sessionScope, m *message) bool {
 	}
 	ss := s.sessions[m.sid]
 	return ss != nil && sc.session(ss) && sc.message(m)
-}
-
-// textCandidates is stage one: every message in scope that matches a query
-// term, with its BM25 score divided by the best one in scope.
-func (s *Corpus) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope) ([]msgCandidate, error) {
-	hits, err := s.ft.Score(ctx, terms, fulltext.NewBM25(s.rank), s.totals)
-	if err != nil {
-		s.noteDamage(err)
-		return nil, err
-	}
-	return rank.TextCandidates(hits, s.lookup(sc)), nil
 }
 
 // lookup finds a message by id for the ranking stages: false when
