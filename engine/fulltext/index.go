@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -447,7 +448,8 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 		return use(Snapshot{rd}, nil)
 	}
 	bit := q.bits()
-	byNum := map[uint64]*termAcc{}
+	acc := newAccumulator(n)
+	defer accumulators.Put(acc)
 	for fi, field := range textFields {
 		w := p.Weights[fi]
 		terms, ns := q.en, ""
@@ -463,16 +465,58 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 				return err
 			}
 			tw := termWeight{field: field, w: w * float64(qtf), n: float64(n), avg: avg, bit: bit[ns+term]}
-			if err := tw.add(ctx, rd, term, p, byNum); err != nil {
+			if err := tw.add(ctx, rd, term, p, acc); err != nil {
 				return err
 			}
 		}
 	}
-	hits := make([]NumHit, 0, len(byNum))
-	for num, a := range byNum {
-		hits = append(hits, NumHit{Num: num, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
+	hits := make([]NumHit, 0, len(acc.docs))
+	for i := range acc.docs {
+		a := &acc.docs[i]
+		hits = append(hits, NumHit{Num: a.num, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
 	}
 	return use(Snapshot{rd}, hits)
+}
+
+// accumulator is one query's termAccs, one per document it matched, found
+// by document number through a dense index: a query of common words
+// touches most documents, where a map by number cost a hash, a probe and
+// an allocation for each. Accumulators are pooled, each cleared of what
+// its last query touched.
+type accumulator struct {
+	at   []int32 // by document number: 1 + its index in docs, 0 for none
+	docs []termAcc
+}
+
+var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
+
+// newAccumulator is an empty accumulator from the pool, its index sized
+// for n documents (it grows past them as numbers need).
+func newAccumulator(n uint64) *accumulator {
+	a := accumulators.Get().(*accumulator)
+	for _, d := range a.docs {
+		if d.num < uint64(len(a.at)) {
+			a.at[d.num] = 0
+		}
+	}
+	a.docs = a.docs[:0]
+	if uint64(cap(a.at)) < n {
+		a.at = make([]int32, n)
+	}
+	return a
+}
+
+// doc is document num's termAcc, new if the query had not touched it yet.
+func (a *accumulator) doc(num uint64) *termAcc {
+	if num >= uint64(len(a.at)) {
+		a.at = append(a.at, make([]int32, int(num)+1-len(a.at))...)
+	}
+	if i := a.at[num]; i > 0 {
+		return &a.docs[i-1]
+	}
+	a.docs = append(a.docs, termAcc{num: num})
+	a.at[num] = int32(len(a.docs))
+	return &a.docs[len(a.docs)-1]
 }
 
 // termAcc is one document's BM25 contributions, one per field a query term
@@ -483,28 +527,36 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 // next, and their tie (which ranking breaks by date, then path) would fall
 // by chance. sum adds them in ascending order instead.
 type termAcc struct {
-	parts []float64
-	few   [4]float64 // parts' first backing: most documents match few terms
+	num   uint64     // the document's number
+	few   [4]float64 // the first parts: most documents match few terms
+	n     int        // how many of few hold a part
+	more  []float64  // every part, once there are more than few holds
 	terms uint64
 }
 
-func newTermAcc() *termAcc {
-	a := &termAcc{}
-	a.parts = a.few[:0]
-	return a
-}
-
 func (a *termAcc) add(s float64, bit uint64) {
-	a.parts = append(a.parts, s)
 	a.terms |= bit
+	switch {
+	case a.more != nil:
+		a.more = append(a.more, s)
+	case a.n < len(a.few):
+		a.few[a.n] = s
+		a.n++
+	default:
+		a.more = append(append(make([]float64, 0, 2*len(a.few)), a.few[:]...), s)
+	}
 }
 
 // sum is the document's score: the same for the same contributions, in
 // whatever order they were added.
 func (a *termAcc) sum() float64 {
-	slices.Sort(a.parts)
+	parts := a.few[:a.n]
+	if a.more != nil {
+		parts = a.more
+	}
+	slices.Sort(parts)
 	var s float64
-	for _, x := range a.parts {
+	for _, x := range parts {
 		s += x
 	}
 	return s
@@ -535,7 +587,7 @@ type termWeight struct {
 
 // add adds one term's BM25 contribution in one field to every document
 // whose postings hold it.
-func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string, p BM25, byNum map[uint64]*termAcc) error {
+func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string, p BM25, acc *accumulator) error {
 	tr, err := rd.TermFieldReader(ctx, []byte(term), tw.field, true, true, false)
 	if err != nil {
 		return fmt.Errorf("postings of %q: %w", term, err)
@@ -565,11 +617,9 @@ func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string,
 			return fmt.Errorf("postings of %q: a document number of %d bytes, want 8", term, len(d.ID))
 		}
 		num := binary.BigEndian.Uint64(d.ID)
-		a := byNum[num]
-		if a == nil {
-			a = newTermAcc()
-			byNum[num] = a
+		if num >= math.MaxInt32 {
+			return fmt.Errorf("postings of %q: document number %d, past what a query accumulates", term, num)
 		}
-		a.add(s, tw.bit)
+		acc.doc(num).add(s, tw.bit)
 	}
 }

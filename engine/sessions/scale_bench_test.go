@@ -48,6 +48,16 @@ func BenchmarkSessionsIndex(b *testing.B) {
 			lat = append(lat, time.Since(t))
 			cpu = append(cpu, cpuTime()-c)
 		}
+		if os.Getenv("MNEMO_SESSIONS_SLOWEST") != "" {
+			idx := make([]int, len(qs))
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortFunc(idx, func(a, b int) int { return int(cpu[b] - cpu[a]) })
+			for _, i := range idx[:10] {
+				b.Logf("%6.1f ms CPU  %q", float64(cpu[i].Microseconds())/1000, qs[i].Text)
+			}
+		}
 		slices.Sort(lat)
 		slices.Sort(cpu)
 		p := func(xs []time.Duration, x float64) float64 {

@@ -263,8 +263,7 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 		}
 		page.TotalSessions = textSessions.len()
 	}
-	sortGroups(groups, q.Sort)
-	for _, g := range groups[:min(q.Limit, len(groups))] {
+	for _, g := range firstGroups(groups, q.Sort, q.Limit) {
 		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
 	}
 	return nil
@@ -421,7 +420,8 @@ type sessionGroup struct {
 	latest time.Time
 }
 
-// group is stage four: hits by session, each session scored by its best hit.
+// group is stage four: hits by session, each session scored by its best
+// hit. Hits are put in order only in the sessions a page shows.
 func (s *Corpus) group(p sessionPlan, cands []msgCandidate) []*sessionGroup {
 	by := map[uint32]*sessionGroup{}
 	var out []*sessionGroup
@@ -447,10 +447,7 @@ func (s *Corpus) group(p sessionPlan, cands []msgCandidate) []*sessionGroup {
 			g.latest = m.time
 		}
 	}
-	for _, g := range out {
-		rank.SortCandidates(g.hits, rank.ByRelevance)
-	}
-	return out
+	return out // each group's hits are ordered for the page alone (result)
 }
 
 // wantsMore reports whether a message the vector store did not return could
@@ -484,22 +481,46 @@ func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool
 	return bound >= rank.KthLargest(bests, p.limit)
 }
 
-// sortGroups orders sessions best first (ties: latest ended), or by their
-// latest hit for recency.
-func sortGroups(gs []*sessionGroup, by rank.Sort) {
-	sort.Slice(gs, func(i, j int) bool {
-		a, b := gs[i], gs[j]
-		if by == rank.ByRecency && !a.latest.Equal(b.latest) {
-			return a.latest.After(b.latest)
+// firstGroups is the first n sessions of gs in page order, found without
+// ordering the rest: a query of common words has a group for most
+// sessions, a page shows a few.
+func firstGroups(gs []*sessionGroup, by rank.Sort, n int) []*sessionGroup {
+	return firstN(gs, n, func(a, b *sessionGroup) bool { return groupBefore(a, b, by) })
+}
+
+// groupBefore is the page's order of sessions: best first (ties: latest
+// ended, then number), or by their latest hit for recency.
+func groupBefore(a, b *sessionGroup, by rank.Sort) bool {
+	if by == rank.ByRecency && !a.latest.Equal(b.latest) {
+		return a.latest.After(b.latest)
+	}
+	if a.best != b.best {
+		return a.best > b.best
+	}
+	if !a.ss.Ended.Equal(b.ss.Ended) {
+		return a.ss.Ended.After(b.ss.Ended)
+	}
+	return a.ss.SID < b.ss.SID
+}
+
+// firstN is the first n of xs in the strict total order before, in that
+// order: a sorted window of n that an element joins only when it comes
+// before the window's last, so most of a long list costs one comparison.
+// xs is not changed.
+func firstN[T any](xs []T, n int, before func(a, b T) bool) []T {
+	top := make([]T, 0, min(n, len(xs)))
+	for _, x := range xs {
+		if len(top) == n && !before(x, top[n-1]) {
+			continue
 		}
-		if a.best != b.best {
-			return a.best > b.best
+		i := sort.Search(len(top), func(i int) bool { return before(x, top[i]) })
+		if len(top) < n {
+			top = append(top, x)
 		}
-		if !a.ss.Ended.Equal(b.ss.Ended) {
-			return a.ss.Ended.After(b.ss.Ended)
-		}
-		return a.ss.SID < b.ss.SID
-	})
+		copy(top[i+1:], top[i:len(top)-1])
+		top[i] = x
+	}
+	return top
 }
 
 // result is stage five: one session of the page with its best hits and
@@ -510,7 +531,8 @@ func (s *Corpus) result(g *sessionGroup, maxHits int, terms fulltext.Terms) Resu
 		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs), Archived: g.ss.archived(),
 		Score: rank.Round(g.best), Hits: []MessageHit{},
 	}
-	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
+	hits := firstN(g.hits, maxHits, func(a, b *msgCandidate) bool { return rank.CandidateBefore(a, b, rank.ByRelevance) })
+	for _, c := range hits {
 		m := c.Rec
 		excerpt, n := s.ft.MessageSnippet(s.st.text(m.sid, m.seq), terms)
 		r.Hits = append(r.Hits, MessageHit{

@@ -30,16 +30,17 @@ type docCache struct {
 // longer holds.
 var goneMsg = &message{}
 
-// resolve maps each hit's number to its message (nil when gone) in out,
-// which it returns. The caller holds s.mu (read or write): msgsGen cannot
+// resolve is the hits whose message the corpus holds and sc keeps, each
+// with its message. The caller holds s.mu (read or write): msgsGen cannot
 // change under it.
-func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, out []*message) ([]*message, error) {
+func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, sc sessionScope) ([]textMatch, error) {
 	c := &s.docs
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.snap.Same(snap) || c.gen != s.msgsGen {
 		c.snap, c.gen, c.msgs = snap, s.msgsGen, c.msgs[:0]
 	}
+	out := make([]textMatch, 0, len(hits))
 	for _, h := range hits {
 		if h.Num >= uint64(len(c.msgs)) {
 			c.msgs = append(c.msgs, make([]*message, int(h.Num)+1-len(c.msgs))...)
@@ -55,10 +56,9 @@ func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, out []*
 			}
 			c.msgs[h.Num] = m
 		}
-		if m == goneMsg {
-			m = nil
+		if m != goneMsg && s.inScope(sc, m) {
+			out = append(out, textMatch{m: m, text: h.Score, matched: h.Matched})
 		}
-		out = append(out, m)
 	}
 	return out, nil
 }
@@ -79,17 +79,9 @@ type textMatch struct {
 func (s *Corpus) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope, k int) ([]msgCandidate, *sidSet, error) {
 	var matches []textMatch
 	err := s.ft.ScoreEach(ctx, terms, fulltext.NewBM25(s.rank), s.totals, func(snap fulltext.Snapshot, hits []fulltext.NumHit) error {
-		ms, err := s.resolve(snap, hits, make([]*message, 0, len(hits)))
-		if err != nil {
-			return err
-		}
-		matches = make([]textMatch, 0, len(hits))
-		for i, h := range hits {
-			if m := ms[i]; m != nil && s.inScope(sc, m) {
-				matches = append(matches, textMatch{m: m, text: h.Score, matched: h.Matched})
-			}
-		}
-		return nil
+		var err error
+		matches, err = s.resolve(snap, hits, sc)
+		return err
 	})
 	if err != nil {
 		s.noteDamage(err)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,4 +121,41 @@ func TestTextCandidatesMatchExhaustive(t *testing.T) {
 		t.Fatal(err)
 	}
 	compare("after a full sync")
+}
+
+// TestFirstN: the first n of a list by a total order are a full sort's
+// first n, for every n, whatever the list's order (many equal keys, broken
+// by a second one).
+func TestFirstN(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	type pair struct{ a, b int }
+	before := func(x, y pair) bool {
+		if x.a != y.a {
+			return x.a > y.a
+		}
+		return x.b < y.b
+	}
+	for _, size := range []int{0, 1, 2, 7, 50, 300} {
+		xs := make([]pair, size)
+		for i := range xs {
+			xs[i] = pair{r.IntN(5), i}
+		}
+		r.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+		orig := slices.Clone(xs)
+		sorted := slices.Clone(xs)
+		slices.SortFunc(sorted, func(x, y pair) int {
+			if before(x, y) {
+				return -1
+			}
+			return 1
+		})
+		for _, n := range []int{1, 2, 3, 10, 299, 300, 400} {
+			if got, want := firstN(xs, n, before), sorted[:min(n, size)]; !slices.Equal(got, want) {
+				t.Errorf("size %d, n %d: %v, want %v", size, n, got, want)
+			}
+		}
+		if !slices.Equal(xs, orig) {
+			t.Errorf("size %d: firstN changed its input", size)
+		}
+	}
 }
