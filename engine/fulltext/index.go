@@ -13,6 +13,7 @@ package fulltext
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -366,39 +368,88 @@ type Hit = rank.TextHit
 // of docs/benchmarks.md. Bleve still does analysis, postings and storage.
 // totals holds each field's total token count over all documents.
 func (ft *Index) Score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64) (hits []Hit, err error) {
+	err = ft.ScoreEach(ctx, q, p, totals, func(snap Snapshot, nums []NumHit) error {
+		hits = make([]Hit, 0, len(nums))
+		for _, h := range nums {
+			ext, err := snap.ExternalID(h.Num)
+			if err != nil {
+				return err
+			}
+			hits = append(hits, Hit{ID: ext, Score: h.Score, Matched: h.Matched})
+		}
+		return nil
+	})
+	return hits, err
+}
+
+// NumHit is one document's BM25 score and how many query terms it
+// matched, by the document's number in the Snapshot that scored it.
+type NumHit struct {
+	Num     uint64
+	Score   float64
+	Matched int
+}
+
+// Snapshot is the state of the index one query read: its documents'
+// numbers (NumHit.Num) mean something in it alone, and only while it is
+// open (inside ScoreEach's use).
+type Snapshot struct{ rd index.IndexReader }
+
+// Same reports whether two snapshots are one state of the index, so that
+// what a caller learnt of a number in one (its document's id) holds in
+// the other. Bleve hands out the same snapshot until the index changes.
+func (s Snapshot) Same(o Snapshot) bool { return s.rd != nil && s.rd == o.rd }
+
+// ExternalID is the id of document num.
+func (s Snapshot) ExternalID(num uint64) (string, error) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], num)
+	ext, err := s.rd.ExternalID(b[:])
+	if err != nil {
+		return "", fmt.Errorf("resolve document id: %w", err)
+	}
+	return ext, nil
+}
+
+// ScoreEach scores q as Score does, and hands use the hits by number in
+// the snapshot they were scored in, in no order, while it is open: a
+// caller that knows documents by number (a cache of what it resolved
+// before) reads no stored id again. A damaged index fails ScoreEach as
+// it fails Score, use's reads included.
+func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) (err error) {
 	err = withFaults(func() (err error) {
 		defer guardBleve(&err)
-		hits, err = ft.score(ctx, q, p, totals)
-		return err
+		return ft.score(ctx, q, p, totals, use)
 	})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrIndexDamaged) {
 		// Bleve failed without panicking: a damaged segment, or not.
 		if derr := withFaults(func() error { return Check(ft.idx) }); derr != nil {
-			return nil, fmt.Errorf("%w; the query failed with: %v", derr, err)
+			return fmt.Errorf("%w; the query failed with: %v", derr, err)
 		}
 	}
-	return hits, err
+	return err
 }
 
-func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64) ([]Hit, error) {
+func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
 	r, err := ft.idx.Advanced()
 	if err != nil {
-		return nil, fmt.Errorf("full-text index: %w", err)
+		return fmt.Errorf("full-text index: %w", err)
 	}
 	rd, err := r.Reader()
 	if err != nil {
-		return nil, fmt.Errorf("full-text reader: %w", err)
+		return fmt.Errorf("full-text reader: %w", err)
 	}
 	defer rd.Close()
 	n, err := rd.DocCount()
 	if err != nil {
-		return nil, fmt.Errorf("full-text doc count: %w", err)
+		return fmt.Errorf("full-text doc count: %w", err)
 	}
 	if n == 0 {
-		return nil, nil
+		return use(Snapshot{rd}, nil)
 	}
 	bit := q.bits()
-	byID := map[string]*termAcc{}
+	acc := newAccumulator(n)
+	defer accumulators.Put(acc)
 	for fi, field := range textFields {
 		w := p.Weights[fi]
 		terms, ns := q.en, ""
@@ -411,15 +462,61 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 		avg := float64(totals[fi]) / float64(n)
 		for term, qtf := range terms {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 			tw := termWeight{field: field, w: w * float64(qtf), n: float64(n), avg: avg, bit: bit[ns+term]}
-			if err := tw.add(ctx, rd, term, p, byID); err != nil {
-				return nil, err
+			if err := tw.add(ctx, rd, term, p, acc); err != nil {
+				return err
 			}
 		}
 	}
-	return hits(rd, byID)
+	hits := make([]NumHit, 0, len(acc.docs))
+	for i := range acc.docs {
+		a := &acc.docs[i]
+		hits = append(hits, NumHit{Num: a.num, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
+	}
+	return use(Snapshot{rd}, hits)
+}
+
+// accumulator is one query's termAccs, one per document it matched, found
+// by document number through a dense index: a query of common words
+// touches most documents, where a map by number cost a hash, a probe and
+// an allocation for each. Accumulators are pooled, each cleared of what
+// its last query touched.
+type accumulator struct {
+	at   []int32 // by document number: 1 + its index in docs, 0 for none
+	docs []termAcc
+}
+
+var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
+
+// newAccumulator is an empty accumulator from the pool, its index sized
+// for n documents (it grows past them as numbers need).
+func newAccumulator(n uint64) *accumulator {
+	a := accumulators.Get().(*accumulator)
+	for _, d := range a.docs {
+		if d.num < uint64(len(a.at)) {
+			a.at[d.num] = 0
+		}
+	}
+	a.docs = a.docs[:0]
+	if uint64(cap(a.at)) < n {
+		a.at = make([]int32, n)
+	}
+	return a
+}
+
+// doc is document num's termAcc, new if the query had not touched it yet.
+func (a *accumulator) doc(num uint64) *termAcc {
+	if num >= uint64(len(a.at)) {
+		a.at = append(a.at, make([]int32, int(num)+1-len(a.at))...)
+	}
+	if i := a.at[num]; i > 0 {
+		return &a.docs[i-1]
+	}
+	a.docs = append(a.docs, termAcc{num: num})
+	a.at[num] = int32(len(a.docs))
+	return &a.docs[len(a.docs)-1]
 }
 
 // termAcc is one document's BM25 contributions, one per field a query term
@@ -430,28 +527,36 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 // next, and their tie (which ranking breaks by date, then path) would fall
 // by chance. sum adds them in ascending order instead.
 type termAcc struct {
-	parts []float64
-	few   [4]float64 // parts' first backing: most documents match few terms
+	num   uint64     // the document's number
+	few   [4]float64 // the first parts: most documents match few terms
+	n     int        // how many of few hold a part
+	more  []float64  // every part, once there are more than few holds
 	terms uint64
 }
 
-func newTermAcc() *termAcc {
-	a := &termAcc{}
-	a.parts = a.few[:0]
-	return a
-}
-
 func (a *termAcc) add(s float64, bit uint64) {
-	a.parts = append(a.parts, s)
 	a.terms |= bit
+	switch {
+	case a.more != nil:
+		a.more = append(a.more, s)
+	case a.n < len(a.few):
+		a.few[a.n] = s
+		a.n++
+	default:
+		a.more = append(append(make([]float64, 0, 2*len(a.few)), a.few[:]...), s)
+	}
 }
 
 // sum is the document's score: the same for the same contributions, in
 // whatever order they were added.
 func (a *termAcc) sum() float64 {
-	slices.Sort(a.parts)
+	parts := a.few[:a.n]
+	if a.more != nil {
+		parts = a.more
+	}
+	slices.Sort(parts)
 	var s float64
-	for _, x := range a.parts {
+	for _, x := range parts {
 		s += x
 	}
 	return s
@@ -482,7 +587,7 @@ type termWeight struct {
 
 // add adds one term's BM25 contribution in one field to every document
 // whose postings hold it.
-func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string, p BM25, byID map[string]*termAcc) error {
+func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string, p BM25, acc *accumulator) error {
 	tr, err := rd.TermFieldReader(ctx, []byte(term), tw.field, true, true, false)
 	if err != nil {
 		return fmt.Errorf("postings of %q: %w", term, err)
@@ -508,24 +613,13 @@ func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string,
 			dl = 1 / (d.Norm * d.Norm)
 		}
 		s := tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
-		a := byID[string(d.ID)]
-		if a == nil {
-			a = newTermAcc()
-			byID[string(d.ID)] = a
+		if len(d.ID) != 8 {
+			return fmt.Errorf("postings of %q: a document number of %d bytes, want 8", term, len(d.ID))
 		}
-		a.add(s, tw.bit)
-	}
-}
-
-// hits resolves the scored documents' ids.
-func hits(rd index.IndexReader, byID map[string]*termAcc) ([]Hit, error) {
-	out := make([]Hit, 0, len(byID))
-	for id, a := range byID {
-		ext, err := rd.ExternalID(index.IndexInternalID(id))
-		if err != nil {
-			return nil, fmt.Errorf("resolve document id: %w", err)
+		num := binary.BigEndian.Uint64(d.ID)
+		if num >= math.MaxInt32 {
+			return fmt.Errorf("postings of %q: document number %d, past what a query accumulates", term, num)
 		}
-		out = append(out, Hit{ID: ext, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
+		acc.doc(num).add(s, tw.bit)
 	}
-	return out, nil
 }

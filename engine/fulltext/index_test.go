@@ -31,7 +31,7 @@ func TestTermAccOrderBlind(t *testing.T) {
 			running := map[float64]bool{}
 			var want float64
 			for i, parts := range tc.orders {
-				a := newTermAcc()
+				a := &termAcc{}
 				var r float64
 				for j, s := range parts {
 					a.add(s, 1<<j)

@@ -208,21 +208,23 @@ func DecayAndCut[R Item](p Plan, cands []Candidate[R], decay func(R) float64) ([
 // SortCandidates orders a result list: by score (ties: newer first, then
 // key), or by recency (most recently updated first, ties by score).
 func SortCandidates[R Item](cs []*Candidate[R], by Sort) {
-	sort.Slice(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if by == ByRecency {
-			if ua, ub := a.Rec.Updated(), b.Rec.Updated(); !ua.Equal(ub) {
-				return ua.After(ub)
-			}
+	sort.Slice(cs, func(i, j int) bool { return CandidateBefore(cs[i], cs[j], by) })
+}
+
+// CandidateBefore is SortCandidates' order: whether a comes before b.
+func CandidateBefore[R Item](a, b *Candidate[R], by Sort) bool {
+	if by == ByRecency {
+		if ua, ub := a.Rec.Updated(), b.Rec.Updated(); !ua.Equal(ub) {
+			return ua.After(ub)
 		}
-		if a.Score != b.Score {
-			return a.Score > b.Score
-		}
-		if da, db := a.Rec.Dated(), b.Rec.Dated(); !da.Equal(db) {
-			return da.After(db)
-		}
-		return a.Rec.Key() < b.Rec.Key()
-	})
+	}
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	if da, db := a.Rec.Dated(), b.Rec.Dated(); !da.Equal(db) {
+		return da.After(db)
+	}
+	return a.Rec.Key() < b.Rec.Key()
 }
 
 // PageBounds is the range [lo, hi) of n ordered results that page (1-based)

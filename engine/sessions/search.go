@@ -234,9 +234,10 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 		semDone <- semantic{err: embedErr}
 	}
 	var text []msgCandidate
+	var textSessions *sidSet
 	var err error
 	if q.Mode != rank.Semantic {
-		text, err = s.textCandidates(ctx, terms, sc)
+		text, textSessions, err = textStage(s, ctx, terms, sc, max(maxTextCandidates, 20*p.limit*p.hits))
 	}
 	sem := <-semDone // never leave the vector query reading under a released lock
 	if err != nil {
@@ -245,7 +246,6 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 	if sem.err != nil {
 		return sem.err
 	}
-	text, textSessions := s.bestText(text, p)
 	var groups []*sessionGroup
 	for n := p.chunks; ; n *= 4 {
 		groups = s.group(p, s.fuse(p, sc, text, qv, sem.found))
@@ -259,12 +259,11 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 	page.TotalSessions = len(groups)
 	if textSessions != nil {
 		for _, g := range groups {
-			textSessions[g.ss.SID] = struct{}{}
+			textSessions.add(g.ss.SID)
 		}
-		page.TotalSessions = len(textSessions)
+		page.TotalSessions = textSessions.len()
 	}
-	sortGroups(groups, q.Sort)
-	for _, g := range groups[:min(q.Limit, len(groups))] {
+	for _, g := range firstGroups(groups, q.Sort, q.Limit) {
 		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
 	}
 	return nil
@@ -339,6 +338,10 @@ func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessio
 	return s.vec.Query(ctx, qv, n, sc.labels())
 }
 
+// textStage is stage one, (*Corpus).textCandidates: a variable so that a
+// test can hold it to the exhaustive reference it replaced.
+var textStage = (*Corpus).textCandidates
+
 // maxTextCandidates bounds the text matches that go on to fusion: past it,
 // only the best by BM25 do (at least 20 per hit a page can show). A query
 // of common words matches most of a large history, and every candidate
@@ -347,35 +350,6 @@ func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessio
 // candidates already cover. On the sessions benchmark no query reaches
 // the bound (a project holds ~600 messages), so its figures are exact.
 const maxTextCandidates = 2000
-
-// bestText keeps the best text candidates (see maxTextCandidates) and, when
-// it drops any, returns the sessions all of them belong to, so that
-// totalSessions still counts every session with a match.
-func (s *Corpus) bestText(text []msgCandidate, p sessionPlan) ([]msgCandidate, map[uint32]struct{}) {
-	k := max(maxTextCandidates, 20*p.limit*p.hits)
-	if len(text) <= k {
-		return text, nil
-	}
-	all := make(map[uint32]struct{}, 256)
-	scores := make([]float64, len(text))
-	for i := range text {
-		all[text[i].Rec.sid] = struct{}{}
-		scores[i] = text[i].Text
-	}
-	cut := rank.KthLargest(scores, k)
-	kept := make([]msgCandidate, 0, k)
-	for _, c := range text {
-		if c.Text > cut {
-			kept = append(kept, c)
-		}
-	}
-	for _, c := range text { // ties at the cut fill what is left
-		if c.Text == cut && len(kept) < k {
-			kept = append(kept, c)
-		}
-	}
-	return kept, all
-}
 
 // labels is the exact-match part of a scope, for the vector store.
 func (sc sessionScope) labels() []string {
@@ -408,17 +382,6 @@ func (s *Corpus) inScope(sc sessionScope, m *message) bool {
 	}
 	ss := s.sessions[m.sid]
 	return ss != nil && sc.session(ss) && sc.message(m)
-}
-
-// textCandidates is stage one: every message in scope that matches a query
-// term, with its BM25 score divided by the best one in scope.
-func (s *Corpus) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope) ([]msgCandidate, error) {
-	hits, err := s.ft.Score(ctx, terms, fulltext.NewBM25(s.rank), s.totals)
-	if err != nil {
-		s.noteDamage(err)
-		return nil, err
-	}
-	return rank.TextCandidates(hits, s.lookup(sc)), nil
 }
 
 // lookup finds a message by id for the ranking stages: false when
@@ -457,7 +420,8 @@ type sessionGroup struct {
 	latest time.Time
 }
 
-// group is stage four: hits by session, each session scored by its best hit.
+// group is stage four: hits by session, each session scored by its best
+// hit. Hits are put in order only in the sessions a page shows.
 func (s *Corpus) group(p sessionPlan, cands []msgCandidate) []*sessionGroup {
 	by := map[uint32]*sessionGroup{}
 	var out []*sessionGroup
@@ -483,10 +447,7 @@ func (s *Corpus) group(p sessionPlan, cands []msgCandidate) []*sessionGroup {
 			g.latest = m.time
 		}
 	}
-	for _, g := range out {
-		rank.SortCandidates(g.hits, rank.ByRelevance)
-	}
-	return out
+	return out // each group's hits are ordered for the page alone (result)
 }
 
 // wantsMore reports whether a message the vector store did not return could
@@ -520,22 +481,46 @@ func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool
 	return bound >= rank.KthLargest(bests, p.limit)
 }
 
-// sortGroups orders sessions best first (ties: latest ended), or by their
-// latest hit for recency.
-func sortGroups(gs []*sessionGroup, by rank.Sort) {
-	sort.Slice(gs, func(i, j int) bool {
-		a, b := gs[i], gs[j]
-		if by == rank.ByRecency && !a.latest.Equal(b.latest) {
-			return a.latest.After(b.latest)
+// firstGroups is the first n sessions of gs in page order, found without
+// ordering the rest: a query of common words has a group for most
+// sessions, a page shows a few.
+func firstGroups(gs []*sessionGroup, by rank.Sort, n int) []*sessionGroup {
+	return firstN(gs, n, func(a, b *sessionGroup) bool { return groupBefore(a, b, by) })
+}
+
+// groupBefore is the page's order of sessions: best first (ties: latest
+// ended, then number), or by their latest hit for recency.
+func groupBefore(a, b *sessionGroup, by rank.Sort) bool {
+	if by == rank.ByRecency && !a.latest.Equal(b.latest) {
+		return a.latest.After(b.latest)
+	}
+	if a.best != b.best {
+		return a.best > b.best
+	}
+	if !a.ss.Ended.Equal(b.ss.Ended) {
+		return a.ss.Ended.After(b.ss.Ended)
+	}
+	return a.ss.SID < b.ss.SID
+}
+
+// firstN is the first n of xs in the strict total order before, in that
+// order: a sorted window of n that an element joins only when it comes
+// before the window's last, so most of a long list costs one comparison.
+// xs is not changed.
+func firstN[T any](xs []T, n int, before func(a, b T) bool) []T {
+	top := make([]T, 0, min(n, len(xs)))
+	for _, x := range xs {
+		if len(top) == n && !before(x, top[n-1]) {
+			continue
 		}
-		if a.best != b.best {
-			return a.best > b.best
+		i := sort.Search(len(top), func(i int) bool { return before(x, top[i]) })
+		if len(top) < n {
+			top = append(top, x)
 		}
-		if !a.ss.Ended.Equal(b.ss.Ended) {
-			return a.ss.Ended.After(b.ss.Ended)
-		}
-		return a.ss.SID < b.ss.SID
-	})
+		copy(top[i+1:], top[i:len(top)-1])
+		top[i] = x
+	}
+	return top
 }
 
 // result is stage five: one session of the page with its best hits and
@@ -546,7 +531,8 @@ func (s *Corpus) result(g *sessionGroup, maxHits int, terms fulltext.Terms) Resu
 		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs), Archived: g.ss.archived(),
 		Score: rank.Round(g.best), Hits: []MessageHit{},
 	}
-	for _, c := range g.hits[:min(maxHits, len(g.hits))] {
+	hits := firstN(g.hits, maxHits, func(a, b *msgCandidate) bool { return rank.CandidateBefore(a, b, rank.ByRelevance) })
+	for _, c := range hits {
 		m := c.Rec
 		excerpt, n := s.ft.MessageSnippet(s.st.text(m.sid, m.seq), terms)
 		r.Hits = append(r.Hits, MessageHit{

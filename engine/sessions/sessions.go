@@ -175,6 +175,12 @@ type Corpus struct {
 	// purging is the purge mark of a forget whose files are not all
 	// rewritten yet ("" when none is).
 	purging string
+	// msgsGen changes whenever msgs does: what docs learnt of msgs holds
+	// while it stands.
+	msgsGen uint64
+	// docs is the full-text index's document numbers resolved to messages
+	// (its own lock: searches fill it under the read lock).
+	docs docCache
 }
 
 // Index is the sessions corpus as a front end reaches it: what the
@@ -399,6 +405,7 @@ func (s *Corpus) resetMemory() error {
 	s.sessions = map[uint32]*session{}
 	s.byPath = map[string]*session{}
 	s.msgs = map[string]*message{}
+	s.msgsGen++
 	s.nextSID = 1
 	s.totals = [fulltext.NumFields]int64{}
 	s.skips = map[string][]store.Skip{}
@@ -497,6 +504,7 @@ func (s *Corpus) addMessage(ss *session, seq uint32, m msgRec) *message {
 	}
 	msg := &message{doc: id, time: m.Time, lens: m.Lens, sid: ss.SID, seq: seq, role: m.Role, id: m.ID}
 	s.msgs[id] = msg
+	s.msgsGen++
 	ss.seqs[seq] = msg
 	for i := range s.totals {
 		s.totals[i] += int64(m.Lens[i])
@@ -510,6 +518,7 @@ func (s *Corpus) dropMessage(m *message) {
 	}
 	s.vec.Delete(context.Background(), m.doc) // in memory: cannot fail
 	delete(s.msgs, m.doc)
+	s.msgsGen++
 	if ss := s.sessions[m.sid]; ss != nil {
 		delete(ss.seqs, m.seq)
 	}

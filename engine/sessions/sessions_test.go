@@ -704,3 +704,33 @@ func TestSessionsReadOnlyLazyVectors(t *testing.T) {
 		t.Errorf("read-only status: %d vectors, %d messages; want %d, %d", st.Vectors, st.Messages, wantStatus.Vectors, wantStatus.Messages)
 	}
 }
+
+// TestSessionsTiesAtTheTextCut: when more messages than maxTextCandidates
+// score the same, which of them go on to fusion does not depend on the
+// order the full-text index handed them over in (a map's), so the same
+// query on the same index answers the same page every time.
+func TestSessionsTiesAtTheTextCut(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "t")
+	for i, name := range []string{"y1", "y2", "y3"} {
+		var ms []lineMsg
+		for k := range 800 {
+			ms = append(ms, msgAt(fmt.Sprintf("%s-%d", name, k), "user", "the apple orchard", i*1000+k))
+		}
+		writeLines(t, filepath.Join(root, name+".jsonl"), ms, false)
+	}
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	for _, mode := range []rank.Mode{rank.FullText, rank.Hybrid} {
+		q := Query{Text: "apple orchard", Mode: mode, Limit: 3, MaxHits: MaxHits}
+		first := search(t, s, q)
+		for range 8 {
+			if p := search(t, s, q); !reflect.DeepEqual(p, first) {
+				t.Fatalf("%s: two searches differ:\n%v\n%v", mode, hitIDs(first), hitIDs(p))
+			}
+		}
+		// The newest messages tie-break first, as on the page.
+		if got := first.Sessions[0].Hits[0].MessageID; got != "y3-799" {
+			t.Errorf("%s: first hit %s, want y3-799", mode, got)
+		}
+	}
+}

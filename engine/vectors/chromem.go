@@ -233,13 +233,14 @@ func (s *Chromem) Query(ctx context.Context, q []float32, n int, scope []string)
 		if count == 0 {
 			continue
 		}
-		// chromem-go refuses nResults above the collection's size.
-		k := min(n, count)
+		// chromem-go refuses nResults above the collection's size. One
+		// more than n tells whether the n-th ties with a chunk left out.
+		k := min(n+1, count)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			res, err := c.QueryEmbedding(ctx, q, k, where, nil)
-			parts[i] = part{res: res, full: len(res) == n, err: err}
+			parts[i] = part{res: res, full: len(res) > n, err: err}
 		}()
 	}
 	wg.Wait()
@@ -249,11 +250,20 @@ func (s *Chromem) Query(ctx context.Context, q []float32, n int, scope []string)
 		if p.err != nil {
 			return Found{}, fmt.Errorf("vector store: query: %w", p.err)
 		}
+		res := p.res
 		if p.full {
 			f.Complete = false
-			f.Bound = max(f.Bound, p.res[len(p.res)-1].Similarity)
+			f.Bound = max(f.Bound, res[n-1].Similarity)
+			// Which of the chunks that tie with the one left out chromem-go
+			// returns is a race between its goroutines: keep none of them,
+			// so the same query always finds the same items (those left out
+			// are at most Bound, as every chunk not returned is).
+			out := res[n].Similarity
+			for res = res[:n]; len(res) > 0 && res[len(res)-1].Similarity == out; {
+				res = res[:len(res)-1]
+			}
 		}
-		for _, r := range p.res {
+		for _, r := range res {
 			id, chunk := splitChunkID(r.ID)
 			if j, ok := best[id]; ok {
 				if r.Similarity > f.Hits[j].Similarity {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -183,4 +184,46 @@ func hitIDs(hs []Hit) []string {
 		out = append(out, h.ID)
 	}
 	return out
+}
+
+// TestChromemQueryTies: a collection asked for its n nearest chunks when
+// more than n of them tie at the n-th similarity returns an arbitrary
+// share of the tie (chromem-go's goroutines race for its heap), so Query
+// keeps none of a full collection's last tie: the same query returns the
+// same hits every time, and every item it leaves out is at most Bound.
+func TestChromemQueryTies(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewChromem(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := []float32{1, 1, 0, 0}
+	var batch []Item
+	for i := range 400 {
+		v := same
+		if i%50 == 0 {
+			v = []float32{1, 1, 0.2, 0} // a few nearer ones
+		}
+		batch = append(batch, Item{ID: fmt.Sprintf("m%03d", i), Vectors: [][]float32{v}})
+	}
+	if err := s.Put(ctx, batch...); err != nil {
+		t.Fatal(err)
+	}
+	q := Normalize([]float32{1, 1, 0.1, 0})
+	first, err := s.Query(ctx, q, 30, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 30 {
+		f, err := s.Query(ctx, q, 30, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(f, first) {
+			t.Fatalf("two queries differ: %d hits, bound %v; %d hits, bound %v", len(first.Hits), first.Bound, len(f.Hits), f.Bound)
+		}
+	}
+	if first.Complete || len(first.Hits) != 8 {
+		t.Errorf("complete %v, %d hits; want the 8 nearer ones of an incomplete answer", first.Complete, len(first.Hits))
+	}
 }

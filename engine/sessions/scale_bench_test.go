@@ -1,0 +1,89 @@
+package sessions_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"mnemo/engine/rank"
+	"mnemo/engine/sessions"
+)
+
+// BenchmarkSessionsIndex runs queries against an index already built (a
+// read-only open, as a CLI query's), to profile a query at scale without
+// syncing:
+//
+//	MNEMO_SESSIONS_INDEX=/tmp/scale/idx MNEMO_SESSIONS_QUERIES=/tmp/scale/home/.bench/queries.jsonl \
+//	  go test ./engine/sessions -run '^$' -bench BenchmarkSessionsIndex -benchtime 1x -cpuprofile cpu.out
+//
+// MNEMO_SESSIONS_MODE picks the mode (default hybrid).
+func BenchmarkSessionsIndex(b *testing.B) {
+	dir, qpath := os.Getenv("MNEMO_SESSIONS_INDEX"), os.Getenv("MNEMO_SESSIONS_QUERIES")
+	if dir == "" || qpath == "" {
+		b.Skip("set MNEMO_SESSIONS_INDEX and MNEMO_SESSIONS_QUERIES")
+	}
+	ctx := context.Background()
+	qs := readQueries(b, qpath, rank.Mode(os.Getenv("MNEMO_SESSIONS_MODE")))
+	s, err := sessions.Open(ctx, sessions.Config{IndexDir: dir, ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Search(ctx, qs[0]); err != nil { // the vectors' load
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		lat := make([]time.Duration, 0, len(qs))
+		cpu := make([]time.Duration, 0, len(qs))
+		for _, q := range qs {
+			t, c := time.Now(), cpuTime()
+			if _, err := s.Search(ctx, q); err != nil {
+				b.Fatalf("%q: %v", q.Text, err)
+			}
+			lat = append(lat, time.Since(t))
+			cpu = append(cpu, cpuTime()-c)
+		}
+		if os.Getenv("MNEMO_SESSIONS_SLOWEST") != "" {
+			idx := make([]int, len(qs))
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortFunc(idx, func(a, b int) int { return int(cpu[b] - cpu[a]) })
+			for _, i := range idx[:10] {
+				b.Logf("%6.1f ms CPU  %q", float64(cpu[i].Microseconds())/1000, qs[i].Text)
+			}
+		}
+		slices.Sort(lat)
+		slices.Sort(cpu)
+		p := func(xs []time.Duration, x float64) float64 {
+			return float64(xs[int(x*float64(len(xs)-1))].Microseconds()) / 1000
+		}
+		b.ReportMetric(p(lat, 0.5), "p50-ms")
+		b.ReportMetric(p(lat, 0.99), "p99-ms")
+		b.ReportMetric(p(cpu, 0.5), "cpu-p50-ms")
+		b.ReportMetric(p(cpu, 0.99), "cpu-p99-ms")
+	}
+}
+
+func readQueries(b *testing.B, path string, mode rank.Mode) []sessions.Query {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var qs []sessions.Query
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var q struct{ Query string }
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			b.Fatal(err)
+		}
+		qs = append(qs, sessions.Query{Text: q.Query, Mode: mode})
+	}
+	return qs
+}

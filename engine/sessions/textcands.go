@@ -1,0 +1,162 @@
+package sessions
+
+import (
+	"context"
+	"math"
+	"math/bits"
+	"sort"
+	"sync"
+
+	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
+)
+
+// docCache is the full-text index's document numbers resolved to
+// messages, for one snapshot of the index and one state of the corpus's
+// message map (msgsGen): a query of common words matches most of the
+// history, and reading each match's stored id from its segment, then
+// finding its message by that string, cost more than scoring it. A
+// snapshot lasts until the index changes, so a warm query resolves no
+// number it has met before. The first query after a change pays what
+// every query paid before.
+type docCache struct {
+	mu   sync.Mutex
+	snap fulltext.Snapshot
+	gen  uint64
+	msgs []*message // by document number; nil: not resolved yet
+}
+
+// goneMsg stands in docCache for a document whose message the corpus no
+// longer holds.
+var goneMsg = &message{}
+
+// resolve is the hits whose message the corpus holds and sc keeps, each
+// with its message. The caller holds s.mu (read or write): msgsGen cannot
+// change under it.
+func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, sc sessionScope) ([]textMatch, error) {
+	c := &s.docs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.snap.Same(snap) || c.gen != s.msgsGen {
+		c.snap, c.gen, c.msgs = snap, s.msgsGen, c.msgs[:0]
+	}
+	out := make([]textMatch, 0, len(hits))
+	for _, h := range hits {
+		if h.Num >= uint64(len(c.msgs)) {
+			c.msgs = append(c.msgs, make([]*message, int(h.Num)+1-len(c.msgs))...)
+		}
+		m := c.msgs[h.Num]
+		if m == nil {
+			ext, err := snap.ExternalID(h.Num)
+			if err != nil {
+				return nil, err
+			}
+			if m = s.msgs[ext]; m == nil {
+				m = goneMsg
+			}
+			c.msgs[h.Num] = m
+		}
+		if m != goneMsg && s.inScope(sc, m) {
+			out = append(out, textMatch{m: m, text: h.Score, matched: h.Matched})
+		}
+	}
+	return out, nil
+}
+
+// textMatch is one text match in scope, before it is a candidate.
+type textMatch struct {
+	m       *message
+	text    float64 // BM25, then divided by the best in scope
+	matched int
+}
+
+// textCandidates is stage one: the messages in scope that match a query
+// term, each with its BM25 score divided by the best one in scope, the
+// best k of them when more match (see maxTextCandidates; ties at the cut
+// in the page's order), and then the sessions all of them belong to, so
+// that totalSessions still counts every session with a match (nil when
+// none was dropped). Only the kept matches become candidates.
+func (s *Corpus) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope, k int) ([]msgCandidate, *sidSet, error) {
+	var matches []textMatch
+	err := s.ft.ScoreEach(ctx, terms, fulltext.NewBM25(s.rank), s.totals, func(snap fulltext.Snapshot, hits []fulltext.NumHit) error {
+		var err error
+		matches, err = s.resolve(snap, hits, sc)
+		return err
+	})
+	if err != nil {
+		s.noteDamage(err)
+		return nil, nil, err
+	}
+	var best float64
+	for _, t := range matches {
+		best = math.Max(best, t.text)
+	}
+	for i := range matches {
+		matches[i].text /= best
+	}
+	var all *sidSet
+	if len(matches) > k {
+		all = &sidSet{}
+		for _, t := range matches {
+			all.add(t.m.sid)
+		}
+		matches = bestMatches(matches, k)
+	}
+	cands := make([]msgCandidate, len(matches))
+	for i, t := range matches {
+		cands[i] = msgCandidate{Rec: t.m, Text: t.text, Matched: t.matched, TextRank: 1}
+	}
+	return cands, all, nil
+}
+
+// bestMatches keeps the k best of ms by score; ties at the cut fill what
+// is left in the page's own order of equal scores (newer first, then
+// key), not in the order the index handed them over: that is a map's, and
+// the same query would keep a different share of them each time.
+func bestMatches(ms []textMatch, k int) []textMatch {
+	scores := make([]float64, len(ms))
+	for i := range ms {
+		scores[i] = ms[i].text
+	}
+	cut := rank.KthLargest(scores, k)
+	kept := make([]textMatch, 0, k)
+	var ties []textMatch
+	for _, t := range ms {
+		switch {
+		case t.text > cut:
+			kept = append(kept, t)
+		case t.text == cut:
+			ties = append(ties, t)
+		}
+	}
+	sort.Slice(ties, func(i, j int) bool { return newerFirst(ties[i].m, ties[j].m) })
+	return append(kept, ties[:k-len(kept)]...)
+}
+
+// newerFirst is rank.SortCandidates' order of two messages of equal
+// score: the newer first, then by key.
+func newerFirst(a, b *message) bool {
+	if da, db := a.Dated(), b.Dated(); !da.Equal(db) {
+		return da.After(db)
+	}
+	return a.Key() < b.Key()
+}
+
+// sidSet is a set of session numbers, one bit each.
+type sidSet struct{ words []uint64 }
+
+func (s *sidSet) add(sid uint32) {
+	w := int(sid / 64)
+	if w >= len(s.words) {
+		s.words = append(s.words, make([]uint64, w+1-len(s.words))...)
+	}
+	s.words[w] |= 1 << (sid % 64)
+}
+
+func (s *sidSet) len() int {
+	n := 0
+	for _, w := range s.words {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}

@@ -1,0 +1,161 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"mnemo/engine/fulltext"
+	"mnemo/engine/rank"
+)
+
+// exhaustiveText is stage one as it was before document numbers were
+// cached: every match resolved by its stored id and looked up by it, all
+// of them candidates, then the best k kept (ties at the cut in the page's
+// order). TestTextCandidatesMatchExhaustive holds textCandidates to it.
+func exhaustiveText(s *Corpus, ctx context.Context, terms fulltext.Terms, sc sessionScope, k int) ([]msgCandidate, *sidSet, error) {
+	hits, err := s.ft.Score(ctx, terms, fulltext.NewBM25(s.rank), s.totals)
+	if err != nil {
+		return nil, nil, err
+	}
+	text := rank.TextCandidates(hits, s.lookup(sc))
+	if len(text) <= k {
+		return text, nil, nil
+	}
+	all := &sidSet{}
+	ms := make([]textMatch, len(text))
+	for i, c := range text {
+		all.add(c.Rec.sid)
+		ms[i] = textMatch{m: c.Rec, text: c.Text, matched: c.Matched}
+	}
+	kept := bestMatches(ms, k)
+	out := make([]msgCandidate, len(kept))
+	for i, t := range kept {
+		out[i] = msgCandidate{Rec: t.m, Text: t.text, Matched: t.matched, TextRank: 1}
+	}
+	return out, all, nil
+}
+
+// TestTextCandidatesMatchExhaustive: pages answered through the cache of
+// document numbers are the pages the exhaustive stage answers, over many
+// queries of a small vocabulary (so that thousands of messages match and
+// many tie at the cut), with filters, in both modes that read text, and
+// again after a sync changed the index under a warm cache.
+func TestTextCandidatesMatchExhaustive(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 1))
+	words := strings.Fields("apple orchard harvest ladder basket pear cider press frost blossom root graft prune soil rain wind bee hive honey wax")
+	sentence := func() string {
+		n := 1 + r.IntN(8)
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = words[r.IntN(len(words))]
+		}
+		return strings.Join(ws, " ")
+	}
+	root := filepath.Join(t.TempDir(), "t")
+	write := func(name string, from, n int, appendTo bool) {
+		var ms []lineMsg
+		for k := from; k < from+n; k++ {
+			ms = append(ms, msgAt(fmt.Sprintf("%s-%d", name, k), []string{"user", "assistant"}[k%2], sentence(), r.IntN(5000)))
+		}
+		writeLines(t, filepath.Join(root, name[:1], name+".jsonl"), ms, appendTo)
+	}
+	for i := range 10 {
+		write(fmt.Sprintf("%c%d", 'p'+i%2, i), 0, 500, false)
+	}
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	var qs []Query
+	for i := range 60 {
+		q := Query{Text: sentence(), Limit: 1 + r.IntN(12), MaxHits: 1 + r.IntN(8)}
+		switch i % 5 {
+		case 1:
+			q.Role = "user"
+		case 2:
+			q.Project = "/q"
+		case 3:
+			q.From, q.To = day.Add(time.Duration(r.IntN(2000))*time.Minute), day.Add(time.Duration(2000+r.IntN(3000))*time.Minute)
+		case 4:
+			q.Sort = rank.ByRecency
+		}
+		qs = append(qs, q)
+	}
+	compare := func(when string) {
+		t.Helper()
+		cut := 0
+		for _, q := range qs {
+			for _, mode := range []rank.Mode{rank.FullText, rank.Hybrid} {
+				q.Mode = mode
+				textStage = func(s *Corpus, ctx context.Context, terms fulltext.Terms, sc sessionScope, k int) ([]msgCandidate, *sidSet, error) {
+					c, all, err := s.textCandidates(ctx, terms, sc, k)
+					if all != nil {
+						cut++
+					}
+					return c, all, err
+				}
+				got := search(t, s, q)
+				textStage = exhaustiveText
+				want := search(t, s, q)
+				textStage = (*Corpus).textCandidates
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, %s %q %+v:\ngot  %v\nwant %v", when, mode, q.Text, q, hitIDs(got), hitIDs(want))
+				}
+			}
+		}
+		if cut < 10 {
+			t.Errorf("%s: %d searches had more text matches than go on to fusion, want 10 or more", when, cut)
+		}
+	}
+	compare("first")
+	write("p0", 500, 300, true) // new messages
+	mustSync(t, s)
+	compare("after a sync")
+	write("q1", 0, 400, false) // a rewritten transcript: its messages again, numbered anew
+	if _, err := s.Sync(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	compare("after a full sync")
+}
+
+// TestFirstN: the first n of a list by a total order are a full sort's
+// first n, for every n, whatever the list's order (many equal keys, broken
+// by a second one).
+func TestFirstN(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	type pair struct{ a, b int }
+	before := func(x, y pair) bool {
+		if x.a != y.a {
+			return x.a > y.a
+		}
+		return x.b < y.b
+	}
+	for _, size := range []int{0, 1, 2, 7, 50, 300} {
+		xs := make([]pair, size)
+		for i := range xs {
+			xs[i] = pair{r.IntN(5), i}
+		}
+		r.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+		orig := slices.Clone(xs)
+		sorted := slices.Clone(xs)
+		slices.SortFunc(sorted, func(x, y pair) int {
+			if before(x, y) {
+				return -1
+			}
+			return 1
+		})
+		for _, n := range []int{1, 2, 3, 10, 299, 300, 400} {
+			if got, want := firstN(xs, n, before), sorted[:min(n, size)]; !slices.Equal(got, want) {
+				t.Errorf("size %d, n %d: %v, want %v", size, n, got, want)
+			}
+		}
+		if !slices.Equal(xs, orig) {
+			t.Errorf("size %d: firstN changed its input", size)
+		}
+	}
+}
