@@ -197,7 +197,8 @@ func messagesTx(tx *bolt.Tx, sid uint32) ([]storedMessage, error) {
 func (st *sessionStore) putRecovered(got []salvagedSession, forgotten map[[32]byte]string, rec *Recovery) (int, error) {
 	n := 0
 	err := st.db.Update(func(tx *bolt.Tx) error {
-		sb, mb, tb, ib := tx.Bucket(sbSessions), tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbIDs)
+		sb, ib := tx.Bucket(sbSessions), tx.Bucket(sbIDs)
+		mb, tb, _ := seqBuckets(tx)
 		held := map[[3]string]bool{}
 		next := uint32(1)
 		err := sb.ForEach(func(k, v []byte) error {

@@ -34,6 +34,27 @@ var (
 	sbForgotten = []byte("forgotten")
 )
 
+// appendFill is how full a write leaves the pages of the buckets keyed
+// sid|seq (messages, texts, vectors). A batch appends their keys in order,
+// past all but its own sessions' keys, so pages filled to bbolt's default
+// half (FillPercent 0.5) stay ~40 % full: 2.3× the pages at 100k
+// messages. Full pages cost an append in the middle of the key space a
+// split into a full page and a small one; measured on 1,000 sessions of
+// 100 appended to 5 at a time, the pages stay fewer than at 0.5
+// (docs/design.md). ids (sid|message id, in no order) keeps the default.
+const appendFill = 1.0
+
+// seqBuckets returns the buckets keyed sid|seq, filled to appendFill.
+func seqBuckets(tx *bolt.Tx) (messages, texts, vecs *bolt.Bucket) {
+	messages, texts, vecs = tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbVectors)
+	for _, b := range []*bolt.Bucket{messages, texts, vecs} {
+		if b != nil {
+			b.FillPercent = appendFill
+		}
+	}
+	return messages, texts, vecs
+}
+
 var sessionBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbSkips, sbForgotten, sbRecovered}
 
 // rebuiltBuckets are the buckets a full rebuild empties.
@@ -207,7 +228,10 @@ func scanMsgRec(v []byte) (m msgRec, ok bool) {
 	return m, string(v) == "}"
 }
 
-func (s *sessionStore) forEachVector(fn func(sid, seq uint32, v []float32) error) error {
+// forEachVector calls fn with every stored vector of dim dimensions, in
+// either stored form (vectors.DecodeCode); one of another length or no
+// direction is passed over, as the vector store would leave it out.
+func (s *sessionStore) forEachVector(dim int, fn func(sid, seq uint32, c vectors.Code) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(sbVectors)
 		if b == nil {
@@ -217,7 +241,11 @@ func (s *sessionStore) forEachVector(fn func(sid, seq uint32, v []float32) error
 			if len(k) != 8 {
 				return nil
 			}
-			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), vectors.Decode(v))
+			c, ok := vectors.DecodeCode(v, dim)
+			if !ok {
+				return nil
+			}
+			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), c)
 		})
 	})
 }
@@ -374,7 +402,8 @@ type pendingMsg struct {
 // commit writes a batch and clears its pending marks in one transaction.
 func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[string][]store.Skip) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		sb, mb, tb, ib, vb := tx.Bucket(sbSessions), tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbIDs), tx.Bucket(sbVectors)
+		sb, ib := tx.Bucket(sbSessions), tx.Bucket(sbIDs)
+		mb, tb, vb := seqBuckets(tx)
 		for i, w := range writes {
 			sid := sids[i]
 			if w.rec == nil || w.reset {
@@ -403,8 +432,8 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 				if err := errors.Join(mb.Put(key, j), tb.Put(key, []byte(m.text)), ib.Put(idKey(sid, m.rec.ID), seq)); err != nil {
 					return err
 				}
-				if v := w.vectors[k]; v != nil {
-					if err := vb.Put(key, vectors.Encode(v)); err != nil {
+				if c, ok := vectors.Quantize(w.vectors[k]); ok {
+					if err := vb.Put(key, vectors.EncodeCode(c)); err != nil {
 						return err
 					}
 				} else if err := vb.Delete(key); err != nil {
