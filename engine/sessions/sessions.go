@@ -364,6 +364,11 @@ func (s *Corpus) loadState(ctx context.Context, meta map[string]string) error {
 		if err := s.repairPending(); err != nil {
 			return err
 		}
+		if meta[metaVectorForm] != vectorFormCode && s.dim > 0 {
+			if _, err := s.st.convertVectors(s.dim); err != nil {
+				return err
+			}
+		}
 	}
 	if err := s.load(ctx); err != nil {
 		if s.cfg.ReadOnly {
@@ -457,14 +462,30 @@ func (s *Corpus) vectorsLoaded() error {
 }
 
 // loadVectors fills the vector store from the state store, for the
-// messages in the in-memory maps: the stored codes go in as they are.
+// messages in the in-memory maps: the stored codes go in as they are,
+// with each session's labels interned once per role.
 func (s *Corpus) loadVectors(ctx context.Context) error {
 	s.vecLoads.Add(1)
+	s.vec.Reserve(len(s.msgs))
+	var ss *session
+	sets := map[string]vectors.LabelSet{} // of ss, by role
 	err := s.st.forEachVector(s.dim, func(sid, seq uint32, c vectors.Code) error {
-		if m := s.msgs[docID(sid, seq)]; m != nil {
-			return s.vec.PutCode(m.doc, s.vectorLabels(m), c)
+		if ss == nil || ss.SID != sid {
+			if ss = s.sessions[sid]; ss == nil {
+				return nil
+			}
+			clear(sets)
 		}
-		return nil
+		m := ss.seqs[seq]
+		if m == nil {
+			return nil
+		}
+		set, ok := sets[m.role]
+		if !ok {
+			set = s.vec.Labels(s.vectorLabels(m))
+			sets[m.role] = set
+		}
+		return s.vec.PutCode(m.doc, set, c)
 	})
 	if err != nil {
 		return fmt.Errorf("load session vectors: %w", err)

@@ -533,3 +533,65 @@ func (s *sessionStore) resetLive(keepArchived bool) error {
 func (s *sessionStore) resetAll() error {
 	return s.db.Update(func(tx *bolt.Tx) error { return store.Recreate(tx, rebuiltBuckets...) })
 }
+
+// metaVectorForm records that every stored vector is a vectors.Code
+// (vectorFormCode). Stores written before hold float32s (vectors.Encode):
+// readers take either form (vectors.DecodeCode), and a writer's open
+// converts them (convertVectors).
+const (
+	metaVectorForm = "vectorForm"
+	vectorFormCode = "code8"
+)
+
+// convertBatch is how many vectors one transaction of convertVectors
+// rewrites: bounded, whatever the store holds.
+const convertBatch = 20_000
+
+// convertVectors rewrites every float32 vector of dim dimensions as a
+// code, convertBatch at a time, then records the form; it returns how
+// many it rewrote. A crash in between leaves vectors of both forms,
+// which every reader takes, and the next writer's open goes on.
+func (s *sessionStore) convertVectors(dim int) (int, error) {
+	n := 0
+	for after := []byte(nil); ; {
+		var done bool
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			_, _, vb := seqBuckets(tx)
+			type conv struct{ k, v []byte }
+			var batch []conv
+			c := vb.Cursor()
+			k, v := c.First()
+			if after != nil {
+				if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil && len(batch) < convertBatch; k, v = c.Next() {
+				after = append(after[:0], k...)
+				if len(v) != 4*dim {
+					continue
+				}
+				code, ok := vectors.DecodeCode(v, dim)
+				if !ok {
+					continue // no direction: no reader takes it either
+				}
+				batch = append(batch, conv{append([]byte(nil), k...), vectors.EncodeCode(code)})
+			}
+			done = k == nil
+			for _, b := range batch {
+				if err := vb.Put(b.k, b.v); err != nil {
+					return err
+				}
+			}
+			n += len(batch)
+			return nil
+		})
+		if err != nil {
+			return n, fmt.Errorf("convert stored vectors to 8 bits: %w", err)
+		}
+		if done {
+			break
+		}
+	}
+	return n, s.setMeta(map[string]string{metaVectorForm: vectorFormCode})
+}

@@ -64,22 +64,58 @@ func (f *Flat) Put(ctx context.Context, items ...Item) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, it := range items {
-		if err := f.putLocked(it.ID, it.Labels, codes[i], ok[i]); err != nil {
+		if err := f.putLocked(it.ID, f.labelSet(it.Labels), codes[i], ok[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// PutCode is Put of one item whose vector is already a Code (as the
-// state store keeps it): nothing is quantised again.
-func (f *Flat) PutCode(id string, labels []string, c Code) error {
+// LabelSet is a set of labels as a Flat holds it, for PutCode.
+type LabelSet uint32
+
+// Labels interns a set of labels, for PutCode: a caller that puts many
+// items of the same labels (the messages of a session, by role) interns
+// them once.
+func (f *Flat) Labels(labels []string) LabelSet {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.putLocked(id, labels, c, true)
+	return LabelSet(f.labelSet(labels))
 }
 
-func (f *Flat) putLocked(id string, labels []string, c Code, ok bool) error {
+// Reserve makes room for n more items, so that loading a store's worth
+// of vectors grows nothing.
+func (f *Flat) Reserve(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dim == 0 || n <= 0 {
+		return
+	}
+	f.ids = slices.Grow(f.ids, n)
+	f.dims = slices.Grow(f.dims, n*f.dim)
+	f.scales = slices.Grow(f.scales, n)
+	f.sets = slices.Grow(f.sets, n)
+	if len(f.slot) == 0 {
+		f.slot = make(map[string]int32, n)
+	}
+}
+
+// PutCode is Put of one item whose vector is already a Code (as the
+// state store keeps it), with labels interned by Labels: nothing is
+// quantised again.
+func (f *Flat) PutCode(id string, labels LabelSet, c Code) error {
+	if id == "" {
+		return errors.New("vector store: item id is empty")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if int(labels) >= len(f.setIDs) {
+		return fmt.Errorf("vector store: item %s: label set %d was not made by Labels", id, labels)
+	}
+	return f.putLocked(id, uint32(labels), c, true)
+}
+
+func (f *Flat) putLocked(id string, set uint32, c Code, ok bool) error {
 	if !ok {
 		f.deleteLocked(id)
 		return nil
@@ -90,7 +126,6 @@ func (f *Flat) putLocked(id string, labels []string, c Code, ok bool) error {
 	if len(c.Dims) != f.dim {
 		return fmt.Errorf("vector store: item %s has %d dimensions, the store %d", id, len(c.Dims), f.dim)
 	}
-	set := f.labelSet(labels)
 	i, had := f.slot[id]
 	if !had {
 		i = int32(len(f.ids))
