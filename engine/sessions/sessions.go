@@ -369,6 +369,11 @@ func (s *Corpus) loadState(ctx context.Context, meta map[string]string) error {
 				return err
 			}
 		}
+		if meta[metaTextForm] != textFormBlocks {
+			if _, err := s.st.convertTexts(); err != nil {
+				return err
+			}
+		}
 	}
 	if err := s.load(ctx); err != nil {
 		if s.cfg.ReadOnly {

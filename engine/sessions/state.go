@@ -2,10 +2,13 @@ package sessions
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,7 +28,7 @@ import (
 var (
 	sbSessions = []byte("sessions") // sid → sessionRec
 	sbMessages = []byte("messages") // sid|seq → msgRec (no text)
-	sbTexts    = []byte("texts")    // sid|seq → the redacted text
+	sbTexts    = []byte("texts")    // sid|seq → the redacted text, in stores written before sbTextBlocks
 	sbIDs      = []byte("ids")      // sid|message id → seq
 	sbVectors  = []byte("vectors")  // sid|seq → vector
 	sbSkips    = []byte("skips")    // source key → []Skip
@@ -35,7 +38,7 @@ var (
 )
 
 // appendFill is how full a write leaves the pages of the buckets keyed
-// sid|seq (messages, texts, vectors). A batch appends their keys in order,
+// sid|seq (messages, vectors, text blocks). A batch appends their keys in order,
 // past all but its own sessions' keys, so pages filled to bbolt's default
 // half (FillPercent 0.5) stay ~40 % full: 2.3× the pages at 100k
 // messages. Full pages cost an append in the middle of the key space a
@@ -44,21 +47,22 @@ var (
 // (docs/design.md). ids (sid|message id, in no order) keeps the default.
 const appendFill = 1.0
 
-// seqBuckets returns the buckets keyed sid|seq, filled to appendFill.
-func seqBuckets(tx *bolt.Tx) (messages, texts, vecs *bolt.Bucket) {
-	messages, texts, vecs = tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbVectors)
-	for _, b := range []*bolt.Bucket{messages, texts, vecs} {
+// seqBuckets returns the buckets keyed sid|seq, filled to appendFill
+// (putTextsTx fills sbTextBlocks so too).
+func seqBuckets(tx *bolt.Tx) (messages, vecs *bolt.Bucket) {
+	messages, vecs = tx.Bucket(sbMessages), tx.Bucket(sbVectors)
+	for _, b := range []*bolt.Bucket{messages, vecs} {
 		if b != nil {
 			b.FillPercent = appendFill
 		}
 	}
-	return messages, texts, vecs
+	return messages, vecs
 }
 
-var sessionBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbSkips, sbForgotten, sbRecovered}
+var sessionBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbTextBlocks, sbIDs, sbVectors, sbSkips, sbForgotten, sbRecovered}
 
 // rebuiltBuckets are the buckets a full rebuild empties.
-var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, store.BucketPending, sbSkips}
+var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbTextBlocks, sbIDs, sbVectors, store.BucketPending, sbSkips}
 
 // sessionRec is what the store keeps of one transcript and its session.
 type sessionRec struct {
@@ -272,7 +276,8 @@ func (s *sessionStore) loadSkips() (map[string][]store.Skip, error) {
 type storedMessage struct {
 	seq uint32
 	msgRec
-	Text string
+	Text    string
+	hasText bool
 }
 
 // messages reads the messages of sid with seq in [from, to), in order.
@@ -284,34 +289,56 @@ func (s *sessionStore) messages(sid, from, to uint32) ([]storedMessage, error) {
 func (s *sessionStore) firstMessages(sid, from, to uint32, n int) ([]storedMessage, error) {
 	var out []storedMessage
 	err := s.db.View(func(tx *bolt.Tx) error {
-		mb, tb := tx.Bucket(sbMessages), tx.Bucket(sbTexts)
-		if mb == nil || tb == nil {
-			return nil
-		}
-		c := mb.Cursor()
-		for k, v := c.Seek(seqKey(sid, from)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
-			seq := binary.BigEndian.Uint32(k[4:])
-			if seq >= to || (n > 0 && len(out) == n) {
-				break
-			}
-			var m msgRec
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("message record %x: %w", k, err)
-			}
-			out = append(out, storedMessage{seq: seq, msgRec: m, Text: string(tb.Get(k))})
-		}
-		return nil
+		var err error
+		out, err = messagesInTx(tx, sid, from, to, n)
+		return err
 	})
 	return out, err
+}
+
+// messagesInTx reads the messages of sid with seq in [from, to), up to
+// the first n (0: all), with their texts (hasText false: none stored).
+func messagesInTx(tx *bolt.Tx, sid, from, to uint32, n int) ([]storedMessage, error) {
+	mb := tx.Bucket(sbMessages)
+	if mb == nil {
+		return nil, nil
+	}
+	var out []storedMessage
+	c := mb.Cursor()
+	for k, v := c.Seek(seqKey(sid, from)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
+		seq := binary.BigEndian.Uint32(k[4:])
+		if seq >= to || (n > 0 && len(out) == n) {
+			break
+		}
+		m, err := decodeMsgRec(v)
+		if err != nil {
+			return nil, fmt.Errorf("message %d does not decode: %w", seq, err)
+		}
+		out = append(out, storedMessage{seq: seq, msgRec: m})
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	i := 0
+	for e, err := range textsTx(tx, sid, out[0].seq, out[len(out)-1].seq+1) {
+		if err != nil {
+			return nil, err
+		}
+		for i < len(out) && out[i].seq < e.seq {
+			i++
+		}
+		if i < len(out) && out[i].seq == e.seq {
+			out[i].Text, out[i].hasText = e.text, true
+		}
+	}
+	return out, nil
 }
 
 // text reads the stored text of one message.
 func (s *sessionStore) text(sid, seq uint32) string {
 	var t string
 	s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(sbTexts); b != nil {
-			t = string(b.Get(seqKey(sid, seq)))
-		}
+		t, _, _ = textTx(tx, sid, seq)
 		return nil
 	})
 	return t
@@ -367,8 +394,11 @@ func dropSessionTx(tx *bolt.Tx, sid uint32) error {
 		return err
 	}
 	prefix := sidKey(sid)
-	for _, name := range [][]byte{sbMessages, sbTexts, sbIDs, sbVectors} {
+	for _, name := range [][]byte{sbMessages, sbTexts, sbTextBlocks, sbIDs, sbVectors} {
 		b := tx.Bucket(name)
+		if b == nil {
+			continue
+		}
 		c := b.Cursor()
 		var keys [][]byte
 		for k, _ := c.Seek(prefix); len(k) >= 4 && string(k[:4]) == string(prefix); k, _ = c.Next() {
@@ -403,7 +433,7 @@ type pendingMsg struct {
 func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[string][]store.Skip) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		sb, ib := tx.Bucket(sbSessions), tx.Bucket(sbIDs)
-		mb, tb, vb := seqBuckets(tx)
+		mb, vb := seqBuckets(tx)
 		for i, w := range writes {
 			sid := sids[i]
 			if w.rec == nil || w.reset {
@@ -421,6 +451,7 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 			if err := sb.Put(sidKey(sid), j); err != nil {
 				return err
 			}
+			texts := make([]textEntry, 0, len(w.msgs))
 			for k, m := range w.msgs {
 				key := seqKey(sid, m.seq)
 				j, err := json.Marshal(m.rec)
@@ -429,9 +460,10 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 				}
 				seq := make([]byte, 4)
 				binary.BigEndian.PutUint32(seq, m.seq)
-				if err := errors.Join(mb.Put(key, j), tb.Put(key, []byte(m.text)), ib.Put(idKey(sid, m.rec.ID), seq)); err != nil {
+				if err := errors.Join(mb.Put(key, j), ib.Put(idKey(sid, m.rec.ID), seq)); err != nil {
 					return err
 				}
+				texts = append(texts, textEntry{seq: m.seq, text: m.text})
 				if c, ok := vectors.Quantize(w.vectors[k]); ok {
 					if err := vb.Put(key, vectors.EncodeCode(c)); err != nil {
 						return err
@@ -439,6 +471,9 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 				} else if err := vb.Delete(key); err != nil {
 					return err
 				}
+			}
+			if err := putTextsTx(tx, sid, inSeqOrder(texts)); err != nil {
+				return err
 			}
 		}
 		if err := clearPendingTx(tx, sids); err != nil {
@@ -476,30 +511,65 @@ func clearPendingTx(tx *bolt.Tx, sids []uint32) error {
 // of every session), in key order.
 func (s *sessionStore) forEachText(sids []uint32, fn func(sid, seq uint32, text string) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		tb := tx.Bucket(sbTexts)
-		if tb == nil {
-			return nil
-		}
-		visit := func(k, v []byte) error {
-			if len(k) != 8 {
-				return nil
-			}
-			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), string(v))
-		}
 		if sids == nil {
-			return tb.ForEach(visit)
+			sids = textSIDs(tx)
 		}
-		c := tb.Cursor()
 		for _, sid := range sids {
-			prefix := sidKey(sid)
-			for k, v := c.Seek(prefix); len(k) == 8 && string(k[:4]) == string(prefix); k, v = c.Next() {
-				if err := visit(k, v); err != nil {
+			for e, err := range textsTx(tx, sid, 0, math.MaxUint32) {
+				if err == nil {
+					err = fn(sid, e.seq, e.text)
+				}
+				if err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	})
+}
+
+// textSIDs lists, in order, every session with a stored text.
+func textSIDs(tx *bolt.Tx) []uint32 {
+	seen := map[uint32]bool{}
+	for _, name := range [][]byte{sbTextBlocks, sbTexts} {
+		b := tx.Bucket(name)
+		if b == nil {
+			continue
+		}
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; {
+			if len(k) != 8 {
+				k, _ = c.Next()
+				continue
+			}
+			sid := binary.BigEndian.Uint32(k)
+			seen[sid] = true
+			if sid == math.MaxUint32 {
+				break
+			}
+			k, _ = c.Seek(sidKey(sid + 1))
+		}
+	}
+	out := make([]uint32, 0, len(seen))
+	for sid := range seen {
+		out = append(out, sid)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// inSeqOrder sorts es by seq, keeping the last of equal seqs (the later
+// write).
+func inSeqOrder(es []textEntry) []textEntry {
+	slices.SortStableFunc(es, func(a, b textEntry) int { return cmp.Compare(a.seq, b.seq) })
+	out := es[:0]
+	for i, e := range es {
+		if i+1 < len(es) && es[i+1].seq == e.seq {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // resetLive forgets every session but the archived ones (all of them when
@@ -556,7 +626,7 @@ func (s *sessionStore) convertVectors(dim int) (int, error) {
 	for after := []byte(nil); ; {
 		var done bool
 		err := s.db.Update(func(tx *bolt.Tx) error {
-			_, _, vb := seqBuckets(tx)
+			_, vb := seqBuckets(tx)
 			type conv struct{ k, v []byte }
 			var batch []conv
 			c := vb.Cursor()
