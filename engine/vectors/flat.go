@@ -24,6 +24,11 @@ import (
 // Labels are kept as the item's label set, interned: messages share a
 // handful of sets (their session's agent and id, their role), so an
 // item costs 4 bytes of labels whatever their count.
+//
+// A query answers as the Chromem it replaced: items fall into
+// DefaultShards groups by the same hash of their id, and a query returns
+// each group's n nearest (Chromem's collections each returned theirs),
+// so the sessions' answers moved only where 8 bits moved a similarity.
 type Flat struct {
 	mu     sync.RWMutex
 	dim    int
@@ -31,6 +36,7 @@ type Flat struct {
 	dims   []int8   // dim per slot
 	scales []float32
 	sets   []uint32         // label set per slot
+	groups []uint8          // shardOf(id, DefaultShards) per slot
 	slot   map[string]int32 // id → slot
 	// Label sets, interned: a set is its labels' ids, sorted.
 	setOf   map[string]uint32 // labels joined by "\x00" → set
@@ -95,6 +101,7 @@ func (f *Flat) Reserve(n int) {
 	f.dims = slices.Grow(f.dims, n*f.dim)
 	f.scales = slices.Grow(f.scales, n)
 	f.sets = slices.Grow(f.sets, n)
+	f.groups = slices.Grow(f.groups, n)
 	if len(f.slot) == 0 {
 		f.slot = make(map[string]int32, n)
 	}
@@ -134,6 +141,7 @@ func (f *Flat) putLocked(id string, set uint32, c Code, ok bool) error {
 		f.dims = append(f.dims, c.Dims...)
 		f.scales = append(f.scales, c.Scale)
 		f.sets = append(f.sets, set)
+		f.groups = append(f.groups, uint8(shardOf(id, DefaultShards)))
 		return nil
 	}
 	copy(f.dims[int(i)*f.dim:], c.Dims)
@@ -182,12 +190,12 @@ func (f *Flat) deleteLocked(id string) {
 	if i != last {
 		f.ids[i] = f.ids[last]
 		copy(f.dims[int(i)*f.dim:int(i+1)*f.dim], f.dims[int(last)*f.dim:])
-		f.scales[i], f.sets[i] = f.scales[last], f.sets[last]
+		f.scales[i], f.sets[i], f.groups[i] = f.scales[last], f.sets[last], f.groups[last]
 		f.slot[f.ids[i]] = i
 	}
 	delete(f.slot, id)
 	f.ids[last] = ""
-	f.ids, f.scales, f.sets = f.ids[:last], f.scales[:last], f.sets[:last]
+	f.ids, f.scales, f.sets, f.groups = f.ids[:last], f.scales[:last], f.sets[:last], f.groups[:last]
 	f.dims = f.dims[:int(last)*f.dim]
 }
 
@@ -209,9 +217,10 @@ func (f *Flat) Nearest(q []float32, id string) (Hit, bool) {
 	return Hit{ID: id, Similarity: dotCode(q, f.dims[int(i)*f.dim:], f.scales[i])}, true
 }
 
-// Query scans every item in scope and returns the n nearest q, exactly
-// (over the codes): Complete when no more than n are in scope, else
-// Bound is the n-th similarity.
+// Query scans every item in scope and returns each group's n nearest q,
+// exactly (over the codes). As Chromem's, the answer is Complete when no
+// group has n in scope, else Bound is the highest n-th similarity of a
+// group that has.
 func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (Found, error) {
 	if n <= 0 {
 		return Found{}, fmt.Errorf("vector store: asked for %d results, want > 0", n)
@@ -223,8 +232,8 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (F
 	if !ok || len(f.ids) == 0 || len(q) != f.dim {
 		return found, nil
 	}
-	top := make(topHits, 0, min(n, len(f.ids)))
-	seen := 0
+	var tops [DefaultShards]topHits
+	var seen [DefaultShards]int
 	for i := range f.ids {
 		if i&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -234,26 +243,29 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (F
 		if in != nil && !in[f.sets[i]] {
 			continue
 		}
-		seen++
+		g := f.groups[i]
+		seen[g]++
 		h := Hit{ID: f.ids[i], Similarity: dotCode(q, f.dims[i*f.dim:], f.scales[i])}
-		if len(top) < n {
-			hp.Push(&top, h)
-		} else if worse(top[0], h) {
-			top[0] = h
-			hp.Fix(&top, 0)
+		if t := &tops[g]; len(*t) < n {
+			hp.Push(t, h)
+		} else if worse((*t)[0], h) {
+			(*t)[0] = h
+			hp.Fix(t, 0)
 		}
 	}
-	found.Hits = []Hit(top)
+	for g, t := range tops {
+		if seen[g] >= n {
+			found.Complete = false
+			found.Bound = max(found.Bound, t[0].Similarity) // the group's worst kept
+		}
+		found.Hits = append(found.Hits, t...)
+	}
 	slices.SortFunc(found.Hits, func(a, b Hit) int {
 		if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	if seen > n {
-		found.Complete = false
-		found.Bound = found.Hits[len(found.Hits)-1].Similarity
-	}
 	return found, nil
 }
 
