@@ -103,7 +103,10 @@ type msgRec struct {
 	Lens [fulltext.NumFields]int32 `json:"l"`
 }
 
-type sessionStore struct{ db *bolt.DB }
+type sessionStore struct {
+	db     *bolt.DB
+	blocks blockCache // text blocks decoded for snippets
+}
 
 // sessionStoreOptions opens the sessions corpus's state store.
 func sessionStoreOptions(readOnly bool) store.Options {
@@ -338,7 +341,7 @@ func messagesInTx(tx *bolt.Tx, sid, from, to uint32, n int) ([]storedMessage, er
 func (s *sessionStore) text(sid, seq uint32) string {
 	var t string
 	s.db.View(func(tx *bolt.Tx) error {
-		t, _, _ = textTx(tx, sid, seq)
+		t, _, _ = textTx(tx, &s.blocks, sid, seq)
 		return nil
 	})
 	return t

@@ -195,3 +195,46 @@ func TestSessionsTextsConverted(t *testing.T) {
 	}
 	check(w, "converted")
 }
+
+// The cache of decoded blocks never serves a block that was written
+// again, and evicts the oldest past blockCacheSize.
+func TestBlockCache(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := &sessionStore{db: db}
+	put := func(sid uint32, es []textEntry) {
+		t.Helper()
+		err := db.Update(func(tx *bolt.Tx) error {
+			if _, err := tx.CreateBucketIfNotExists(sbTextBlocks); err != nil {
+				return err
+			}
+			return putTextsTx(tx, sid, es)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(1, entries(0, 10, "a"))
+	if got := st.text(1, 5); got != "a5" {
+		t.Fatalf("text(1, 5) = %q, want a5", got)
+	}
+	put(1, entries(5, 6, "b"))
+	if got := st.text(1, 5); got != "b5" {
+		t.Errorf("text(1, 5) after a rewrite = %q, want b5", got)
+	}
+	for sid := uint32(2); sid < 2+2*blockCacheSize; sid++ {
+		put(sid, entries(0, 3, fmt.Sprintf("s%d-", sid)))
+		if got, want := st.text(sid, 2), fmt.Sprintf("s%d-2", sid); got != want {
+			t.Fatalf("text(%d, 2) = %q, want %q", sid, got, want)
+		}
+	}
+	if n := len(st.blocks.entries); n != blockCacheSize {
+		t.Errorf("%d blocks cached, want %d", n, blockCacheSize)
+	}
+	if got := st.text(1, 5); got != "b5" {
+		t.Errorf("text(1, 5) once evicted = %q, want b5", got)
+	}
+}
