@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -169,25 +170,13 @@ func salvageArchived(path string) (got []salvagedSession, forgotten map[[32]byte
 
 // messagesTx reads every message of sid, with its text, in order.
 func messagesTx(tx *bolt.Tx, sid uint32) ([]storedMessage, error) {
-	mb, tb := tx.Bucket(sbMessages), tx.Bucket(sbTexts)
-	if mb == nil || tb == nil {
-		return nil, errors.New("no messages or texts bucket")
-	}
-	var out []storedMessage
-	c := mb.Cursor()
-	for k, v := c.Seek(sidKey(sid)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
-		seq := binary.BigEndian.Uint32(k[4:])
-		var m msgRec
-		if err := json.Unmarshal(v, &m); err != nil {
-			return nil, fmt.Errorf("message %d does not decode: %w", seq, err)
+	out, err := messagesInTx(tx, sid, 0, math.MaxUint32, 0)
+	for _, m := range out {
+		if !m.hasText {
+			return nil, fmt.Errorf("message %d has no text", m.seq)
 		}
-		t := tb.Get(k)
-		if t == nil {
-			return nil, fmt.Errorf("message %d has no text", seq)
-		}
-		out = append(out, storedMessage{seq: seq, msgRec: m, Text: string(t)})
 	}
-	return out, nil
+	return out, err
 }
 
 // putRecovered writes, in one transaction, the salvaged sessions the store
@@ -197,7 +186,8 @@ func messagesTx(tx *bolt.Tx, sid uint32) ([]storedMessage, error) {
 func (st *sessionStore) putRecovered(got []salvagedSession, forgotten map[[32]byte]string, rec *Recovery) (int, error) {
 	n := 0
 	err := st.db.Update(func(tx *bolt.Tx) error {
-		sb, mb, tb, ib := tx.Bucket(sbSessions), tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbIDs)
+		sb, ib := tx.Bucket(sbSessions), tx.Bucket(sbIDs)
+		mb, _ := seqBuckets(tx)
 		held := map[[3]string]bool{}
 		next := uint32(1)
 		err := sb.ForEach(func(k, v []byte) error {
@@ -234,6 +224,7 @@ func (st *sessionStore) putRecovered(got []salvagedSession, forgotten map[[32]by
 			if err := sb.Put(sidKey(r.SID), j); err != nil {
 				return err
 			}
+			texts := make([]textEntry, 0, len(g.msgs))
 			for _, m := range g.msgs {
 				key := seqKey(r.SID, m.seq)
 				j, err := json.Marshal(m.msgRec)
@@ -242,9 +233,13 @@ func (st *sessionStore) putRecovered(got []salvagedSession, forgotten map[[32]by
 				}
 				seq := make([]byte, 4)
 				binary.BigEndian.PutUint32(seq, m.seq)
-				if err := errors.Join(mb.Put(key, j), tb.Put(key, []byte(m.Text)), ib.Put(idKey(r.SID, m.ID), seq)); err != nil {
+				if err := errors.Join(mb.Put(key, j), ib.Put(idKey(r.SID, m.ID), seq)); err != nil {
 					return err
 				}
+				texts = append(texts, textEntry{seq: m.seq, text: m.Text})
+			}
+			if err := putTextsTx(tx, r.SID, inSeqOrder(texts)); err != nil {
+				return err
 			}
 			n++
 			rec.Messages += len(g.msgs)

@@ -136,7 +136,7 @@ type Corpus struct {
 
 	st  *sessionStore
 	ft  *fulltext.Index
-	vec vectors.Store // one item per message
+	vec *vectors.Flat // one item per message, 8 bits a dimension
 	// A read-only corpus (a cold CLI query) loads vec when a query first
 	// needs it (vectorsLoaded): a full-text query needs none of it.
 	vecOnce  sync.Once
@@ -370,6 +370,16 @@ func (s *Corpus) loadState(ctx context.Context, meta map[string]string) error {
 		if err := s.repairPending(); err != nil {
 			return err
 		}
+		if meta[metaVectorForm] != vectorFormCode && s.dim > 0 {
+			if _, err := s.st.convertVectors(s.dim); err != nil {
+				return err
+			}
+		}
+		if meta[metaTextForm] != textFormBlocks {
+			if _, err := s.st.convertTexts(); err != nil {
+				return err
+			}
+		}
 	}
 	if err := s.load(ctx); err != nil {
 		if s.cfg.ReadOnly {
@@ -410,10 +420,7 @@ func (s *Corpus) resetMemory() error {
 	s.totals = [fulltext.NumFields]int64{}
 	s.skips = map[string][]store.Skip{}
 	s.srcErrs = map[string]string{}
-	var err error
-	if s.vec, err = vectors.NewChromem(0); err != nil {
-		return fmt.Errorf("sessions vector store: %w", err)
-	}
+	s.vec = vectors.NewFlat(s.dim)
 	return nil
 }
 
@@ -467,20 +474,32 @@ func (s *Corpus) vectorsLoaded() error {
 }
 
 // loadVectors fills the vector store from the state store, for the
-// messages in the in-memory maps.
+// messages in the in-memory maps: the stored codes go in as they are,
+// with each session's labels interned once per role.
 func (s *Corpus) loadVectors(ctx context.Context) error {
 	s.vecLoads.Add(1)
-	var items []vectors.Item
-	err := s.st.forEachVector(func(sid, seq uint32, v []float32) error {
-		if m := s.msgs[docID(sid, seq)]; m != nil {
-			items = append(items, s.vectorItem(m, v))
+	s.vec.Reserve(len(s.msgs))
+	var ss *session
+	sets := map[string]vectors.LabelSet{} // of ss, by role
+	err := s.st.forEachVector(s.dim, func(sid, seq uint32, c vectors.Code) error {
+		if ss == nil || ss.SID != sid {
+			if ss = s.sessions[sid]; ss == nil {
+				return nil
+			}
+			clear(sets)
 		}
-		return nil
+		m := ss.seqs[seq]
+		if m == nil {
+			return nil
+		}
+		set, ok := sets[m.role]
+		if !ok {
+			set = s.vec.Labels(s.vectorLabels(m))
+			sets[m.role] = set
+		}
+		return s.vec.PutCode(m.doc, set, c)
 	})
 	if err != nil {
-		return fmt.Errorf("load session vectors: %w", err)
-	}
-	if err := s.vec.Put(ctx, items...); err != nil {
 		return fmt.Errorf("load session vectors: %w", err)
 	}
 	return nil
@@ -489,11 +508,17 @@ func (s *Corpus) loadVectors(ctx context.Context) error {
 // vectorItem is what the vector store holds of a message: its vector,
 // labelled with what a query can require exactly (agent, session, role).
 func (s *Corpus) vectorItem(m *message, v []float32) vectors.Item {
-	it := vectors.Item{ID: m.doc, Vectors: [][]float32{v}, Labels: []string{"role:" + m.role}}
+	return vectors.Item{ID: m.doc, Vectors: [][]float32{v}, Labels: s.vectorLabels(m)}
+}
+
+// vectorLabels are a message's exact-match labels: its role, its
+// session's agent and id.
+func (s *Corpus) vectorLabels(m *message) []string {
+	l := []string{"role:" + m.role}
 	if ss := s.sessions[m.sid]; ss != nil {
-		it.Labels = append(it.Labels, "agent:"+strings.ToLower(ss.Agent), "session:"+ss.ID)
+		l = append(l, "agent:"+strings.ToLower(ss.Agent), "session:"+ss.ID)
 	}
-	return it
+	return l
 }
 
 // addMessage puts one message into the in-memory maps (not the vectors).

@@ -2,10 +2,13 @@ package sessions
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,7 +28,7 @@ import (
 var (
 	sbSessions = []byte("sessions") // sid → sessionRec
 	sbMessages = []byte("messages") // sid|seq → msgRec (no text)
-	sbTexts    = []byte("texts")    // sid|seq → the redacted text
+	sbTexts    = []byte("texts")    // sid|seq → the redacted text, in stores written before sbTextBlocks
 	sbIDs      = []byte("ids")      // sid|message id → seq
 	sbVectors  = []byte("vectors")  // sid|seq → vector
 	sbSkips    = []byte("skips")    // source key → []Skip
@@ -34,10 +37,32 @@ var (
 	sbForgotten = []byte("forgotten")
 )
 
-var sessionBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, sbSkips, sbForgotten, sbRecovered}
+// appendFill is how full a write leaves the pages of the buckets keyed
+// sid|seq (messages, vectors, text blocks). A batch appends their keys in order,
+// past all but its own sessions' keys, so pages filled to bbolt's default
+// half (FillPercent 0.5) stay ~40 % full: 2.3× the pages at 100k
+// messages. Full pages cost an append in the middle of the key space a
+// split into a full page and a small one; measured on 1,000 sessions of
+// 100 appended to 5 at a time, the pages stay fewer than at 0.5
+// (docs/design.md). ids (sid|message id, in no order) keeps the default.
+const appendFill = 1.0
+
+// seqBuckets returns the buckets keyed sid|seq, filled to appendFill
+// (putTextsTx fills sbTextBlocks so too).
+func seqBuckets(tx *bolt.Tx) (messages, vecs *bolt.Bucket) {
+	messages, vecs = tx.Bucket(sbMessages), tx.Bucket(sbVectors)
+	for _, b := range []*bolt.Bucket{messages, vecs} {
+		if b != nil {
+			b.FillPercent = appendFill
+		}
+	}
+	return messages, vecs
+}
+
+var sessionBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbTextBlocks, sbIDs, sbVectors, sbSkips, sbForgotten, sbRecovered}
 
 // rebuiltBuckets are the buckets a full rebuild empties.
-var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbIDs, sbVectors, store.BucketPending, sbSkips}
+var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbTextBlocks, sbIDs, sbVectors, store.BucketPending, sbSkips}
 
 // sessionRec is what the store keeps of one transcript and its session.
 type sessionRec struct {
@@ -78,7 +103,10 @@ type msgRec struct {
 	Lens [fulltext.NumFields]int32 `json:"l"`
 }
 
-type sessionStore struct{ db *bolt.DB }
+type sessionStore struct {
+	db     *bolt.DB
+	blocks blockCache // text blocks decoded for snippets
+}
 
 // sessionStoreOptions opens the sessions corpus's state store.
 func sessionStoreOptions(readOnly bool) store.Options {
@@ -207,7 +235,10 @@ func scanMsgRec(v []byte) (m msgRec, ok bool) {
 	return m, string(v) == "}"
 }
 
-func (s *sessionStore) forEachVector(fn func(sid, seq uint32, v []float32) error) error {
+// forEachVector calls fn with every stored vector of dim dimensions, in
+// either stored form (vectors.DecodeCode); one of another length or no
+// direction is passed over, as the vector store would leave it out.
+func (s *sessionStore) forEachVector(dim int, fn func(sid, seq uint32, c vectors.Code) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(sbVectors)
 		if b == nil {
@@ -217,7 +248,11 @@ func (s *sessionStore) forEachVector(fn func(sid, seq uint32, v []float32) error
 			if len(k) != 8 {
 				return nil
 			}
-			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), vectors.Decode(v))
+			c, ok := vectors.DecodeCode(v, dim)
+			if !ok {
+				return nil
+			}
+			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), c)
 		})
 	})
 }
@@ -244,7 +279,8 @@ func (s *sessionStore) loadSkips() (map[string][]store.Skip, error) {
 type storedMessage struct {
 	seq uint32
 	msgRec
-	Text string
+	Text    string
+	hasText bool
 }
 
 // messages reads the messages of sid with seq in [from, to), in order.
@@ -256,34 +292,56 @@ func (s *sessionStore) messages(sid, from, to uint32) ([]storedMessage, error) {
 func (s *sessionStore) firstMessages(sid, from, to uint32, n int) ([]storedMessage, error) {
 	var out []storedMessage
 	err := s.db.View(func(tx *bolt.Tx) error {
-		mb, tb := tx.Bucket(sbMessages), tx.Bucket(sbTexts)
-		if mb == nil || tb == nil {
-			return nil
-		}
-		c := mb.Cursor()
-		for k, v := c.Seek(seqKey(sid, from)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
-			seq := binary.BigEndian.Uint32(k[4:])
-			if seq >= to || (n > 0 && len(out) == n) {
-				break
-			}
-			var m msgRec
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("message record %x: %w", k, err)
-			}
-			out = append(out, storedMessage{seq: seq, msgRec: m, Text: string(tb.Get(k))})
-		}
-		return nil
+		var err error
+		out, err = messagesInTx(tx, sid, from, to, n)
+		return err
 	})
 	return out, err
+}
+
+// messagesInTx reads the messages of sid with seq in [from, to), up to
+// the first n (0: all), with their texts (hasText false: none stored).
+func messagesInTx(tx *bolt.Tx, sid, from, to uint32, n int) ([]storedMessage, error) {
+	mb := tx.Bucket(sbMessages)
+	if mb == nil {
+		return nil, nil
+	}
+	var out []storedMessage
+	c := mb.Cursor()
+	for k, v := c.Seek(seqKey(sid, from)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
+		seq := binary.BigEndian.Uint32(k[4:])
+		if seq >= to || (n > 0 && len(out) == n) {
+			break
+		}
+		m, err := decodeMsgRec(v)
+		if err != nil {
+			return nil, fmt.Errorf("message %d does not decode: %w", seq, err)
+		}
+		out = append(out, storedMessage{seq: seq, msgRec: m})
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	i := 0
+	for e, err := range textsTx(tx, sid, out[0].seq, out[len(out)-1].seq+1) {
+		if err != nil {
+			return nil, err
+		}
+		for i < len(out) && out[i].seq < e.seq {
+			i++
+		}
+		if i < len(out) && out[i].seq == e.seq {
+			out[i].Text, out[i].hasText = e.text, true
+		}
+	}
+	return out, nil
 }
 
 // text reads the stored text of one message.
 func (s *sessionStore) text(sid, seq uint32) string {
 	var t string
 	s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(sbTexts); b != nil {
-			t = string(b.Get(seqKey(sid, seq)))
-		}
+		t, _, _ = textTx(tx, &s.blocks, sid, seq)
 		return nil
 	})
 	return t
@@ -339,8 +397,11 @@ func dropSessionTx(tx *bolt.Tx, sid uint32) error {
 		return err
 	}
 	prefix := sidKey(sid)
-	for _, name := range [][]byte{sbMessages, sbTexts, sbIDs, sbVectors} {
+	for _, name := range [][]byte{sbMessages, sbTexts, sbTextBlocks, sbIDs, sbVectors} {
 		b := tx.Bucket(name)
+		if b == nil {
+			continue
+		}
 		c := b.Cursor()
 		var keys [][]byte
 		for k, _ := c.Seek(prefix); len(k) >= 4 && string(k[:4]) == string(prefix); k, _ = c.Next() {
@@ -374,7 +435,8 @@ type pendingMsg struct {
 // commit writes a batch and clears its pending marks in one transaction.
 func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[string][]store.Skip) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		sb, mb, tb, ib, vb := tx.Bucket(sbSessions), tx.Bucket(sbMessages), tx.Bucket(sbTexts), tx.Bucket(sbIDs), tx.Bucket(sbVectors)
+		sb, ib := tx.Bucket(sbSessions), tx.Bucket(sbIDs)
+		mb, vb := seqBuckets(tx)
 		for i, w := range writes {
 			sid := sids[i]
 			if w.rec == nil || w.reset {
@@ -392,6 +454,7 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 			if err := sb.Put(sidKey(sid), j); err != nil {
 				return err
 			}
+			texts := make([]textEntry, 0, len(w.msgs))
 			for k, m := range w.msgs {
 				key := seqKey(sid, m.seq)
 				j, err := json.Marshal(m.rec)
@@ -400,16 +463,20 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 				}
 				seq := make([]byte, 4)
 				binary.BigEndian.PutUint32(seq, m.seq)
-				if err := errors.Join(mb.Put(key, j), tb.Put(key, []byte(m.text)), ib.Put(idKey(sid, m.rec.ID), seq)); err != nil {
+				if err := errors.Join(mb.Put(key, j), ib.Put(idKey(sid, m.rec.ID), seq)); err != nil {
 					return err
 				}
-				if v := w.vectors[k]; v != nil {
-					if err := vb.Put(key, vectors.Encode(v)); err != nil {
+				texts = append(texts, textEntry{seq: m.seq, text: m.text})
+				if c, ok := vectors.Quantize(w.vectors[k]); ok {
+					if err := vb.Put(key, vectors.EncodeCode(c)); err != nil {
 						return err
 					}
 				} else if err := vb.Delete(key); err != nil {
 					return err
 				}
+			}
+			if err := putTextsTx(tx, sid, inSeqOrder(texts)); err != nil {
+				return err
 			}
 		}
 		if err := clearPendingTx(tx, sids); err != nil {
@@ -447,30 +514,65 @@ func clearPendingTx(tx *bolt.Tx, sids []uint32) error {
 // of every session), in key order.
 func (s *sessionStore) forEachText(sids []uint32, fn func(sid, seq uint32, text string) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		tb := tx.Bucket(sbTexts)
-		if tb == nil {
-			return nil
-		}
-		visit := func(k, v []byte) error {
-			if len(k) != 8 {
-				return nil
-			}
-			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), string(v))
-		}
 		if sids == nil {
-			return tb.ForEach(visit)
+			sids = textSIDs(tx)
 		}
-		c := tb.Cursor()
 		for _, sid := range sids {
-			prefix := sidKey(sid)
-			for k, v := c.Seek(prefix); len(k) == 8 && string(k[:4]) == string(prefix); k, v = c.Next() {
-				if err := visit(k, v); err != nil {
+			for e, err := range textsTx(tx, sid, 0, math.MaxUint32) {
+				if err == nil {
+					err = fn(sid, e.seq, e.text)
+				}
+				if err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	})
+}
+
+// textSIDs lists, in order, every session with a stored text.
+func textSIDs(tx *bolt.Tx) []uint32 {
+	seen := map[uint32]bool{}
+	for _, name := range [][]byte{sbTextBlocks, sbTexts} {
+		b := tx.Bucket(name)
+		if b == nil {
+			continue
+		}
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; {
+			if len(k) != 8 {
+				k, _ = c.Next()
+				continue
+			}
+			sid := binary.BigEndian.Uint32(k)
+			seen[sid] = true
+			if sid == math.MaxUint32 {
+				break
+			}
+			k, _ = c.Seek(sidKey(sid + 1))
+		}
+	}
+	out := make([]uint32, 0, len(seen))
+	for sid := range seen {
+		out = append(out, sid)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// inSeqOrder sorts es by seq, keeping the last of equal seqs (the later
+// write).
+func inSeqOrder(es []textEntry) []textEntry {
+	slices.SortStableFunc(es, func(a, b textEntry) int { return cmp.Compare(a.seq, b.seq) })
+	out := es[:0]
+	for i, e := range es {
+		if i+1 < len(es) && es[i+1].seq == e.seq {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // resetLive forgets every session but the archived ones (all of them when
@@ -503,4 +605,68 @@ func (s *sessionStore) resetLive(keepArchived bool) error {
 // resetAll forgets every session, message and vector.
 func (s *sessionStore) resetAll() error {
 	return s.db.Update(func(tx *bolt.Tx) error { return store.Recreate(tx, rebuiltBuckets...) })
+}
+
+// metaVectorForm records that every stored vector is a vectors.Code
+// (vectorFormCode). Stores written before hold float32s (vectors.Encode):
+// readers take either form (vectors.DecodeCode), and a writer's open
+// converts them (convertVectors).
+const (
+	metaVectorForm = "vectorForm"
+	vectorFormCode = "code8"
+)
+
+// convertBatch is how many vectors one transaction of convertVectors
+// rewrites: bounded, whatever the store holds.
+const convertBatch = 20_000
+
+// convertVectors rewrites every float32 vector of dim dimensions as a
+// code, convertBatch at a time, then records the form; it returns how
+// many it rewrote. A crash in between leaves vectors of both forms,
+// which every reader takes, and the next writer's open goes on.
+func (s *sessionStore) convertVectors(dim int) (int, error) {
+	n := 0
+	for after := []byte(nil); ; {
+		var done bool
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			_, vb := seqBuckets(tx)
+			type conv struct{ k, v []byte }
+			var batch []conv
+			c := vb.Cursor()
+			k, v := c.First()
+			if after != nil {
+				if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil && len(batch) < convertBatch; k, v = c.Next() {
+				after = append(after[:0], k...)
+				if len(v) != 4*dim {
+					continue
+				}
+				code, ok := vectors.DecodeCode(v, dim)
+				if !ok {
+					continue // no direction: no reader takes it either
+				}
+				batch = append(batch, conv{append([]byte(nil), k...), vectors.EncodeCode(code)})
+			}
+			done = k == nil
+			for _, b := range batch {
+				// Deleted first: a node a Put only shrinks is never
+				// merged with its siblings, and would stay ~13 % full.
+				if err := errors.Join(vb.Delete(b.k), vb.Put(b.k, b.v)); err != nil {
+					return err
+				}
+			}
+			n += len(batch)
+			return nil
+		})
+		if err != nil {
+			return n, fmt.Errorf("convert stored vectors to 8 bits: %w", err)
+		}
+		if done {
+			break
+		}
+	}
+	return n, s.setMeta(map[string]string{metaVectorForm: vectorFormCode})
 }

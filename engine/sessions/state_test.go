@@ -1,10 +1,20 @@
 package sessions
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"mnemo/engine/rank"
+	"mnemo/engine/store"
+	"mnemo/engine/vectors"
 )
 
 // decodeMsgRec reads every record as json.Unmarshal does, on its fast
@@ -50,4 +60,123 @@ func TestDecodeMsgRec(t *testing.T) {
 	if _, err := decodeMsgRec([]byte(`{"i":`)); err == nil {
 		t.Error("a cut record decoded without error")
 	}
+}
+
+// storeFloatVectors rewrites every stored vector of s in the float32 form
+// stores kept before 8-bit codes, and forgets the form's mark: the layout
+// of an older store.
+func storeFloatVectors(t *testing.T, s *Corpus) {
+	t.Helper()
+	err := s.st.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbVectors)
+		var keys, vals [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			c, ok := vectors.DecodeCode(v, s.dim)
+			if !ok {
+				return fmt.Errorf("vector %x does not decode", k)
+			}
+			keys, vals = append(keys, append([]byte(nil), k...)), append(vals, vectors.Encode(c.Float()))
+			return nil
+		})
+		for i := range keys {
+			err = errors.Join(err, b.Put(keys[i], vals[i]))
+		}
+		return errors.Join(err, tx.Bucket(store.BucketMeta).Delete([]byte(metaVectorForm)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// vectorSizes counts the stored vectors by their length in bytes.
+func vectorSizes(t *testing.T, s *Corpus) map[int]int {
+	t.Helper()
+	out := map[int]int{}
+	s.st.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(sbVectors).ForEach(func(k, v []byte) error { out[len(v)]++; return nil })
+	})
+	return out
+}
+
+// A store whose vectors are float32s (written before 8-bit codes) opens:
+// read-only it answers from them as they are, and a writer's open
+// converts them in place, with the same answers.
+func TestSessionsFloatVectorsConverted(t *testing.T) {
+	ctx := context.Background()
+	root, idx := sessionFixture(t), t.TempDir()
+	w := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, w)
+	queries := []Query{{Text: "ledger database", Mode: rank.Semantic}, {Text: "retry budget"}, {Text: "transactions", Agent: "test", Mode: rank.Semantic}}
+	var want []Page
+	for _, q := range queries {
+		want = append(want, search(t, w, q))
+	}
+	n := len(w.msgs)
+	storeFloatVectors(t, w)
+	if got := vectorSizes(t, w); got[4*w.dim] != n {
+		t.Fatalf("float32 vectors %v, want %d of %d bytes", got, n, 4*w.dim)
+	}
+	w.Close()
+	check := func(s *Corpus, how string) {
+		t.Helper()
+		for i, q := range queries {
+			if got := search(t, s, q); !reflect.DeepEqual(got, want[i]) {
+				t.Errorf("%s, %+v:\n%+v\nwant\n%+v", how, q, got, want[i])
+			}
+		}
+	}
+	ro, err := Open(ctx, Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(ro, "read-only over float32 vectors")
+	ro.Close()
+
+	w = openTestSessions(t, idx, lineSource{root})
+	defer w.Close()
+	if got := vectorSizes(t, w); got[4+w.dim] != n || len(got) != 1 {
+		t.Errorf("after a writer's open: vectors by size %v, want %d of %d bytes", got, n, 4+w.dim)
+	}
+	if f := w.st.metaAll()[metaVectorForm]; f != vectorFormCode {
+		t.Errorf("vector form %q, want %q", f, vectorFormCode)
+	}
+	check(w, "converted")
+	if rep := mustSync(t, w); rep.Full {
+		t.Errorf("sync after the conversion: %+v, want incremental", rep)
+	}
+}
+
+// The buckets keyed sid|seq are written with full pages (appendFill),
+// and an append to a session keeps them mostly full: at bbolt's default
+// fill they stayed ~40 % full.
+func TestSessionsStorePagesFull(t *testing.T) {
+	root, idx := filepath.Join(t.TempDir(), "transcripts"), t.TempDir()
+	msgs := func(from, n int) []lineMsg {
+		var out []lineMsg
+		for k := from; k < from+n; k++ {
+			out = append(out, msgAt(fmt.Sprintf("m%05d", k), "user", fmt.Sprintf("message %d about the ledger and its retry budget", k), k))
+		}
+		return out
+	}
+	for _, p := range []string{"a", "b", "c"} {
+		writeLines(t, filepath.Join(root, p, "s.jsonl"), msgs(0, 600), false)
+	}
+	s := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, s)
+	fill := func(when string) {
+		t.Helper()
+		s.st.db.View(func(tx *bolt.Tx) error {
+			for _, name := range [][]byte{sbMessages, sbTexts, sbVectors} {
+				st := tx.Bucket(name).Stats()
+				if f := float64(st.LeafInuse) / float64(st.LeafAlloc); f < 0.8 {
+					t.Errorf("%s: %s pages %.0f %% full (%d pages), want ≥ 80 %%", when, name, 100*f, st.LeafPageN)
+				}
+			}
+			return nil
+		})
+	}
+	fill("first sync")
+	writeLines(t, filepath.Join(root, "a", "s.jsonl"), msgs(600, 50), true)
+	mustSync(t, s)
+	fill("after an append to the first session")
 }

@@ -59,10 +59,13 @@ func NewChromem(shards int) (*Chromem, error) {
 	return s, nil
 }
 
-func (s *Chromem) shardOf(id string) int {
+func (s *Chromem) shardOf(id string) int { return shardOf(id, len(s.shards)) }
+
+// shardOf is the collection of n an item falls in, by a hash of its id.
+func shardOf(id string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(id))
-	return int(h.Sum32() % uint32(len(s.shards)))
+	return int(h.Sum32() % uint32(n))
 }
 
 // chunkID names a chunk in chromem-go: the item id, '#', the chunk number.

@@ -4,7 +4,9 @@
 // scope of exact-match labels.
 //
 // Store is the seam between the engine and the library that does the work:
-// Chromem (chromem-go) is the one implementation. An external vector
+// Chromem (chromem-go) holds the memories' chunks; Flat, 8-bit vectors of
+// one chunk per item in one slice, holds the sessions' messages, which are
+// a hundred times as many (docs/design.md). An external vector
 // database (pgvector, Qdrant) would be a second one with the same four
 // verbs; docs/design.md describes that path. Each corpus gets its own
 // Store, so memories and session messages never share a ranking.
