@@ -395,34 +395,41 @@ func (c countingSource) Read(ctx context.Context, path string, cursor []byte, h 
 	return c.Source.Read(ctx, path, cursor, h)
 }
 
-// TestSessionsPipelineCancelled: a sync cancelled after its n-th batch
-// leaves the store byte for byte as a serial sync cancelled there leaves
-// it (pending marks, partial sessions and their cursors, the unfinished
-// mark), and one cancelled while the workers read ahead leaves no read
-// running; the next sync completes either to the index a sync without a
-// cut makes.
-func TestSessionsPipelineCancelled(t *testing.T) {
+// completesTo syncs the index in dir (batches of 5 messages) and checks
+// that it then answers as want.
+func completesTo(t *testing.T, c *mixedCorpus, dir string, want answers) {
+	t.Helper()
+	s := openTestSessions(t, dir, c.sources(dir)...)
+	s.batchMsgs = 5
+	mustSync(t, s)
+	got := answersOf(t, s)
+	s.Close()
+	if !reflect.DeepEqual(want, got) {
+		diffAnswers(t, "completed after the cut", want, got)
+	}
+}
+
+// cutCorpus is the mixed corpus and the index a sync of it in batches of
+// 5 messages, uncut, answers.
+func cutCorpus(t *testing.T) (*mixedCorpus, answers) {
 	c := newMixedCorpus(t, 23, 23)
-	steps := mixedSteps(t, c)
-	steps[0].write()
+	mixedSteps(t, c)[0].write()
 	ref := t.TempDir()
 	r := openTestSessions(t, ref, c.sources(ref)...)
 	r.batchMsgs = 5
 	mustSync(t, r)
 	want := answersOf(t, r)
 	r.Close()
+	return c, want
+}
 
-	complete := func(t *testing.T, dir string) {
-		t.Helper()
-		s := openTestSessions(t, dir, c.sources(dir)...)
-		s.batchMsgs = 5
-		mustSync(t, s)
-		got := answersOf(t, s)
-		s.Close()
-		if !reflect.DeepEqual(want, got) {
-			diffAnswers(t, "completed after the cut", want, got)
-		}
-	}
+// TestSessionsPipelineCancelled: a sync cancelled after its n-th batch
+// leaves the store byte for byte as a serial sync cancelled there leaves
+// it (pending marks, partial sessions and their cursors, the unfinished
+// mark), and the next sync completes it to the index a sync without a cut
+// makes.
+func TestSessionsPipelineCancelled(t *testing.T) {
+	c, want := cutCorpus(t)
 	// cutAfter syncs a fresh index with readers workers, cancelled once n
 	// batches are committed, and returns its index folder and store.
 	cutAfter := func(t *testing.T, n, readers int) (string, []string, error) {
@@ -458,11 +465,19 @@ func TestSessionsPipelineCancelled(t *testing.T) {
 			if !reflect.DeepEqual(serial, piped) {
 				diffAnswers(t, "cut", answers{Store: serial}, answers{Store: piped})
 			}
-			complete(t, dir)
+			completesTo(t, c, dir, want)
 		})
 	}
+}
+
+// TestSessionsPipelineCancelledReading: a sync cancelled while the workers
+// read ahead (a short transcript, a long one, a Claude Code one, a
+// container) returns with no read running, and the next sync completes
+// it to the index a sync without a cut makes.
+func TestSessionsPipelineCancelledReading(t *testing.T) {
+	c, want := cutCorpus(t)
 	for _, at := range []string{"s03", "s14", claudeUUID("cc3", 0), claudeUUID("cclong", 0), "conversations.json"} {
-		t.Run("while reading "+at, func(t *testing.T) {
+		t.Run(at, func(t *testing.T) {
 			dir := t.TempDir()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -483,7 +498,7 @@ func TestSessionsPipelineCancelled(t *testing.T) {
 				t.Errorf("%d reads still running after the sync returned", n)
 			}
 			s.Close()
-			complete(t, dir)
+			completesTo(t, c, dir, want)
 		})
 	}
 }

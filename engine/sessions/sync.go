@@ -767,20 +767,7 @@ func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRe
 		return nil
 	}
 	h.Message = func(m TranscriptMessage) error { return deliver(m, nil, nil) }
-	var res TranscriptRead
-	var last *readPart
-	var err error
-	if ah != nil {
-		res, last, err = bt.pl.replay(ctx, ah, first, h, deliver)
-	} else {
-		if bt.pl != nil && pipelineTrace != nil {
-			pipelineTrace("read here", 1)
-		}
-		err = bt.pl.inContainer(j.path, func() (err error) {
-			res, err = j.src.Read(ctx, j.path, old.cursorFor(isNew), h)
-			return err
-		})
-	}
+	res, last, err := s.readVia(ctx, bt, j, old.cursorFor(isNew), ah, first, h, deliver)
 	if err != nil {
 		return nil, err
 	}
@@ -799,6 +786,24 @@ func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRe
 		}
 	}
 	return t, nil
+}
+
+// readVia reads j from cursor through h: the read a worker made ahead
+// (ah), replayed with its analysis and vectors, else the source's, here.
+// With ah it also returns the read's last part.
+func (s *Corpus) readVia(ctx context.Context, bt *batcher, j sessionJob, cursor []byte, ah *aheadRead, first *readPart,
+	h TranscriptHandler, deliver func(TranscriptMessage, []*fulltext.Field, []float32) error) (res TranscriptRead, last *readPart, err error) {
+	if ah != nil {
+		return bt.pl.replay(ctx, ah, first, h, deliver)
+	}
+	if bt.pl != nil && pipelineTrace != nil {
+		pipelineTrace("read here", 1)
+	}
+	err = bt.pl.inContainer(j.path, func() (err error) {
+		res, err = j.src.Read(ctx, j.path, cursor, h)
+		return err
+	})
+	return res, nil, err
 }
 
 // cursorFor is where a read of r's transcript starts: its cursor, or the
