@@ -145,6 +145,7 @@ type Corpus struct {
 
 	syncMu    sync.Mutex
 	batchMsgs int // messages per batch: batchMessages (tests set fewer)
+	readers   int // sync workers: 0 is GOMAXPROCS; -1 none, the committer reads every transcript (tests)
 	indexing  atomic.Bool
 	closed    atomic.Bool
 	// damage is what was found wrong with the full-text index, at open or

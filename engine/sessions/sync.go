@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -387,7 +388,9 @@ func (s *Corpus) notRead(gone []uint32, read map[string]bool) []uint32 {
 	return out
 }
 
-// run removes gone sessions and reads jobs, in batches.
+// run removes gone sessions and reads jobs, in batches: workers read the
+// transcripts ahead on every core (pipeline.go), and run replays them in
+// the order of their paths.
 func (s *Corpus) run(ctx context.Context, jobs []sessionJob, gone []uint32, skips map[string][]store.Skip, rep *Report) error {
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
 	total := len(jobs) + len(gone)
@@ -401,11 +404,23 @@ func (s *Corpus) run(ctx context.Context, jobs []sessionJob, gone []uint32, skip
 	bt := &batcher{b: &sessionBatch{skips: skips}, a: s.ft.NewAnalyser(), progress: progress}
 	s.dispose(bt.b, gone, rep)
 	done += len(gone)
-	for _, j := range jobs {
+	bt.pl = s.startPipeline(ctx, jobs)
+	defer bt.pl.stop()
+	for k, j := range jobs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := s.readOne(ctx, bt, j, rep); err != nil {
+		var ah *aheadRead
+		var first *readPart
+		if bt.pl != nil {
+			var err error
+			if ah, first, err = bt.pl.take(ctx, k); err != nil {
+				return err
+			}
+		}
+		err := s.readOne(ctx, bt, j, ah, first, rep)
+		bt.pl.done(k)
+		if err != nil {
 			return err
 		}
 		done++
@@ -454,6 +469,8 @@ type batcher struct {
 	// err is a slice's failure to commit, which fails the sync rather than
 	// reading as a transcript the source could not read.
 	err error
+	// pl reads the transcripts ahead; nil: each is read when its turn comes.
+	pl *pipeline
 }
 
 // flush applies bt's batch and starts the next.
@@ -562,14 +579,15 @@ const (
 	RoleSummary = "summary"
 )
 
-// readOne reads one transcript from its cursor into b, analysing its
-// messages with a. An archived session whose transcript is back is
+// readOne reads one transcript from its cursor into bt's batch, replaying
+// the read ahead (ah, its first part first) when it was read from that
+// cursor, else reading it here. An archived session whose transcript is back is
 // restored: read from its cursor as usual, and if the file is not the
 // continuation of what was indexed (a rewrite, an older copy), what the file
 // holds replaces its messages by id and the rest stay, because the index
 // is their only copy. A file at an archived session's path that holds
 // another session is a new session; the archived one stays as it was.
-func (s *Corpus) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *Report) error {
+func (s *Corpus) readOne(ctx context.Context, bt *batcher, j sessionJob, ah *aheadRead, first *readPart, rep *Report) error {
 	b := bt.b
 	s.mu.RLock()
 	_, forgotten := s.forgotten[pathHash(j.path)]
@@ -577,7 +595,7 @@ func (s *Corpus) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *Re
 	if forgotten {
 		// Left out for good (status counts it), with any copy its source
 		// made while listing it.
-		if err := s.dropCopies(j.key, j.path); err != nil {
+		if err := bt.pl.inContainer(j.path, func() error { return s.dropCopies(j.key, j.path) }); err != nil {
 			skip := store.Skip{Path: j.path, Reason: "forgotten, but its copy in the index folder stays: " + err.Error()}
 			rep.Skipped = append(rep.Skipped, skip)
 			if b.skips != nil {
@@ -586,9 +604,15 @@ func (s *Corpus) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *Re
 		}
 		return nil
 	}
-	fi, statErr := os.Stat(j.path)
+	var fi os.FileInfo
+	var statErr error
+	if ah != nil {
+		fi, statErr = ah.fi, ah.statErr
+	} else {
+		fi, statErr = os.Stat(j.path)
+	}
 	old, isNew := s.claim(b, j)
-	if statErr == nil && !fi.IsDir() && !isNew && !old.Partial && fi.Size() == old.Size && fi.ModTime().UnixNano() == old.MtimeNs {
+	if unchanged(old, isNew, fi, statErr) {
 		if old.archived() {
 			rec := old
 			rec.Archived = time.Time{}
@@ -599,10 +623,13 @@ func (s *Corpus) readOne(ctx context.Context, bt *batcher, j sessionJob, rep *Re
 		rep.Unchanged++
 		return nil
 	}
-	t, err := s.readTranscript(ctx, j, old, isNew, bt)
+	if ah != nil && (!ah.read || !bytes.Equal(ah.cursor, old.cursorFor(isNew))) {
+		ah = nil // not read ahead from where this read starts: read here
+	}
+	t, err := s.readTranscript(ctx, j, old, isNew, bt, ah, first)
 	if err == nil && old.archived() && t.res.Session.ID != "" && t.res.Session.ID != old.ID {
 		old, isNew = s.newRecord(j), true
-		t, err = s.readTranscript(ctx, j, old, true, bt)
+		t, err = s.readTranscript(ctx, j, old, true, bt, nil, nil)
 	}
 	b = bt.b // a transcript committed in slices has applied the batch
 	if ctx.Err() != nil {
@@ -683,7 +710,8 @@ type transcriptRead struct {
 // slices through bt when it holds more than a batch's messages. An
 // archived session being restored is read whole: until the read ends it
 // may turn out to be another session, and its messages must not be mixed.
-func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, bt *batcher) (*transcriptRead, error) {
+// With ah, the read is the one a worker made ahead, replayed.
+func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRec, isNew bool, bt *batcher, ah *aheadRead, first *readPart) (*transcriptRead, error) {
 	t := &transcriptRead{next: old.NextSeq, a: bt.a}
 	merge := old.archived() && !isNew
 	if !isNew && !merge && old.Partial && len(old.Cursor) == 0 {
@@ -696,47 +724,50 @@ func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRe
 			if merge {
 				return nil // restored from the archive: replace by id, keep the rest
 			}
-			t.reset, t.w.reset, t.w.msgs, t.next, ids = true, true, nil, 0, map[string]uint32{}
+			t.reset, t.w.reset, t.w.msgs, t.w.vectors, t.next, ids = true, true, nil, nil, 0, map[string]uint32{}
 			t.count, t.started, t.ended = 0, time.Time{}, time.Time{}
 			return nil
 		},
-		Message: func(m TranscriptMessage) error {
-			id := m.ID
-			if id == "" {
-				id = "m" + strconv.FormatUint(uint64(t.next), 10)
-			}
-			seq := t.seqFor(s.st, old.SID, id, ids, t.sliced || (!t.reset && !isNew))
-			pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
-			pm.doc = fulltext.NewDoc(docID(old.SID, seq), t.a.Message(m.Text))
-			pm.rec.Lens = fulltext.FieldLens(pm.doc)
-			t.w.msgs = append(t.w.msgs, pm)
-			t.count++
-			if !pm.rec.Time.IsZero() {
-				t.started, t.ended = earliest(t.started, pm.rec.Time), latest(t.ended, pm.rec.Time)
-			}
-			if bt.b.size > 0 && bt.b.size+len(t.w.msgs) >= s.batchMsgs {
-				// The batch is full: what it holds of other transcripts
-				// goes first, whole, and this one goes on.
-				if err := s.flush(ctx, bt); err != nil {
-					bt.err = err
-					return err
-				}
-			}
-			if merge || len(t.w.msgs) < s.batchMsgs {
-				return nil
-			}
-			if err := s.slice(ctx, bt, t, old, isNew, j); err != nil {
+	}
+	// deliver takes one message, analysed and embedded ahead (fields; vec,
+	// nil if it was not) or not (nil fields).
+	deliver := func(m TranscriptMessage, fields []*fulltext.Field, vec []float32) error {
+		id := m.ID
+		if id == "" {
+			id = "m" + strconv.FormatUint(uint64(t.next), 10)
+		}
+		seq := t.seqFor(s.st, old.SID, id, ids, t.sliced || (!t.reset && !isNew))
+		pm := pendingMsg{seq: seq, text: m.Text, rec: msgRec{ID: id, Role: m.Role, Time: m.Timestamp.UTC()}}
+		if fields == nil {
+			fields = t.a.Message(m.Text)
+		}
+		pm.doc = fulltext.NewDoc(docID(old.SID, seq), fields)
+		pm.rec.Lens = fulltext.FieldLens(pm.doc)
+		t.w.msgs = append(t.w.msgs, pm)
+		t.w.vectors = append(t.w.vectors, vec)
+		t.count++
+		if !pm.rec.Time.IsZero() {
+			t.started, t.ended = earliest(t.started, pm.rec.Time), latest(t.ended, pm.rec.Time)
+		}
+		if bt.b.size > 0 && bt.b.size+len(t.w.msgs) >= s.batchMsgs {
+			// The batch is full: what it holds of other transcripts
+			// goes first, whole, and this one goes on.
+			if err := s.flush(ctx, bt); err != nil {
+				bt.err = err
 				return err
 			}
-			ids = map[string]uint32{}
+		}
+		if merge || len(t.w.msgs) < s.batchMsgs {
 			return nil
-		},
+		}
+		if err := s.slice(ctx, bt, t, old, isNew, j); err != nil {
+			return err
+		}
+		ids = map[string]uint32{}
+		return nil
 	}
-	var cursor []byte
-	if !isNew {
-		cursor = old.Cursor
-	}
-	res, err := j.src.Read(ctx, j.path, cursor, h)
+	h.Message = func(m TranscriptMessage) error { return deliver(m, nil, nil) }
+	res, last, err := s.readVia(ctx, bt, j, old.cursorFor(isNew), ah, first, h, deliver)
 	if err != nil {
 		return nil, err
 	}
@@ -744,13 +775,44 @@ func (s *Corpus) readTranscript(ctx context.Context, j sessionJob, old sessionRe
 	// A session's summary (CodeArchitect's summary.md) is searchable too,
 	// as one more document of the session, role "summary".
 	if sum := res.Session.Summary; sum != "" && (isNew || t.w.reset || sum != old.Summary) {
-		at := res.Session.Ended
-		if at.IsZero() {
-			at = res.Session.Started
+		m := TranscriptMessage{ID: summaryID, Role: RoleSummary, Timestamp: res.Session.Ended, Text: sum}
+		if m.Timestamp.IsZero() {
+			m.Timestamp = res.Session.Started
 		}
-		h.Message(TranscriptMessage{ID: summaryID, Role: RoleSummary, Timestamp: at, Text: sum})
+		if last != nil {
+			deliver(m, last.sum.fields, last.sum.vec)
+		} else {
+			h.Message(m)
+		}
 	}
 	return t, nil
+}
+
+// readVia reads j from cursor through h: the read a worker made ahead
+// (ah), replayed with its analysis and vectors, else the source's, here.
+// With ah it also returns the read's last part.
+func (s *Corpus) readVia(ctx context.Context, bt *batcher, j sessionJob, cursor []byte, ah *aheadRead, first *readPart,
+	h TranscriptHandler, deliver func(TranscriptMessage, []*fulltext.Field, []float32) error) (res TranscriptRead, last *readPart, err error) {
+	if ah != nil {
+		return bt.pl.replay(ctx, ah, first, h, deliver)
+	}
+	if bt.pl != nil && pipelineTrace != nil {
+		pipelineTrace("read here", 1)
+	}
+	err = bt.pl.inContainer(j.path, func() (err error) {
+		res, err = j.src.Read(ctx, j.path, cursor, h)
+		return err
+	})
+	return res, nil, err
+}
+
+// cursorFor is where a read of r's transcript starts: its cursor, or the
+// start (nil) for a new record.
+func (r sessionRec) cursorFor(isNew bool) []byte {
+	if isNew {
+		return nil
+	}
+	return r.Cursor
 }
 
 // seqFor numbers message id in session sid: the number it has in this read
@@ -832,9 +894,14 @@ func latest(a, b time.Time) time.Time {
 }
 
 // apply writes one batch: embed, mark pending, Bleve, state store, memory.
+// A cancelled sync writes no more batches: the embedder used to be what
+// noticed, and messages embedded ahead (pipeline.go) no longer call it.
 func (s *Corpus) apply(ctx context.Context, b *sessionBatch) error {
 	if len(b.writes) == 0 && len(b.skips) == 0 {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := s.embedWrites(ctx, b); err != nil {
 		return err
@@ -927,33 +994,49 @@ func (s *Corpus) applyMemory(ctx context.Context, b *sessionBatch) error {
 	return nil
 }
 
-// embedWrites embeds every message of b, in calls of embedBatch texts.
+// embedWrites embeds the messages of b not embedded ahead (a nil vector
+// in a write's vectors, or none), in calls of embedBatch texts, and keeps
+// of every vector only one the index can take.
 func (s *Corpus) embedWrites(ctx context.Context, b *sessionBatch) error {
 	for i := range b.writes {
 		w := &b.writes[i]
-		w.vectors = make([][]float32, len(w.msgs))
-		for lo := 0; lo < len(w.msgs); lo += embedBatch {
-			hi := min(lo+embedBatch, len(w.msgs))
+		if n := len(w.msgs) - len(w.vectors); n > 0 {
+			w.vectors = append(w.vectors, make([][]float32, n)...)
+		}
+		var todo []int
+		for k := range w.msgs {
+			if w.vectors[k] == nil {
+				todo = append(todo, k)
+			}
+		}
+		for lo := 0; lo < len(todo); lo += embedBatch {
+			hi := min(lo+embedBatch, len(todo))
 			texts := make([]string, 0, hi-lo)
-			for _, m := range w.msgs[lo:hi] {
-				texts = append(texts, m.text)
+			for _, k := range todo[lo:hi] {
+				texts = append(texts, w.msgs[k].text)
 			}
 			vs, err := s.emb.Embed(ctx, texts)
 			if err != nil {
 				return fmt.Errorf("embed messages of %s: %w", w.rec.Path, err)
 			}
 			for k, v := range vs {
-				if s.dim == 0 && len(v) > 0 {
-					s.mu.Lock()
-					s.dim = len(v) // a remote embedder that was offline at open has answered
-					s.mu.Unlock()
-				}
-				if len(v) != s.dim {
-					return fmt.Errorf("embed messages of %s: embedder %s returned %d dimensions, the index has %d (rebuild with sessions sync --full)", w.rec.Path, s.emb.Name(), len(v), s.dim)
-				}
-				if vectors.Normalize(v) != nil {
-					w.vectors[lo+k] = v
-				}
+				w.vectors[todo[lo+k]] = v
+			}
+		}
+		for k, v := range w.vectors {
+			if v == nil {
+				continue
+			}
+			if s.dim == 0 && len(v) > 0 {
+				s.mu.Lock()
+				s.dim = len(v) // a remote embedder that was offline at open has answered
+				s.mu.Unlock()
+			}
+			if len(v) != s.dim {
+				return fmt.Errorf("embed messages of %s: embedder %s returned %d dimensions, the index has %d (rebuild with sessions sync --full)", w.rec.Path, s.emb.Name(), len(v), s.dim)
+			}
+			if vectors.Normalize(v) == nil {
+				w.vectors[k] = nil
 			}
 		}
 	}
