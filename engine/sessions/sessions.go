@@ -48,6 +48,19 @@ const (
 	sessionsFormat     = "2"
 )
 
+// sessionsSchema is the schema the sessions state store is written at:
+// store.SchemaVersion's 6, then 7 for texts kept in blocks (texts.go) and
+// vectors kept in 8 bits (vectors.Code). A mnemo that reads 6 would find
+// no text and misread every vector in a store of 7, so the schema moved
+// for this store alone — an older mnemo refuses it (store.CheckSchema) —
+// and not for the memory index, which did not change. A store of 6
+// (convertibleSchema) is not rebuilt: a writer's open converts it in
+// place, having first marked it 7 (markConverting).
+const (
+	sessionsSchema    = 7
+	convertibleSchema = 6
+)
+
 // Source is one root folder of one transcript format: what the index
 // needs of a parser. Implementations must deliver only redacted text.
 type Source interface {
@@ -298,11 +311,11 @@ func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 // checkMeta compares what the stored meta says the index was built with
 // (schema, format, embedder) with this build, noting what asks for a rebuild.
 func (s *Corpus) checkMeta(meta map[string]string) error {
-	if err := store.CheckSchema(s.dir, meta["schema"]); err != nil {
+	if err := store.CheckSchemaOf(s.dir, meta["schema"], sessionsSchema); err != nil {
 		return err
 	}
-	if v, older := store.OlderSchema(meta["schema"]); older {
-		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, store.SchemaVersion)
+	if v, older := store.OlderSchemaOf(meta["schema"], sessionsSchema); older && v != convertibleSchema {
+		s.needFull = fmt.Sprintf("sessions index schema %d is older than %d", v, sessionsSchema)
 	} else if v != 0 && meta[metaSessionsFormat] != sessionsFormat {
 		s.needFull = "the sessions index predates per-line coverage; reading the transcripts again"
 	}
@@ -369,6 +382,9 @@ func (s *Corpus) loadState(ctx context.Context, meta map[string]string) error {
 	}
 	if !s.cfg.ReadOnly {
 		if err := s.repairPending(); err != nil {
+			return err
+		}
+		if err := s.st.markConverting(meta); err != nil {
 			return err
 		}
 		if meta[metaVectorForm] != vectorFormCode && s.dim > 0 {

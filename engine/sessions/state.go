@@ -110,8 +110,23 @@ type sessionStore struct {
 
 // sessionStoreOptions opens the sessions corpus's state store.
 func sessionStoreOptions(readOnly bool) store.Options {
-	return store.Options{What: "sessions state store", ReadOnly: readOnly, Buckets: sessionBuckets,
+	return store.Options{What: "sessions state store", ReadOnly: readOnly, Buckets: sessionBuckets, Schema: sessionsSchema,
 		NotReady: fmt.Errorf("sessions %w", store.ErrIndexNotReady), Rebuild: "rebuilding from the transcripts"}
+}
+
+// markConverting moves a store of convertibleSchema to sessionsSchema
+// before its texts or vectors are converted (a writer's open), so that an
+// older mnemo refuses it from the first converted entry on rather than
+// misreading it. Other stores are left as they are: a fresh one gets its
+// schema from its first sync, an outdated one is rebuilt.
+func (s *sessionStore) markConverting(meta map[string]string) error {
+	if meta["schema"] != strconv.Itoa(convertibleSchema) {
+		return nil
+	}
+	if err := s.setMeta(map[string]string{"schema": strconv.Itoa(sessionsSchema)}); err != nil {
+		return fmt.Errorf("mark the sessions state store for conversion: %w", err)
+	}
+	return nil
 }
 
 func (s *sessionStore) close() error { return s.db.Close() }

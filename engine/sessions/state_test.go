@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -113,6 +114,9 @@ func TestSessionsFloatVectorsConverted(t *testing.T) {
 	}
 	n := len(w.msgs)
 	storeFloatVectors(t, w)
+	if err := w.st.setMeta(map[string]string{"schema": strconv.Itoa(convertibleSchema)}); err != nil {
+		t.Fatal(err) // as a store written before the conversion says
+	}
 	if got := vectorSizes(t, w); got[4*w.dim] != n {
 		t.Fatalf("float32 vectors %v, want %d of %d bytes", got, n, 4*w.dim)
 	}
@@ -139,6 +143,11 @@ func TestSessionsFloatVectorsConverted(t *testing.T) {
 	}
 	if f := w.st.metaAll()[metaVectorForm]; f != vectorFormCode {
 		t.Errorf("vector form %q, want %q", f, vectorFormCode)
+	}
+	// A mnemo that reads only the memory index's schema refuses the
+	// converted store instead of misreading its vectors and texts.
+	if err := store.CheckSchema(idx, w.st.metaAll()["schema"]); !errors.Is(err, store.ErrIndexIncompatible) {
+		t.Errorf("an older mnemo's check of the converted store: %v, want it refused", err)
 	}
 	check(w, "converted")
 	if rep := mustSync(t, w); rep.Full {
@@ -179,4 +188,34 @@ func TestSessionsStorePagesFull(t *testing.T) {
 	writeLines(t, filepath.Join(root, "a", "s.jsonl"), msgs(600, 50), true)
 	mustSync(t, s)
 	fill("after an append to the first session")
+}
+
+// TestSessionsSchema: a sync writes the sessions store at sessionsSchema,
+// which a mnemo reading only store.SchemaVersion refuses; a store newer
+// than sessionsSchema is refused here, by a writer and by a reader.
+func TestSessionsSchema(t *testing.T) {
+	ctx := context.Background()
+	root, idx := sessionFixture(t), t.TempDir()
+	w := openTestSessions(t, idx, lineSource{root})
+	mustSync(t, w)
+	schema := w.st.metaAll()["schema"]
+	if schema != strconv.Itoa(sessionsSchema) {
+		t.Errorf("schema after a sync %q, want %d", schema, sessionsSchema)
+	}
+	if err := store.CheckSchema(idx, schema); !errors.Is(err, store.ErrIndexIncompatible) {
+		t.Errorf("a mnemo reading schema %d: %v, want the store refused", store.SchemaVersion, err)
+	}
+	if err := w.st.setMeta(map[string]string{"schema": strconv.Itoa(sessionsSchema + 1)}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	for _, ro := range []bool{false, true} {
+		s, err := Open(ctx, Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: ro})
+		if err == nil {
+			s.Close()
+		}
+		if !errors.Is(err, store.ErrIndexIncompatible) {
+			t.Errorf("read-only %v, a store of schema %d: %v, want it refused", ro, sessionsSchema+1, err)
+		}
+	}
 }

@@ -87,7 +87,7 @@ func (s *Corpus) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	now := time.Now().UTC()
 	mark := s.partialMark()
 	if err := s.st.setMeta(map[string]string{
-		"schema": strconv.Itoa(store.SchemaVersion), "embedder": s.emb.Name(), "dim": strconv.Itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
+		"schema": strconv.Itoa(sessionsSchema), "embedder": s.emb.Name(), "dim": strconv.Itoa(s.dim), "lastSync": now.Format(time.RFC3339Nano),
 		store.MetaUnfinished: mark, metaSessionsFormat: sessionsFormat,
 	}); err != nil {
 		return rep, fmt.Errorf("record sessions sync: %w", err)

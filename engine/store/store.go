@@ -58,6 +58,10 @@ type Options struct {
 	// Rebuild says, after a damaged store was replaced (OpenCorpus), what
 	// the corpus's rebuild does ("rebuilding from the files").
 	Rebuild string
+	// Schema is the newest schema this mnemo reads in this store; 0 means
+	// SchemaVersion. A corpus whose own layout moved on without the other's
+	// (the sessions store) says so here, so that an older mnemo refuses it.
+	Schema int
 }
 
 // Open opens the bbolt file at path. A file held by another process fails
@@ -72,7 +76,7 @@ func Open(path string, o Options) (*bolt.DB, error) {
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		if m := tx.Bucket(BucketMeta); m != nil {
-			if err := CheckSchema(filepath.Dir(path), string(m.Get([]byte("schema")))); err != nil {
+			if err := CheckSchemaOf(filepath.Dir(path), string(m.Get([]byte("schema"))), o.schema()); err != nil {
 				return err
 			}
 		}
@@ -191,11 +195,24 @@ func SetAside(path string, now time.Time) (string, error) {
 	return aside, nil
 }
 
+// schema is the newest schema the store's reader takes.
+func (o Options) schema() int {
+	if o.Schema == 0 {
+		return SchemaVersion
+	}
+	return o.Schema
+}
+
 // CheckSchema refuses an index whose schema (the meta value) is newer than
 // this mnemo's; "" and "0" are an index whose first sync has not finished.
 func CheckSchema(indexDir, schema string) error {
-	if v, _ := strconv.Atoi(schema); v > SchemaVersion {
-		return fmt.Errorf("%s has schema %d, this mnemo reads %d: %w", indexDir, v, SchemaVersion, ErrIndexIncompatible)
+	return CheckSchemaOf(indexDir, schema, SchemaVersion)
+}
+
+// CheckSchemaOf is CheckSchema for a store whose newest schema is current.
+func CheckSchemaOf(indexDir, schema string, current int) error {
+	if v, _ := strconv.Atoi(schema); v > current {
+		return fmt.Errorf("%s has schema %d, this mnemo reads %d: %w", indexDir, v, current, ErrIndexIncompatible)
 	}
 	return nil
 }
@@ -204,8 +221,13 @@ func CheckSchema(indexDir, schema string) error {
 // than this mnemo's, so the index must be rebuilt; false for an index
 // whose first sync has not finished.
 func OlderSchema(schema string) (int, bool) {
+	return OlderSchemaOf(schema, SchemaVersion)
+}
+
+// OlderSchemaOf is OlderSchema for a store whose newest schema is current.
+func OlderSchemaOf(schema string, current int) (int, bool) {
 	v, _ := strconv.Atoi(schema)
-	return v, v != 0 && v < SchemaVersion
+	return v, v != 0 && v < current
 }
 
 // guard runs fn, which reads a state store, and turns what bbolt does on a
