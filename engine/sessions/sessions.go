@@ -124,7 +124,7 @@ type Config struct {
 	Sources  []Source       // the transcript roots to index
 	Embedder embed.Embedder // nil means the built-in static embedder
 	Fusion   rank.Fusion    // default WeightedSum
-	Ranking  *rank.Ranking  // nil means DefaultRanking()
+	Ranking  *rank.Ranking  // nil means the sessions' DefaultRanking()
 	ReadOnly bool           // search an existing index; Sync returns ErrReadOnly
 	// MirrorDeleted makes the index mirror the transcripts: a session whose
 	// transcript is gone (or whose source is no longer configured) leaves
@@ -256,12 +256,33 @@ func docID(sid, seq uint32) string {
 // sourceKey names a source in the state store and in Status.
 func sourceKey(kind, root string) string { return kind + "=" + root }
 
+// sessionsVectorWeight is the semantic list's weight in a hybrid sessions
+// search: half the memories' (rank.DefaultRanking's 0.5). Messages are
+// short and many share one BM25 score, so with the built-in embedder the
+// similarity decided their order and pushed text matches out of the top
+// 10. Measured at 0.25 against 0.5, nothing else changed: needle recall@10
+// on the 100k scale history .923 → .933, the sessions bench msg / sess
+// nDCG@10 .494 / .803 → .496 / .804 (docs/benchmarks.md); 0 (text only)
+// gives .943 recall but no semantic evidence at all.
+const sessionsVectorWeight = 0.25
+
+// DefaultRanking is rank.DefaultRanking with the sessions' vector weight.
+func DefaultRanking() rank.Ranking {
+	r := rank.DefaultRanking()
+	r.VectorWeight = sessionsVectorWeight
+	return r
+}
+
 // Open opens (creating if needed) the sessions index in
 // cfg.IndexDir/sessions. A batch a crash interrupted is undone here; a
 // damaged or outdated index is rebuilt by the next Sync.
 func Open(ctx context.Context, cfg Config) (*Corpus, error) {
 	if cfg.IndexDir == "" {
 		return nil, errors.New("index folder is not set")
+	}
+	if cfg.Ranking == nil {
+		rk := DefaultRanking()
+		cfg.Ranking = &rk
 	}
 	fusion, rk, err := rank.Settings(cfg.Fusion, cfg.Ranking)
 	if err != nil {

@@ -734,3 +734,24 @@ func TestSessionsTiesAtTheTextCut(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsDefaultRanking: a corpus opened without a Ranking weighs
+// the semantic list at sessionsVectorWeight, not the memories' default;
+// one given a Ranking keeps it.
+func TestSessionsDefaultRanking(t *testing.T) {
+	idx := t.TempDir()
+	s := openTestSessions(t, idx, lineSource{t.TempDir()})
+	if got := s.rank.VectorWeight; got != sessionsVectorWeight || got == rank.DefaultRanking().VectorWeight {
+		t.Errorf("default vector weight %v, want %v (not the memories' %v)", got, sessionsVectorWeight, rank.DefaultRanking().VectorWeight)
+	}
+	s.Close()
+	mine := rank.DefaultRanking()
+	s, err := Open(context.Background(), Config{IndexDir: t.TempDir(), Ranking: &mine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.rank != mine {
+		t.Errorf("given ranking %+v, corpus uses %+v", mine, s.rank)
+	}
+}
