@@ -165,17 +165,32 @@ func TestSessionsForgetKilled(t *testing.T) {
 		{"compacting the state store", "state.db.purge", true},
 		{"swapping in the compacted state store", "state.db", true},
 	} {
-		if err := os.RemoveAll(index); err != nil {
-			t.Fatal(err)
-		}
-		copyTree(t, pristine, index)
-		killed := killOnCreate(t, filepath.Join(index, "sessions"), stage.file, bin, "--root", root, "sessions", source, "forget", secret)
-		t.Logf("%s: %s", stage.name, killed)
-		if stage.committed && !strings.HasPrefix(killed, "killed") {
-			t.Errorf("%s: the forget was not interrupted (%s); the test proves nothing at this stage", stage.name, killed)
-		}
-		if st := status(); stage.committed && st.ForgetUnfinished == "" {
-			t.Errorf("%s: a reader's status does not say the forget is unfinished", stage.name)
+		// The kill follows the file's event by however long the machine
+		// takes to deliver it; after the last swap the forget finishes in
+		// moments, so on a busy machine the kill can land after it did.
+		// Such a run is a forget that completed (checked below); the stage
+		// is run again until a kill lands inside it, at most killTries.
+		for try := 1; ; try++ {
+			if err := os.RemoveAll(index); err != nil {
+				t.Fatal(err)
+			}
+			copyTree(t, pristine, index)
+			killed := killOnCreate(t, filepath.Join(index, "sessions"), stage.file, bin, "--root", root, "sessions", source, "forget", secret)
+			t.Logf("%s, try %d: %s", stage.name, try, killed)
+			if !stage.committed {
+				break
+			}
+			st := status()
+			if strings.HasPrefix(killed, "killed") && st.ForgetUnfinished != "" {
+				break
+			}
+			if whole(stage.name + ", a kill that landed late") {
+				t.Errorf("%s: %s, and the forget is not unfinished, yet the session is there", stage.name, killed)
+			}
+			if try == killTries {
+				t.Errorf("%s: in %d tries no kill landed before the forget finished (%s); the test proves nothing at this stage", stage.name, killTries, killed)
+				break
+			}
 		}
 		must("sync") // the restart: a writer opens the index
 		present := whole(stage.name + ", after the restart")
@@ -194,6 +209,10 @@ func TestSessionsForgetKilled(t *testing.T) {
 		others(stage.name+", after a second forget", false)
 	}
 }
+
+// killTries is how many times a stage of TestSessionsForgetKilled runs
+// before a kill that never lands inside it fails the test.
+const killTries = 5
 
 // killOnCreate runs bin with args and kills it with SIGKILL as soon as a
 // file named name appears in dir (watched with fsnotify: the kill follows
