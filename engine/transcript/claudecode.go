@@ -114,64 +114,42 @@ var (
 // in, if set, interns the strings that repeat.
 func scanClaude(line []byte, in *strIntern) (l claudeLine, ok bool) {
 	s := jscan{b: line, in: in}
-	if !s.object() {
-		return l, false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, esc, done, ok := s.member(first)
-		if !ok {
-			return l, false
-		}
-		if done {
-			break
-		}
-		f, ok := claudeRecordFields.index(key, esc)
-		if !ok || f >= 0 && seen&(1<<f) != 0 {
-			return l, false // a key to unescape or fold, or written twice
-		}
-		if f >= 0 {
-			seen |= 1 << f
-		}
+	ok = s.members(claudeRecordFields, func(f int) bool {
 		switch f {
-		case -1:
-			ok = s.skip()
 		case 0:
-			ok = s.shared(&l.Type)
+			return s.shared(&l.Type)
 		case 1:
-			ok = s.id(&l.UUID, false)
+			return s.id(&l.UUID, false)
 		case 2:
-			if !s.null() {
-				var p string
-				ok = s.id(&p, false)
-				l.ParentUUID = &p
+			if s.null() {
+				return true
 			}
+			var p string
+			l.ParentUUID = &p
+			return s.id(&p, false)
 		case 3:
-			ok = s.getString(&l.LogicalParentUUID)
+			return s.getString(&l.LogicalParentUUID)
 		case 4:
-			ok = s.getBool(&l.IsSidechain)
+			return s.getBool(&l.IsSidechain)
 		case 5:
-			ok = s.shared(&l.SessionID)
+			return s.shared(&l.SessionID)
 		case 6:
-			ok = s.shared(&l.CWD)
+			return s.shared(&l.CWD)
 		case 7:
-			ok = s.getString(&l.Timestamp)
+			return s.getString(&l.Timestamp)
 		case 8:
-			ok = s.getBool(&l.IsMeta)
+			return s.getBool(&l.IsMeta)
 		case 9:
-			ok = s.getBool(&l.IsCompactSummary)
+			return s.getBool(&l.IsCompactSummary)
 		case 10:
-			ok = s.getBool(&l.IsAPIErrorMessage)
+			return s.getBool(&l.IsAPIErrorMessage)
 		case 11:
-			ok = s.getBool(&l.VisibleOnly)
-		case 12:
-			ok = scanClaudeMsg(&s, &l)
+			return s.getBool(&l.VisibleOnly)
+		default:
+			return scanClaudeMsg(&s, &l)
 		}
-		if !ok {
-			return l, false
-		}
-	}
-	return l, s.end()
+	})
+	return l, ok && s.end()
 }
 
 // scanClaudeMsg reads a record's message (null or an object).
@@ -179,43 +157,20 @@ func scanClaudeMsg(s *jscan, l *claudeLine) bool {
 	if s.null() {
 		return true
 	}
-	if !s.object() {
-		return false
-	}
 	m := &claudeMsg[struct{}]{}
 	l.Message = m
-	var seen uint32
-	for first := true; ; first = false {
-		key, esc, done, ok := s.member(first)
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-		f, ok := claudeMsgFields.index(key, esc)
-		if !ok || f >= 0 && seen&(1<<f) != 0 {
-			return false
-		}
-		if f >= 0 {
-			seen |= 1 << f
-		}
+	return s.members(claudeMsgFields, func(f int) bool {
 		switch f {
-		case -1:
-			ok = s.skip()
 		case 0:
-			ok = s.id(&m.ID, true)
+			return s.id(&m.ID, true)
 		case 1:
-			ok = s.shared(&m.Role)
+			return s.shared(&m.Role)
 		case 2:
-			ok = s.shared(&m.Model)
-		case 3:
-			ok = scanClaudeContent(s, &l.content)
+			return s.shared(&m.Model)
+		default:
+			return scanClaudeContent(s, &l.content)
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 // scanClaudeContent reads a message's content: a string, blocks or null.
@@ -248,28 +203,9 @@ func scanClaudeContent(s *jscan, c *claudeContent) bool {
 
 // scanClaudeBlock reads one content block, which must be an object.
 func scanClaudeBlock(s *jscan, b *claudeBlock) bool {
-	if !s.object() {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, esc, done, ok := s.member(first)
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-		f, ok := claudeBlockFields.index(key, esc)
-		if !ok || f >= 0 && seen&(1<<f) != 0 {
-			return false
-		}
-		if f >= 0 {
-			seen |= 1 << f
-		}
+	return s.members(claudeBlockFields, func(f int) bool {
+		var ok bool
 		switch f {
-		case -1:
-			ok = s.skip()
 		case 0:
 			ok = s.shared(&b.Type)
 		case 1:
@@ -277,18 +213,12 @@ func scanClaudeBlock(s *jscan, b *claudeBlock) bool {
 		case 2:
 			ok = s.shared(&b.Name)
 		case 3:
-			var raw []byte
-			raw, ok = s.raw()
-			b.Input = raw
-		case 4:
-			var raw []byte
-			raw, ok = s.raw()
-			b.Content = raw
+			b.Input, ok = s.raw()
+		default:
+			b.Content, ok = s.raw()
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 // decodeClaudeJSON decodes a line with encoding/json. Content is mostly

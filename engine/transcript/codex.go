@@ -213,79 +213,38 @@ var (
 // false when encoding/json must decide.
 func scanCodexLine(line []byte, in *strIntern) (l codexLine, it codexItem, ok bool) {
 	s := jscan{b: line, in: in}
-	if !s.object() {
-		return l, it, false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, esc, done, ok := s.member(first)
-		if !ok {
-			return l, it, false
-		}
-		if done {
-			break
-		}
-		f, ok := codexLineFields.index(key, esc)
-		if !ok || f >= 0 && seen&(1<<f) != 0 {
-			return l, it, false
-		}
-		if f >= 0 {
-			seen |= 1 << f
-		}
+	ok = s.members(codexLineFields, func(f int) bool {
 		switch f {
-		case -1:
-			ok = s.skip()
 		case 0:
-			ok = s.getString(&l.Timestamp)
+			return s.getString(&l.Timestamp)
 		case 1:
-			ok = s.shared(&l.Type)
+			return s.shared(&l.Type)
 		case 2:
-			start := s.i
+			start, ok := s.i, false
 			if s.i < len(s.b) && s.b[s.i] == '{' {
 				ok = scanCodexItem(&s, &it)
 			} else {
 				ok = s.skip()
 			}
 			l.Payload = line[start:s.i] // a null too, as json.RawMessage keeps it
+			return ok
 		case 3:
-			ok = s.getString(&l.ID)
+			return s.getString(&l.ID)
 		case 4:
-			ok = s.shared(&l.Role)
-		case 5:
-			ok = s.shared(&l.RecordType)
+			return s.shared(&l.Role)
+		default:
+			return s.shared(&l.RecordType)
 		}
-		if !ok {
-			return l, it, false
-		}
-	}
-	return l, it, s.end()
+	})
+	return l, it, ok && s.end()
 }
 
 // scanCodexItem is json.Unmarshal of the object at s.i into *it; false
 // when encoding/json must decide.
 func scanCodexItem(s *jscan, it *codexItem) bool {
-	if !s.object() {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, esc, done, ok := s.member(first)
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-		f, ok := codexItemFields.index(key, esc)
-		if !ok || f >= 0 && seen&(1<<f) != 0 {
-			return false
-		}
-		if f >= 0 {
-			seen |= 1 << f
-		}
+	return s.members(codexItemFields, func(f int) bool {
+		var ok bool
 		switch f {
-		case -1:
-			ok = s.skip()
 		case 0:
 			ok = s.shared(&it.Type)
 		case 1:
@@ -304,13 +263,11 @@ func scanCodexItem(s *jscan, it *codexItem) bool {
 			ok = s.getString(&it.Arguments)
 		case 8:
 			ok = s.getString(&it.Input)
-		case 9:
+		default:
 			it.Output, ok = s.raw()
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 // scanCodexContent reads a message's content parts (or null).
@@ -330,37 +287,15 @@ func scanCodexContent(s *jscan, parts *[]codexPart) bool {
 		if done {
 			return true
 		}
-		if !s.object() {
-			return false
-		}
 		var p codexPart
-		var seen uint32
-		for first := true; ; first = false {
-			key, esc, done, ok := s.member(first)
-			if !ok {
-				return false
+		ok = s.members(codexPartFields, func(f int) bool {
+			if f == 0 {
+				return s.shared(&p.Type)
 			}
-			if done {
-				break
-			}
-			f, ok := codexPartFields.index(key, esc)
-			if !ok || f >= 0 && seen&(1<<f) != 0 {
-				return false
-			}
-			if f >= 0 {
-				seen |= 1 << f
-			}
-			switch f {
-			case -1:
-				ok = s.skip()
-			case 0:
-				ok = s.shared(&p.Type)
-			case 1:
-				ok = s.getString(&p.Text)
-			}
-			if !ok {
-				return false
-			}
+			return s.getString(&p.Text)
+		})
+		if !ok {
+			return false
 		}
 		*parts = append(*parts, p)
 	}

@@ -505,6 +505,41 @@ func getu4(s []byte) rune {
 
 // jsonFields is the set of a struct's JSON field names, as jscan's
 // decoders match a key against them.
+// members reads the object at s.i member by member: an unknown key's value
+// is skipped, a known one's read by field with the key's index in fields.
+// False when encoding/json must decide: not an object, a key to unescape
+// or fold, a key written twice, or a value field could not take.
+func (s *jscan) members(fields jsonFields, field func(f int) bool) bool {
+	if !s.object() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, esc, done, ok := s.member(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		f, ok := fields.index(key, esc)
+		switch {
+		case !ok:
+			return false
+		case f < 0:
+			ok = s.skip()
+		case seen&(1<<f) != 0:
+			return false
+		default:
+			seen |= 1 << f
+			ok = field(f)
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
 type jsonFields []string
 
 // index is the field a key names exactly (-1 if none); ok is false when
