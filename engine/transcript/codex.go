@@ -307,15 +307,7 @@ func codexParseJSON(line []byte) (kind string, it codexItem, ts time.Time, ok bo
 	if err := json.Unmarshal(line, &l); err != nil {
 		return "", it, ts, false
 	}
-	payload, kind := l.Payload, l.Type
-	switch {
-	case len(payload) == 0 && (l.Type == "message" || l.Type == "reasoning" || strings.HasPrefix(l.Type, "function_call")):
-		payload, kind = line, "response_item" // envelope-less form
-	case len(payload) == 0 && l.Type == "" && l.ID != "":
-		payload, kind = line, "session_meta"
-	case len(payload) == 0 && l.Type == "" && l.RecordType != "":
-		kind = "state"
-	}
+	payload, kind := codexPayload(line, l)
 	if len(payload) > 0 && payload[0] == '{' {
 		if err := json.Unmarshal(payload, &it); err != nil {
 			return "", it, ts, false
