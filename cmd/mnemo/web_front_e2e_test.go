@@ -37,6 +37,9 @@ func TestPageOfAFrontEnd(t *testing.T) {
 
 	a := startStdioServe(t, bin, args...)
 	a.waitLog(`other commands reach this server on `)
+	// The holder takes calls before its first sessions sync ends (until then
+	// the sessions page answers "indexing"): the checks below want it done.
+	a.waitLog(`start-up sessions sync`)
 	b := startServer(t, bin, nil, append(args, "--http", "127.0.0.1:0")...)
 	page := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(b.waitLog(`web page at http://127\.0\.0\.1:\d+/ `))
 	b.waitLog(`front end of the serve that holds the index \(PID \d+\)`)
