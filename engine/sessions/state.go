@@ -252,8 +252,10 @@ func scanMsgRec(v []byte) (m msgRec, ok bool) {
 
 // forEachVector calls fn with every stored vector of dim dimensions, in
 // either stored form (vectors.DecodeCode); one of another length or no
-// direction is passed over, as the vector store would leave it out.
+// direction is passed over, as the vector store would leave it out. The
+// code's dimensions are valid only during the call (one buffer for all).
 func (s *sessionStore) forEachVector(dim int, fn func(sid, seq uint32, c vectors.Code) error) error {
+	buf := make([]int8, dim)
 	return s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(sbVectors)
 		if b == nil {
@@ -263,7 +265,7 @@ func (s *sessionStore) forEachVector(dim int, fn func(sid, seq uint32, c vectors
 			if len(k) != 8 {
 				return nil
 			}
-			c, ok := vectors.DecodeCode(v, dim)
+			c, ok := vectors.DecodeCodeInto(buf, v, dim)
 			if !ok {
 				return nil
 			}

@@ -66,9 +66,19 @@ func EncodeCode(c Code) []byte {
 // stores written before the 8-bit form hold), quantised here. ok is false
 // for any other length, or a vector with no direction.
 func DecodeCode(b []byte, dim int) (Code, bool) {
+	return DecodeCodeInto(nil, b, dim)
+}
+
+// DecodeCodeInto is DecodeCode with the code's dimensions in buf's array
+// when it has room (a loader that hands each code on to a store that
+// copies it reuses one buffer instead of allocating per vector).
+func DecodeCodeInto(buf []int8, b []byte, dim int) (Code, bool) {
 	switch {
 	case len(b) == 4+dim: // never 4·dim: that would need dim = 4/3
-		c := Code{Scale: math.Float32frombits(binary.LittleEndian.Uint32(b)), Dims: make([]int8, dim)}
+		if cap(buf) < dim {
+			buf = make([]int8, dim)
+		}
+		c := Code{Scale: math.Float32frombits(binary.LittleEndian.Uint32(b)), Dims: buf[:dim]}
 		for i := range c.Dims {
 			c.Dims[i] = int8(b[4+i])
 		}
