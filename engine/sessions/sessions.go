@@ -543,14 +543,8 @@ func (s *Corpus) loadVectors(ctx context.Context) error {
 	return nil
 }
 
-// vectorItem is what the vector store holds of a message: its vector,
-// labelled with what a query can require exactly (agent, session, role).
-func (s *Corpus) vectorItem(m *message, v []float32) vectors.Item {
-	return vectors.Item{ID: m.doc, Vectors: [][]float32{v}, Labels: s.vectorLabels(m)}
-}
-
-// vectorLabels are a message's exact-match labels: its role, its
-// session's agent and id.
+// vectorLabels are a message's exact-match labels, what a query can
+// require exactly: its role, its session's agent and id.
 func (s *Corpus) vectorLabels(m *message) []string {
 	l := []string{"role:" + m.role}
 	if ss := s.sessions[m.sid]; ss != nil {

@@ -956,7 +956,17 @@ func (s *Corpus) apply(ctx context.Context, b *sessionBatch) error {
 func (s *Corpus) applyMemory(ctx context.Context, b *sessionBatch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var items []vectors.Item
+	// Vectors go in as codes with their labels interned once per session
+	// and role, as loadVectors puts them, and after every message, as one
+	// Put of them all did.
+	type vectorPut struct {
+		id  string
+		set vectors.LabelSet
+		c   vectors.Code
+		ok  bool
+	}
+	var puts []vectorPut
+	sets := map[string]vectors.LabelSet{} // of the write's session, by role
 	for i, sid := range b.sids {
 		w := b.writes[i]
 		ss := s.sessions[sid]
@@ -980,16 +990,31 @@ func (s *Corpus) applyMemory(ctx context.Context, b *sessionBatch) error {
 		}
 		ss.sessionRec = *w.rec
 		s.byPath[ss.Path] = ss
+		clear(sets)
 		for k, pm := range w.msgs {
 			m := s.addMessage(ss, pm.seq, pm.rec)
-			if v := w.vectors[k]; v != nil {
-				items = append(items, s.vectorItem(m, v))
+			v := w.vectors[k]
+			if v == nil {
+				continue
 			}
+			set, ok := sets[m.role]
+			if !ok {
+				set = s.vec.Labels(s.vectorLabels(m))
+				sets[m.role] = set
+			}
+			c, ok := vectors.Quantize(v)
+			puts = append(puts, vectorPut{id: m.doc, set: set, c: c, ok: ok})
 		}
 	}
-	if err := s.vec.Put(ctx, items...); err != nil {
-		// The state store holds the vectors: the next open loads them.
-		return fmt.Errorf("sessions vector store: %w", err)
+	for _, p := range puts {
+		if !p.ok { // no direction: left out, as Put leaves it
+			s.vec.Delete(ctx, p.id) // in memory: cannot fail
+			continue
+		}
+		if err := s.vec.PutCode(p.id, p.set, p.c); err != nil {
+			// The state store holds the vectors: the next open loads them.
+			return fmt.Errorf("sessions vector store: %w", err)
+		}
 	}
 	return nil
 }

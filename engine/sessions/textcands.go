@@ -134,12 +134,9 @@ func bestMatches(ms []textMatch, k int) []textMatch {
 }
 
 // newerFirst is rank.SortCandidates' order of two messages of equal
-// score: the newer first, then by key.
+// score: the newer first, then by key (rank.CandidateBefore's own).
 func newerFirst(a, b *message) bool {
-	if da, db := a.Dated(), b.Dated(); !da.Equal(db) {
-		return da.After(db)
-	}
-	return a.Key() < b.Key()
+	return rank.CandidateBefore(&msgCandidate{Rec: a}, &msgCandidate{Rec: b}, rank.ByRelevance)
 }
 
 // sidSet is a set of session numbers, one bit each.
