@@ -80,6 +80,11 @@ func readCodex(r *run) error {
 	return r.settle(end)
 }
 
+// codexRollbackKey is what a rollback event's line is told by, before it
+// is parsed: in the new bytes and lines (codexRollbacks) and in the
+// replay (codexDropped), which must look for the same bytes.
+var codexRollbackKey = []byte(`"thread_rolled_back"`)
+
 // codexRollbacks finds the spans of the turns rolled back, and where the
 // read must start: from, or 0 after Reset if a delivered turn was rolled
 // back. A rollback (Esc-Esc, /undo) is appended as an event naming how many
@@ -87,14 +92,13 @@ func readCodex(r *run) error {
 // some were, the session starts over. Finding one costs a scan of the new
 // lines for the word, not a parse; replaying them reads the whole file.
 func codexRollbacks(r *run, from int64) ([][2]int64, int64, error) {
-	key := []byte(`"thread_rolled_back"`)
 	// The bytes first, in large blocks: most files have no rollback.
-	if may, err := r.contains(from, key); err != nil || !may {
+	if may, err := r.contains(from, codexRollbackKey); err != nil || !may {
 		return nil, from, err
 	}
 	rolled := false
 	if _, err := r.lines(from, func(line []byte, _ int64) error {
-		rolled = rolled || bytes.Contains(line, key)
+		rolled = rolled || bytes.Contains(line, codexRollbackKey)
 		return nil
 	}); err != nil || !rolled {
 		return nil, from, err
@@ -395,7 +399,7 @@ func codexDropped(r *run) ([][2]int64, error) {
 		if !ok {
 			return nil
 		}
-		if kind == "event_msg" && bytes.Contains(line, []byte(`"thread_rolled_back"`)) {
+		if kind == "event_msg" && bytes.Contains(line, codexRollbackKey) {
 			var ev struct {
 				Payload struct {
 					Type     string `json:"type"`

@@ -198,8 +198,12 @@ func (r *run) contains(from int64, key []byte) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	rd := io.LimitReader(f, r.fi.Size()-from)
-	buf := make([]byte, 256<<10)
+	rest := max(r.fi.Size()-from, 0)
+	rd := io.LimitReader(f, rest)
+	// Blocks of 256 KiB, or one the size of what is left (with room for
+	// the key, so that a read always makes progress): a read that picks up
+	// a few new lines does not allocate a whole block for them.
+	buf := make([]byte, min(256<<10, rest+int64(len(key))))
 	kept := 0 // the end of the previous block, which key may straddle
 	for {
 		if err := r.ctx.Err(); err != nil {
