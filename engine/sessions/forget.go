@@ -105,8 +105,8 @@ func (s *Corpus) Forget(ctx context.Context, q ForgetQuery) (ForgetReport, error
 			forgotten[pathHash(ss.Path)] = ss.Source
 		}
 		rep.Sessions = append(rep.Sessions, Forgotten{SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project,
-			Messages: len(ss.seqs), Archived: ss.archived(), TranscriptKept: kept})
-		rep.Messages += len(ss.seqs)
+			Messages: ss.count, Archived: ss.archived(), TranscriptKept: kept})
+		rep.Messages += ss.count
 	}
 	s.mu.RUnlock()
 	mark := "forget started " + start.UTC().Format(time.RFC3339)
@@ -194,18 +194,14 @@ func (s *Corpus) selectForget(q ForgetQuery) ([]*session, error) {
 func (s *Corpus) dropSessions(sel []*session, forgotten map[[32]byte]string) {
 	fb := s.ft.NewBatch()
 	for _, ss := range sel {
-		for seq := range ss.seqs {
-			fb.Delete(docID(ss.SID, seq))
-		}
+		ss.each(func(seq uint32, _ msgNum) { fb.Delete(docID(ss.SID, seq)) })
 	}
 	// A failure here is repaired by the purge, which rebuilds the index.
 	s.ft.Batch(fb)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ss := range sel {
-		for _, m := range ss.seqs {
-			s.dropMessage(m)
-		}
+		s.dropMessages(ss)
 		delete(s.sessions, ss.SID)
 		if s.byPath[ss.Path] == ss {
 			delete(s.byPath, ss.Path)

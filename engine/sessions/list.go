@@ -87,7 +87,7 @@ func (s *Corpus) List(ctx context.Context, q ListQuery) (Listing, error) {
 		}
 		out.Sessions = append(out.Sessions, Summary{
 			SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project, Path: ss.Path, Title: s.title(ss),
-			Started: ss.Started, Ended: ss.Ended, MessageCount: len(ss.seqs), Archived: ss.archived(), ArchivedAt: ss.Archived,
+			Started: ss.Started, Ended: ss.Ended, MessageCount: ss.count, Archived: ss.archived(), ArchivedAt: ss.Archived,
 		})
 	}
 	return out, nil
@@ -138,7 +138,7 @@ func (s *Corpus) title(ss *session) string {
 	seqs := ss.orderedSeqs()
 	pick := -1
 	for i, seq := range seqs {
-		if ss.seqs[seq].role == "user" {
+		if s.cols.roleName(ss.num(seq)) == "user" {
 			pick = i
 			break
 		}

@@ -134,11 +134,12 @@ type MessageHit struct {
 // a sessions query's filters.
 type sessionScope struct {
 	q        Query
-	projHash string // sha256 of q.Project, for Gemini's hashed project folders
+	projHash string  // sha256 of q.Project, for Gemini's hashed project folders
+	from, to msgTime // q.From and q.To as the columns hold times
 }
 
 func newSessionScope(q Query) sessionScope {
-	sc := sessionScope{q: q}
+	sc := sessionScope{q: q, from: toMsgTime(q.From), to: toMsgTime(q.To)}
 	if q.Project != "" {
 		sum := sha256.Sum256([]byte(q.Project))
 		sc.projHash = hex.EncodeToString(sum[:])
@@ -168,16 +169,17 @@ func (sc sessionScope) session(ss *session) bool {
 	return true
 }
 
-func (sc sessionScope) message(m *message) bool {
+// message is whether message n of c is inside the query's role and dates.
+func (sc sessionScope) message(c *msgCols, n msgNum) bool {
 	q := sc.q
-	if q.Role != "" && m.role != q.Role {
+	if q.Role != "" && c.roleName(n) != q.Role {
 		return false
 	}
-	t := m.time
-	if !q.From.IsZero() && t.Before(q.From) {
+	t := c.time[n]
+	if !q.From.IsZero() && t.before(sc.from) {
 		return false
 	}
-	if !q.To.IsZero() && t.After(q.To) {
+	if !q.To.IsZero() && sc.to.before(t) {
 		return false
 	}
 	return true
@@ -221,7 +223,7 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
 
 	type semantic struct {
-		found vectors.Found
+		found vectors.NumFound
 		err   error
 	}
 	semDone := make(chan semantic, 1)
@@ -264,7 +266,11 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 		page.TotalSessions = textSessions.len()
 	}
 	for _, g := range firstGroups(groups, q.Sort, q.Limit) {
-		page.Sessions = append(page.Sessions, s.result(g, q.MaxHits, terms))
+		r, err := s.result(g, q.MaxHits, terms)
+		if err != nil {
+			return err
+		}
+		page.Sessions = append(page.Sessions, r)
 	}
 	return nil
 }
@@ -275,7 +281,7 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 // holds s.mu.
 func (s *Corpus) searchableLocked(q Query, page *Page) (fulltext.Terms, bool, error) {
 	page.Indexing = s.indexingNow()
-	done, err := rank.Ready(q.Mode, page.Indexing, s.lastSync.IsZero() && len(s.msgs) == 0, s.damaged(), store.ErrIndexNotReady)
+	done, err := rank.Ready(q.Mode, page.Indexing, s.lastSync.IsZero() && s.cols.live == 0, s.damaged(), store.ErrIndexNotReady)
 	if err != nil {
 		return fulltext.Terms{}, false, fmt.Errorf("sessions %w", err)
 	}
@@ -302,40 +308,45 @@ const maxScopedScan = 50_000
 // enough messages, each in-scope message is compared directly, a few dot
 // products each, and the answer is complete; otherwise the vector store
 // searches all messages with the exact-match part of the scope as labels.
-func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessionScope, n int) (vectors.Found, error) {
+func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessionScope, n int) (vectors.NumFound, error) {
 	if err := s.vectorsLoaded(); err != nil {
-		return vectors.Found{}, err
+		return vectors.NumFound{}, err
 	}
 	if sc.q.Project != "" || sc.q.SessionID != "" || sc.q.Agent != "" {
-		var in []*message
-		for _, ss := range s.sessions {
-			if !sc.session(ss) {
-				continue
-			}
-			for _, m := range ss.seqs {
-				if sc.message(m) {
-					in = append(in, m)
-				}
-			}
-			if len(in) > maxScopedScan {
-				in = nil
-				break
-			}
-		}
-		if in != nil || len(s.sessions) == 0 {
-			f := vectors.Found{Bound: -1, Complete: true}
+		if in, ok := s.scopedMessages(sc); ok {
+			f := vectors.NumFound{Bound: -1, Complete: true}
 			for _, m := range in {
 				if err := ctx.Err(); err != nil {
 					return f, err
 				}
-				if h, ok := s.vec.Nearest(qv, m.doc); ok {
-					f.Hits = append(f.Hits, h)
+				if sim, ok := s.vec.Nearest(qv, m); ok {
+					f.Hits = append(f.Hits, vectors.NumHit{Num: m, Similarity: sim})
 				}
 			}
 			return f, nil
 		}
 	}
 	return s.vec.Query(ctx, qv, n, sc.labels())
+}
+
+// scopedMessages lists the messages in sc's sessions and inside its role
+// and dates; false when they are more than maxScopedScan.
+func (s *Corpus) scopedMessages(sc sessionScope) ([]msgNum, bool) {
+	var in []msgNum
+	for _, ss := range s.sessions {
+		if !sc.session(ss) {
+			continue
+		}
+		ss.each(func(_ uint32, n msgNum) {
+			if sc.message(&s.cols, n) {
+				in = append(in, n)
+			}
+		})
+		if len(in) > maxScopedScan {
+			return nil, false
+		}
+	}
+	return in, true
 }
 
 // textStage is stage one, (*Corpus).textCandidates: a variable so that a
@@ -376,38 +387,49 @@ type sessionPlan struct {
 }
 
 // inScope is the one check of a message against a query's filters.
-func (s *Corpus) inScope(sc sessionScope, m *message) bool {
+func (s *Corpus) inScope(sc sessionScope, n msgNum) bool {
 	if !sc.filters() {
 		return true
 	}
-	ss := s.sessions[m.sid]
-	return ss != nil && sc.session(ss) && sc.message(m)
-}
-
-// lookup finds a message by id for the ranking stages: false when
-// it is gone or outside sc.
-func (s *Corpus) lookup(sc sessionScope) func(id string) (*message, bool) {
-	return func(id string) (*message, bool) {
-		m := s.msgs[id]
-		if m == nil || !s.inScope(sc, m) {
-			return nil, false
-		}
-		return m, true
-	}
+	ss := s.sessions[s.cols.sid[n]]
+	return ss != nil && sc.session(ss) && sc.message(&s.cols, n)
 }
 
 // fuse is stage two and three: text matches get their exact similarity,
 // messages found by meaning alone join above the floor, and every
 // candidate gets its fused score.
-func (s *Corpus) fuse(p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.Found) []msgCandidate {
-	var nearest func(string) (vectors.Hit, bool)
-	if qv != nil {
-		nearest = func(id string) (vectors.Hit, bool) { return s.vec.Nearest(qv, id) }
-	}
-	cands := rank.Join(text, nearest, found.Hits, p.floor, s.lookup(sc))
+func (s *Corpus) fuse(p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.NumFound) []msgCandidate {
+	cands := s.join(p, sc, text, qv, found)
 	rank.FuseAll(p.fuser, cands, p.mode)
 	for i := range cands {
 		cands[i].Score = cands[i].Fused // sessions are not decayed
+	}
+	return cands
+}
+
+// join is rank.Join by message number: a text candidate gets its own
+// similarity however low (none without a query vector), and a message
+// found by meaning alone joins when its similarity reaches the floor and
+// it is inside sc. Similarities are clipped at 1.
+func (s *Corpus) join(p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.NumFound) []msgCandidate {
+	cands := make([]msgCandidate, len(text), len(text)+len(found.Hits))
+	copy(cands, text)
+	if qv == nil {
+		return cands
+	}
+	taken := make(map[msgNum]bool, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		taken[c.Rec.num] = true
+		if sim, ok := s.vec.Nearest(qv, c.Rec.num); ok && sim > 0 {
+			c.Sem, c.Chunk, c.SemRank = math.Min(float64(sim), 1), 0, 1
+		}
+	}
+	for _, h := range found.Hits {
+		if float64(h.Similarity) < p.floor || taken[h.Num] || !s.inScope(sc, h.Num) {
+			continue
+		}
+		cands = append(cands, msgCandidate{Rec: s.cols.item(h.Num), Sem: math.Min(float64(h.Similarity), 1), SemRank: 1})
 	}
 	return cands
 }
@@ -417,7 +439,7 @@ type sessionGroup struct {
 	ss     *session
 	hits   []*msgCandidate
 	best   float64
-	latest time.Time
+	latest msgTime // zeroMsgTime until a hit is dated later
 }
 
 // group is stage four: hits by session, each session scored by its best
@@ -437,13 +459,13 @@ func (s *Corpus) group(p sessionPlan, cands []msgCandidate) []*sessionGroup {
 			if ss == nil {
 				continue
 			}
-			g = &sessionGroup{ss: ss}
+			g = &sessionGroup{ss: ss, latest: zeroMsgTime}
 			by[m.sid] = g
 			out = append(out, g)
 		}
 		g.hits = append(g.hits, c)
 		g.best = math.Max(g.best, c.Score)
-		if m.time.After(g.latest) {
+		if g.latest.before(m.time) {
 			g.latest = m.time
 		}
 	}
@@ -458,7 +480,7 @@ func (s *Corpus) group(p sessionPlan, cands []msgCandidate) []*sessionGroup {
 // finding those exactly means reading every message above the floor,
 // which cost 8× the query time on the sessions benchmark for no change in
 // its figures, so hits inside a session are the best among those found.)
-func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.Found) bool {
+func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.NumFound) bool {
 	if found.Complete || float64(found.Bound) < p.floor {
 		return false
 	}
@@ -491,8 +513,8 @@ func firstGroups(gs []*sessionGroup, by rank.Sort, n int) []*sessionGroup {
 // groupBefore is the page's order of sessions: best first (ties: latest
 // ended, then number), or by their latest hit for recency.
 func groupBefore(a, b *sessionGroup, by rank.Sort) bool {
-	if by == rank.ByRecency && !a.latest.Equal(b.latest) {
-		return a.latest.After(b.latest)
+	if by == rank.ByRecency && a.latest != b.latest {
+		return b.latest.before(a.latest)
 	}
 	if a.best != b.best {
 		return a.best > b.best
@@ -523,24 +545,28 @@ func firstN[T any](xs []T, n int, before func(a, b T) bool) []T {
 	return top
 }
 
-// result is stage five: one session of the page with its best hits and
-// their excerpts, read from the stored (redacted) text.
-func (s *Corpus) result(g *sessionGroup, maxHits int, terms fulltext.Terms) Result {
+// result is stage five: one session of the page with its best hits, each
+// with its id, role and time from its stored record and an excerpt of
+// its stored (redacted) text.
+func (s *Corpus) result(g *sessionGroup, maxHits int, terms fulltext.Terms) (Result, error) {
 	r := Result{
 		SessionID: g.ss.ID, SourceAgent: g.ss.Agent, Project: g.ss.Project,
-		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: len(g.ss.seqs), Archived: g.ss.archived(),
+		Started: g.ss.Started, Ended: g.ss.Ended, MessageCount: g.ss.count, Archived: g.ss.archived(),
 		Score: rank.Round(g.best), Hits: []MessageHit{},
 	}
 	hits := firstN(g.hits, maxHits, func(a, b *msgCandidate) bool { return rank.CandidateBefore(a, b, rank.ByRelevance) })
 	for _, c := range hits {
-		m := c.Rec
-		excerpt, n := s.ft.MessageSnippet(s.st.text(m.sid, m.seq), terms)
+		rec, text, err := s.st.hit(c.Rec.sid, c.Rec.seq)
+		if err != nil {
+			return Result{}, fmt.Errorf("read a hit of session %q: %w", g.ss.ID, err)
+		}
+		excerpt, n := s.ft.MessageSnippet(text, terms)
 		r.Hits = append(r.Hits, MessageHit{
-			MessageID: m.id, Role: m.role, Timestamp: m.time,
+			MessageID: rec.ID, Role: rec.Role, Timestamp: rec.Time,
 			Excerpt: excerpt, Score: rank.Round(c.Score), MatchCount: n,
 		})
 	}
-	return r
+	return r, nil
 }
 
 // Message is one stored message, as GetSession and GetMessage show it.
@@ -595,16 +621,6 @@ func (s *Corpus) findSession(id string) (*session, error) {
 	return found, nil
 }
 
-// orderedSeqs lists a session's live sequence numbers in order.
-func (ss *session) orderedSeqs() []uint32 {
-	out := make([]uint32, 0, len(ss.seqs))
-	for seq := range ss.seqs {
-		out = append(out, seq)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
 // GetSession returns up to limit messages of a session from offset, in order
 // (limit 0 means 50, at most 1000).
 func (s *Corpus) GetSession(ctx context.Context, id string, offset, limit int) (View, error) {
@@ -645,13 +661,16 @@ func (s *Corpus) GetMessage(ctx context.Context, id, messageID string, n int) (V
 	if err != nil {
 		return View{}, err
 	}
+	// The first live message of that id in seq order, read from the
+	// store: the columns hold no message id.
+	seq, found, err := s.st.firstSeqWithID(ss.SID, messageID, func(seq uint32) bool { return ss.num(seq) != noMsg })
+	if err != nil {
+		return View{}, fmt.Errorf("find %q in session %q: %w", messageID, ss.ID, err)
+	}
 	seqs := ss.orderedSeqs()
 	at := -1
-	for i, seq := range seqs {
-		if ss.seqs[seq].id == messageID {
-			at = i
-			break
-		}
+	if found {
+		at = sort.Search(len(seqs), func(i int) bool { return seqs[i] >= seq })
 	}
 	if at < 0 {
 		return View{}, fmt.Errorf("%q in session %q: %w", messageID, ss.ID, ErrNoMessage)
@@ -666,7 +685,7 @@ func (s *Corpus) GetMessage(ctx context.Context, id, messageID string, n int) (V
 func (s *Corpus) view(ss *session, offset int) View {
 	return View{
 		SessionID: ss.ID, SourceAgent: ss.Agent, Project: ss.Project, Path: ss.Path, Summary: ss.Summary,
-		Started: ss.Started, Ended: ss.Ended, MessageCount: len(ss.seqs), Offset: offset,
+		Started: ss.Started, Ended: ss.Ended, MessageCount: ss.count, Offset: offset,
 		Archived: ss.archived(), ArchivedAt: ss.Archived,
 		Messages: []Message{}, Focus: -1,
 	}
@@ -681,7 +700,7 @@ func (s *Corpus) fill(v View, ss *session, seqs []uint32) (View, error) {
 		return v, fmt.Errorf("read messages of %q: %w", ss.ID, err)
 	}
 	for _, m := range stored {
-		if ss.seqs[m.seq] == nil {
+		if ss.num(m.seq) == noMsg {
 			continue
 		}
 		v.Messages = append(v.Messages, Message{MessageID: m.ID, Role: m.Role, Timestamp: m.Time, Text: m.Text})

@@ -170,7 +170,7 @@ type Corpus struct {
 	mu        sync.RWMutex // guards everything below
 	sessions  map[uint32]*session
 	byPath    map[string]*session
-	msgs      map[string]*message // by Bleve document id
+	cols      msgCols // the live messages, by number (msgcols.go)
 	nextSID   uint32
 	totals    [fulltext.NumFields]int64
 	skips     map[string][]store.Skip // by source key
@@ -212,46 +212,6 @@ type Index interface {
 }
 
 var _ Index = (*Corpus)(nil)
-
-// session is one indexed transcript.
-type session struct {
-	sessionRec
-	seqs map[uint32]*message // live messages by sequence number
-}
-
-// message is one indexed message: the item the vector store and the
-// ranking stages take (rank.Item), by its document id.
-type message struct {
-	doc  string                    // its Bleve document id (docID)
-	time time.Time                 // when it was written; zero if the transcript does not say
-	lens [fulltext.NumFields]int32 // tokens per scored field, for BM25
-	sid  uint32
-	seq  uint32
-	role string
-	id   string
-}
-
-// msgCandidate is one message that matched, with its evidence.
-type msgCandidate = rank.Candidate[*message]
-
-// Key is the message's document id: equal scores are ordered by it.
-func (m *message) Key() string { return m.doc }
-
-// Dated is the message's time; one with none sorts as of 1970, as a
-// memory with no date does.
-func (m *message) Dated() time.Time {
-	if !m.time.IsZero() {
-		return m.time
-	}
-	return time.Unix(0, 0).UTC()
-}
-
-// Updated is Dated: a message does not change once written.
-func (m *message) Updated() time.Time { return m.Dated() }
-
-func docID(sid, seq uint32) string {
-	return strconv.FormatUint(uint64(sid), 36) + "." + strconv.FormatUint(uint64(seq), 36)
-}
 
 // sourceKey names a source in the state store and in Status.
 func sourceKey(kind, root string) string { return kind + "=" + root }
@@ -322,8 +282,8 @@ func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 		return err
 	}
 	if s.needFull == "" {
-		if n, err := s.ft.DocCount(); err == nil && int(n) != len(s.msgs) {
-			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, len(s.msgs))
+		if n, err := s.ft.DocCount(); err == nil && int(n) != s.cols.live {
+			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, s.cols.live)
 		}
 	}
 	return nil
@@ -452,20 +412,30 @@ func (s *Corpus) damaged() error       { return s.damage.Get() }
 func (s *Corpus) resetMemory() error {
 	s.sessions = map[uint32]*session{}
 	s.byPath = map[string]*session{}
-	s.msgs = map[string]*message{}
+	s.cols = newMsgCols()
 	s.msgsGen++
 	s.nextSID = 1
 	s.totals = [fulltext.NumFields]int64{}
 	s.skips = map[string][]store.Skip{}
 	s.srcErrs = map[string]string{}
-	s.vec = vectors.NewFlat(s.dim)
+	s.vec = vectors.NewFlat(s.dim, s.docKey)
 	return nil
 }
 
-// load fills the in-memory maps and the vector store from the state store.
+// docKey appends message n's document id to buf: what the vector store
+// groups and orders ties by, as it did when it held the ids. Flat calls
+// it under its own lock while the caller holds s.mu, so the columns hold
+// still.
+func (s *Corpus) docKey(buf []byte, n uint32) []byte {
+	return appendDocID(buf, s.cols.sid[n], s.cols.seq[n])
+}
+
+// load fills the in-memory sessions, the message columns and the vector
+// store from the state store. Message records are decoded straight into
+// the columns (forEachMessageCols): nothing is allocated per message.
 func (s *Corpus) load(ctx context.Context) error {
 	err := s.st.forEachSession(func(r sessionRec) error {
-		ss := &session{sessionRec: r, seqs: map[uint32]*message{}}
+		ss := &session{sessionRec: r}
 		s.sessions[r.SID] = ss
 		if cur := s.byPath[r.Path]; cur == nil || (cur.archived() && (!r.archived() || r.Archived.After(cur.Archived))) {
 			s.byPath[r.Path] = ss // a live session holds its path before an archived one
@@ -476,13 +446,20 @@ func (s *Corpus) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.st.forEachMessage(func(sid, seq uint32, m msgRec) error {
-		ss := s.sessions[sid]
-		if ss == nil {
-			return nil
+	reserve := 0
+	for _, ss := range s.sessions {
+		reserve += int(min(ss.NextSeq, maxSeqGap)) // seqs are dense: about its messages
+	}
+	s.cols.reserve(reserve)
+	var ss *session
+	err = s.st.forEachMessageCols(&s.cols, func(sid, seq uint32, m colRec) error {
+		if ss == nil || ss.SID != sid {
+			if ss = s.sessions[sid]; ss == nil {
+				return nil
+			}
 		}
-		s.addMessage(ss, seq, m)
-		return nil
+		_, err := s.addMessage(ss, seq, m)
+		return err
 	})
 	if err != nil {
 		return err
@@ -512,13 +489,13 @@ func (s *Corpus) vectorsLoaded() error {
 }
 
 // loadVectors fills the vector store from the state store, for the
-// messages in the in-memory maps: the stored codes go in as they are,
-// with each session's labels interned once per role.
+// messages in the columns: the stored codes go in as they are, with each
+// session's labels interned once per role.
 func (s *Corpus) loadVectors(ctx context.Context) error {
 	s.vecLoads.Add(1)
-	s.vec.Reserve(len(s.msgs))
+	s.vec.Reserve(s.cols.live)
 	var ss *session
-	sets := map[string]vectors.LabelSet{} // of ss, by role
+	sets := map[uint8]vectors.LabelSet{} // of ss, by role
 	err := s.st.forEachVector(s.dim, func(sid, seq uint32, c vectors.Code) error {
 		if ss == nil || ss.SID != sid {
 			if ss = s.sessions[sid]; ss == nil {
@@ -526,16 +503,11 @@ func (s *Corpus) loadVectors(ctx context.Context) error {
 			}
 			clear(sets)
 		}
-		m := ss.seqs[seq]
-		if m == nil {
+		n := ss.num(seq)
+		if n == noMsg {
 			return nil
 		}
-		set, ok := sets[m.role]
-		if !ok {
-			set = s.vec.Labels(s.vectorLabels(m))
-			sets[m.role] = set
-		}
-		return s.vec.PutCode(m.doc, set, c)
+		return s.vec.PutCode(n, s.labelSet(ss, n, sets), c)
 	})
 	if err != nil {
 		return fmt.Errorf("load session vectors: %w", err)
@@ -543,42 +515,59 @@ func (s *Corpus) loadVectors(ctx context.Context) error {
 	return nil
 }
 
+// labelSet is the vector store's label set of message n of ss, interned
+// once per role in sets (ss's, by role).
+func (s *Corpus) labelSet(ss *session, n msgNum, sets map[uint8]vectors.LabelSet) vectors.LabelSet {
+	r := s.cols.role[n]
+	set, ok := sets[r]
+	if !ok {
+		set = s.vec.Labels(vectorLabels(ss, s.cols.roles[r]))
+		sets[r] = set
+	}
+	return set
+}
+
 // vectorLabels are a message's exact-match labels, what a query can
 // require exactly: its role, its session's agent and id.
-func (s *Corpus) vectorLabels(m *message) []string {
-	l := []string{"role:" + m.role}
-	if ss := s.sessions[m.sid]; ss != nil {
-		l = append(l, "agent:"+strings.ToLower(ss.Agent), "session:"+ss.ID)
-	}
-	return l
+func vectorLabels(ss *session, role string) []string {
+	return []string{"role:" + role, "agent:" + strings.ToLower(ss.Agent), "session:" + ss.ID}
 }
 
-// addMessage puts one message into the in-memory maps (not the vectors).
-func (s *Corpus) addMessage(ss *session, seq uint32, m msgRec) *message {
-	id := docID(ss.SID, seq)
-	if old := s.msgs[id]; old != nil {
+// addMessage puts one message into the columns (not the vectors),
+// replacing the one of the same seq.
+func (s *Corpus) addMessage(ss *session, seq uint32, m colRec) (msgNum, error) {
+	if old := ss.num(seq); old != noMsg {
 		s.dropMessage(old)
 	}
-	msg := &message{doc: id, time: m.Time, lens: m.Lens, sid: ss.SID, seq: seq, role: m.Role, id: m.ID}
-	s.msgs[id] = msg
-	s.msgsGen++
-	ss.seqs[seq] = msg
-	for i := range s.totals {
-		s.totals[i] += int64(m.Lens[i])
+	n := s.cols.add(ss.SID, seq, m.role, m.time, m.lens)
+	if err := ss.setNum(seq, n); err != nil {
+		s.cols.remove(n)
+		return noMsg, err
 	}
-	return msg
+	s.msgsGen++
+	for i := range s.totals {
+		s.totals[i] += int64(m.lens[i])
+	}
+	return n, nil
 }
 
-func (s *Corpus) dropMessage(m *message) {
+// dropMessages removes every message of ss.
+func (s *Corpus) dropMessages(ss *session) {
+	ss.each(func(_ uint32, n msgNum) { s.dropMessage(n) })
+}
+
+// dropMessage removes message n from the columns, its session and the
+// vectors.
+func (s *Corpus) dropMessage(n msgNum) {
 	for i := range s.totals {
-		s.totals[i] -= int64(m.lens[i])
+		s.totals[i] -= int64(s.cols.lens[n][i])
 	}
-	s.vec.Delete(context.Background(), m.doc) // in memory: cannot fail
-	delete(s.msgs, m.doc)
+	s.vec.Delete(n)
+	if ss := s.sessions[s.cols.sid[n]]; ss != nil {
+		ss.clearNum(s.cols.seq[n])
+	}
+	s.cols.remove(n)
 	s.msgsGen++
-	if ss := s.sessions[m.sid]; ss != nil {
-		delete(ss.seqs, m.seq)
-	}
 }
 
 // Close flushes state and releases the index.
@@ -690,7 +679,7 @@ func (s *Corpus) Status(ctx context.Context) (Status, error) {
 		return Status{}, err
 	}
 	st := Status{
-		IndexDir: s.dir, Sessions: len(s.sessions), Messages: len(s.msgs), Vectors: s.vec.Len(),
+		IndexDir: s.dir, Sessions: len(s.sessions), Messages: s.cols.live, Vectors: s.vec.Len(),
 		Embedder: s.emb.Name(), LastSync: s.lastSync, LastError: s.lastError,
 		Indexing: s.indexing.Load() || s.unfinished != "", Unfinished: s.unfinished, ReadOnly: s.cfg.ReadOnly, Sources: []SourceStatus{},
 		FullText: fulltext.Size(filepath.Join(s.dir, fulltext.Dir)), State: s.st.size(), ForgetUnfinished: s.purging,
@@ -719,7 +708,7 @@ func (s *Corpus) Status(ctx context.Context) (Status, error) {
 		for _, x := range s.sessions {
 			if x.Source == key {
 				ss.Sessions++
-				ss.Messages += len(x.seqs)
+				ss.Messages += x.count
 				ss.Malformed += x.Malformed
 				ss.Coverage.Add(x.Coverage)
 				if x.archived() {

@@ -168,25 +168,6 @@ func (s *sessionStore) forEachSession(fn func(sessionRec) error) error {
 	})
 }
 
-func (s *sessionStore) forEachMessage(fn func(sid, seq uint32, m msgRec) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(sbMessages)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			if len(k) != 8 {
-				return nil
-			}
-			m, err := decodeMsgRec(v)
-			if err != nil {
-				return fmt.Errorf("message record %x: %w", k, err)
-			}
-			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), m)
-		})
-	})
-}
-
 // decodeMsgRec decodes a message record. Every open decodes them all, and
 // encoding/json spends most of an open's time on them (a third of a cold
 // CLI query at 100k messages), so the shape json.Marshal writes,
@@ -205,49 +186,141 @@ func decodeMsgRec(v []byte) (msgRec, error) {
 // scanMsgRec reads what json.Marshal writes of a msgRec; false when v is
 // anything else.
 func scanMsgRec(v []byte) (m msgRec, ok bool) {
-	str := func(key string) (string, bool) {
+	f, ok := scanMsgFields(v)
+	if !ok || m.Time.UnmarshalText(f.time) != nil {
+		return m, false
+	}
+	m.ID, m.Role, m.Lens = string(f.id), string(f.role), f.lens
+	return m, true
+}
+
+// msgFields are a message record's fields as its bytes hold them.
+type msgFields struct {
+	id, role, time []byte
+	lens           [fulltext.NumFields]int32
+}
+
+// scanMsgFields splits what json.Marshal writes of a msgRec,
+// {"i":"…","r":"…","t":"…","l":[…]} with no escape in its strings, into
+// its fields without copying them; false when v is anything else.
+func scanMsgFields(v []byte) (f msgFields, ok bool) {
+	str := func(key string) ([]byte, bool) {
 		if !bytes.HasPrefix(v, []byte(key)) {
-			return "", false
+			return nil, false
 		}
 		v = v[len(key):]
 		end := bytes.IndexByte(v, '"')
 		if end < 0 || bytes.IndexByte(v[:end], '\\') >= 0 {
-			return "", false
+			return nil, false
 		}
-		s := string(v[:end])
+		s := v[:end]
 		v = v[end+1:]
 		return s, true
 	}
-	if m.ID, ok = str(`{"i":"`); !ok {
-		return m, false
+	if f.id, ok = str(`{"i":"`); !ok {
+		return f, false
 	}
-	if m.Role, ok = str(`,"r":"`); !ok {
-		return m, false
+	if f.role, ok = str(`,"r":"`); !ok {
+		return f, false
 	}
-	t, ok := str(`,"t":"`)
-	if !ok || m.Time.UnmarshalText([]byte(t)) != nil {
-		return m, false
+	if f.time, ok = str(`,"t":"`); !ok {
+		return f, false
 	}
 	if !bytes.HasPrefix(v, []byte(`,"l":[`)) {
-		return m, false
+		return f, false
 	}
 	v = v[len(`,"l":[`):]
-	for i := range m.Lens {
+	for i := range f.lens {
 		end := bytes.IndexByte(v, ',')
-		if i == len(m.Lens)-1 {
+		if i == len(f.lens)-1 {
 			end = bytes.IndexByte(v, ']')
 		}
 		if end < 0 {
-			return m, false
+			return f, false
 		}
-		n, err := strconv.ParseInt(string(v[:end]), 10, 32)
-		if err != nil {
-			return m, false
+		if f.lens[i], ok = atoi32(v[:end]); !ok {
+			return f, false
 		}
-		m.Lens[i] = int32(n)
 		v = v[end+1:]
 	}
-	return m, string(v) == "}"
+	return f, string(v) == "}"
+}
+
+// atoi32 reads a decimal int32 as json.Marshal writes one, without the
+// string strconv would take (an open reads four a message).
+func atoi32(b []byte) (int32, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 10 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// colRec is what the columns hold of a message record.
+type colRec struct {
+	role uint8
+	time msgTime
+	lens [fulltext.NumFields]int32
+}
+
+// forEachMessageCols calls fn with every message record as the columns
+// hold it, its role interned in cols: the record's bytes are read in
+// place (scanMsgFields), its id not even copied, so an open of a million
+// messages allocates nothing for each. A record of another shape goes
+// through decodeMsgRec.
+func (s *sessionStore) forEachMessageCols(cols *msgCols, fn func(sid, seq uint32, m colRec) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(sbMessages)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return nil
+			}
+			m, err := decodeColRec(cols, v)
+			if err != nil {
+				return fmt.Errorf("message record %x: %w", k, err)
+			}
+			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), m)
+		})
+	})
+}
+
+// decodeColRec decodes a message record into what the columns hold.
+func decodeColRec(cols *msgCols, v []byte) (colRec, error) {
+	var c colRec
+	var t time.Time
+	f, ok := scanMsgFields(v)
+	if ok && t.UnmarshalText(f.time) == nil {
+		c.lens = f.lens
+	} else {
+		m, err := decodeMsgRec(v)
+		if err != nil {
+			return c, err
+		}
+		f.role, t, c.lens = []byte(m.Role), m.Time, m.Lens
+	}
+	var err error
+	c.role, err = cols.roleID(f.role)
+	c.time = toMsgTime(t)
+	return c, err
 }
 
 // forEachVector calls fn with every stored vector of dim dimensions, in
@@ -362,6 +435,60 @@ func (s *sessionStore) text(sid, seq uint32) string {
 		return nil
 	})
 	return t
+}
+
+// hit reads what a search result shows of message seq of sid: its
+// record and its text (the columns hold neither its id nor its exact
+// timestamp).
+func (s *sessionStore) hit(sid, seq uint32) (msgRec, string, error) {
+	var m msgRec
+	var text string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var v []byte
+		if b := tx.Bucket(sbMessages); b != nil {
+			v = b.Get(seqKey(sid, seq))
+		}
+		if v == nil {
+			return fmt.Errorf("message %s is not in the state store", docID(sid, seq))
+		}
+		var err error
+		if m, err = decodeMsgRec(v); err != nil {
+			return fmt.Errorf("message %s does not decode: %w", docID(sid, seq), err)
+		}
+		text, _, _ = textTx(tx, &s.blocks, sid, seq)
+		return nil
+	})
+	return m, text, err
+}
+
+// firstSeqWithID is the first message of sid in seq order, among those
+// live says are, whose id is id.
+func (s *sessionStore) firstSeqWithID(sid uint32, id string, live func(seq uint32) bool) (uint32, bool, error) {
+	var seq uint32
+	found := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		mb := tx.Bucket(sbMessages)
+		if mb == nil {
+			return nil
+		}
+		c := mb.Cursor()
+		for k, v := c.Seek(sidKey(sid)); len(k) == 8 && binary.BigEndian.Uint32(k) == sid; k, v = c.Next() {
+			at := binary.BigEndian.Uint32(k[4:])
+			if !live(at) {
+				continue
+			}
+			m, err := decodeMsgRec(v)
+			if err != nil {
+				return fmt.Errorf("message %d does not decode: %w", at, err)
+			}
+			if m.ID == id {
+				seq, found = at, true
+				return nil
+			}
+		}
+		return nil
+	})
+	return seq, found, err
 }
 
 // seqOf finds the sequence number of a message id within a session.

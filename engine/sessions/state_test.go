@@ -112,7 +112,7 @@ func TestSessionsFloatVectorsConverted(t *testing.T) {
 	for _, q := range queries {
 		want = append(want, search(t, w, q))
 	}
-	n := len(w.msgs)
+	n := w.cols.live
 	storeFloatVectors(t, w)
 	if err := w.st.setMeta(map[string]string{"schema": strconv.Itoa(convertibleSchema)}); err != nil {
 		t.Fatal(err) // as a store written before the conversion says

@@ -929,9 +929,7 @@ func (s *Corpus) apply(ctx context.Context, b *sessionBatch) error {
 	for i, sid := range b.sids {
 		w := b.writes[i]
 		if ss := s.sessions[sid]; ss != nil && (w.rec == nil || w.reset) {
-			for seq := range ss.seqs {
-				fb.Delete(docID(sid, seq))
-			}
+			ss.each(func(seq uint32, _ msgNum) { fb.Delete(docID(sid, seq)) })
 		}
 	}
 	s.mu.RUnlock()
@@ -957,23 +955,15 @@ func (s *Corpus) applyMemory(ctx context.Context, b *sessionBatch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Vectors go in as codes with their labels interned once per session
-	// and role, as loadVectors puts them, and after every message, as one
-	// Put of them all did.
-	type vectorPut struct {
-		id  string
-		set vectors.LabelSet
-		c   vectors.Code
-		ok  bool
-	}
-	var puts []vectorPut
-	sets := map[string]vectors.LabelSet{} // of the write's session, by role
+	// and role, as loadVectors puts them, each as its message goes into
+	// the columns: a message number freed by a later drop of this batch
+	// is then never left with another message's vector.
+	sets := map[uint8]vectors.LabelSet{} // of the write's session, by role
 	for i, sid := range b.sids {
 		w := b.writes[i]
 		ss := s.sessions[sid]
 		if ss != nil && (w.rec == nil || w.reset) {
-			for _, m := range ss.seqs {
-				s.dropMessage(m)
-			}
+			s.dropMessages(ss)
 		}
 		if w.rec == nil {
 			if ss != nil {
@@ -985,36 +975,43 @@ func (s *Corpus) applyMemory(ctx context.Context, b *sessionBatch) error {
 			continue
 		}
 		if ss == nil {
-			ss = &session{seqs: map[uint32]*message{}}
+			ss = &session{}
 			s.sessions[sid] = ss
 		}
 		ss.sessionRec = *w.rec
 		s.byPath[ss.Path] = ss
 		clear(sets)
 		for k, pm := range w.msgs {
-			m := s.addMessage(ss, pm.seq, pm.rec)
-			v := w.vectors[k]
-			if v == nil {
-				continue
+			if err := s.applyMessage(ss, pm, w.vectors[k], sets); err != nil {
+				// The state store holds the batch: the next open loads it.
+				return err
 			}
-			set, ok := sets[m.role]
-			if !ok {
-				set = s.vec.Labels(s.vectorLabels(m))
-				sets[m.role] = set
-			}
-			c, ok := vectors.Quantize(v)
-			puts = append(puts, vectorPut{id: m.doc, set: set, c: c, ok: ok})
 		}
 	}
-	for _, p := range puts {
-		if !p.ok { // no direction: left out, as Put leaves it
-			s.vec.Delete(ctx, p.id) // in memory: cannot fail
-			continue
-		}
-		if err := s.vec.PutCode(p.id, p.set, p.c); err != nil {
-			// The state store holds the vectors: the next open loads them.
-			return fmt.Errorf("sessions vector store: %w", err)
-		}
+	return nil
+}
+
+// applyMessage puts one committed message and its vector (nil: none) into
+// memory.
+func (s *Corpus) applyMessage(ss *session, pm pendingMsg, v []float32, sets map[uint8]vectors.LabelSet) error {
+	role, err := s.cols.roleID([]byte(pm.rec.Role))
+	if err != nil {
+		return fmt.Errorf("sessions message %s: %w", docID(ss.SID, pm.seq), err)
+	}
+	n, err := s.addMessage(ss, pm.seq, colRec{role: role, time: toMsgTime(pm.rec.Time), lens: pm.rec.Lens})
+	if err != nil {
+		return fmt.Errorf("sessions message: %w", err)
+	}
+	if v == nil {
+		return nil
+	}
+	c, ok := vectors.Quantize(v)
+	if !ok { // no direction: left out, as Put leaves it
+		s.vec.Delete(n)
+		return nil
+	}
+	if err := s.vec.PutCode(n, s.labelSet(ss, n, sets), c); err != nil {
+		return fmt.Errorf("sessions vector store: %w", err)
 	}
 	return nil
 }

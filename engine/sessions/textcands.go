@@ -12,7 +12,7 @@ import (
 )
 
 // docCache is the full-text index's document numbers resolved to
-// messages, for one snapshot of the index and one state of the corpus's
+// message numbers, for one snapshot of the index and one state of the corpus's
 // message map (msgsGen): a query of common words matches most of the
 // history, and reading each match's stored id from its segment, then
 // finding its message by that string, cost more than scoring it. A
@@ -23,12 +23,8 @@ type docCache struct {
 	mu   sync.Mutex
 	snap fulltext.Snapshot
 	gen  uint64
-	msgs []*message // by document number; nil: not resolved yet
+	nums []msgNum // by document number: 0 not resolved yet, noMsg gone, else the message's number + 1
 }
-
-// goneMsg stands in docCache for a document whose message the corpus no
-// longer holds.
-var goneMsg = &message{}
 
 // resolve is the hits whose message the corpus holds and sc keeps, each
 // with its message. The caller holds s.mu (read or write): msgsGen cannot
@@ -38,34 +34,47 @@ func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, sc sess
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.snap.Same(snap) || c.gen != s.msgsGen {
-		c.snap, c.gen, c.msgs = snap, s.msgsGen, c.msgs[:0]
+		c.snap, c.gen, c.nums = snap, s.msgsGen, c.nums[:0]
 	}
 	out := make([]textMatch, 0, len(hits))
 	for _, h := range hits {
-		if h.Num >= uint64(len(c.msgs)) {
-			c.msgs = append(c.msgs, make([]*message, int(h.Num)+1-len(c.msgs))...)
+		if h.Num >= uint64(len(c.nums)) {
+			c.nums = append(c.nums, make([]msgNum, int(h.Num)+1-len(c.nums))...)
 		}
-		m := c.msgs[h.Num]
-		if m == nil {
+		if c.nums[h.Num] == 0 {
 			ext, err := snap.ExternalID(h.Num)
 			if err != nil {
 				return nil, err
 			}
-			if m = s.msgs[ext]; m == nil {
-				m = goneMsg
+			c.nums[h.Num] = noMsg
+			if n := s.messageOf(ext); n != noMsg {
+				c.nums[h.Num] = n + 1
 			}
-			c.msgs[h.Num] = m
 		}
-		if m != goneMsg && s.inScope(sc, m) {
-			out = append(out, textMatch{m: m, text: h.Score, matched: h.Matched})
+		if v := c.nums[h.Num]; v != noMsg && s.inScope(sc, v-1) {
+			out = append(out, textMatch{m: s.cols.item(v - 1), text: h.Score, matched: h.Matched})
 		}
 	}
 	return out, nil
 }
 
+// messageOf is the number of the message of document id ext; noMsg when
+// the corpus holds none.
+func (s *Corpus) messageOf(ext string) msgNum {
+	sid, seq, ok := parseDocID(ext)
+	if !ok {
+		return noMsg
+	}
+	ss := s.sessions[sid]
+	if ss == nil {
+		return noMsg
+	}
+	return ss.num(seq)
+}
+
 // textMatch is one text match in scope, before it is a candidate.
 type textMatch struct {
-	m       *message
+	m       msgItem
 	text    float64 // BM25, then divided by the best in scope
 	matched int
 }
@@ -135,7 +144,7 @@ func bestMatches(ms []textMatch, k int) []textMatch {
 
 // newerFirst is rank.SortCandidates' order of two messages of equal
 // score: the newer first, then by key (rank.CandidateBefore's own).
-func newerFirst(a, b *message) bool {
+func newerFirst(a, b msgItem) bool {
 	return rank.CandidateBefore(&msgCandidate{Rec: a}, &msgCandidate{Rec: b}, rank.ByRelevance)
 }
 

@@ -24,7 +24,13 @@ func exhaustiveText(s *Corpus, ctx context.Context, terms fulltext.Terms, sc ses
 	if err != nil {
 		return nil, nil, err
 	}
-	text := rank.TextCandidates(hits, s.lookup(sc))
+	text := rank.TextCandidates(hits, func(id string) (msgItem, bool) {
+		n := s.messageOf(id)
+		if n == noMsg || !s.inScope(sc, n) {
+			return msgItem{}, false
+		}
+		return s.cols.item(n), true
+	})
 	if len(text) <= k {
 		return text, nil, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkStoreQuery(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
 	items := make([]Item, 100_000)
 	for i := range items {
-		items[i] = Item{ID: fmt.Sprintf("%x.%x", i/100, i%100), Labels: []string{"role:user", fmt.Sprintf("session:%d", i/100)}, Vectors: [][]float32{randomUnit(r, 100)}}
+		items[i] = Item{ID: strconv.Itoa(i), Labels: []string{"role:user", fmt.Sprintf("session:%d", i/100)}, Vectors: [][]float32{randomUnit(r, 100)}}
 	}
 	qs := make([][]float32, 64)
 	for i := range qs {
@@ -63,7 +64,7 @@ func BenchmarkStoreQuery(b *testing.B) {
 		make func() (Store, error)
 	}{
 		{"chromem", func() (Store, error) { return NewChromem(0) }},
-		{"flat", func() (Store, error) { return NewFlat(100), nil }},
+		{"flat", func() (Store, error) { return numberedFlat{NewFlat(100, nil)}, nil }},
 	}
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
@@ -90,4 +91,44 @@ func BenchmarkStoreQuery(b *testing.B) {
 			runtime.KeepAlive(s)
 		})
 	}
+}
+
+// numberedFlat is a Flat as a Store for the benchmarks, whose items are
+// named by their number in decimal (NewFlat's default key).
+type numberedFlat struct{ *Flat }
+
+func (f numberedFlat) Put(ctx context.Context, items ...Item) error {
+	for _, it := range items {
+		n, err := strconv.ParseUint(it.ID, 10, 32)
+		if err != nil || len(it.Vectors) != 1 {
+			return fmt.Errorf("item %q: want a number and one vector", it.ID)
+		}
+		if err := f.Flat.Put(uint32(n), f.Labels(it.Labels), it.Vectors[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f numberedFlat) Delete(ctx context.Context, id string) error {
+	n, err := strconv.ParseUint(id, 10, 32)
+	if err == nil {
+		f.Flat.Delete(uint32(n))
+	}
+	return nil
+}
+
+func (f numberedFlat) Nearest(q []float32, id string) (Hit, bool) {
+	n, _ := strconv.ParseUint(id, 10, 32)
+	sim, ok := f.Flat.Nearest(q, uint32(n))
+	return Hit{ID: id, Similarity: sim}, ok
+}
+
+func (f numberedFlat) Query(ctx context.Context, q []float32, n int, scope []string) (Found, error) {
+	got, err := f.Flat.Query(ctx, q, n, scope)
+	out := Found{Bound: got.Bound, Complete: got.Complete}
+	for _, h := range got.Hits {
+		out.Hits = append(out.Hits, Hit{ID: strconv.FormatUint(uint64(h.Num), 10), Similarity: h.Similarity})
+	}
+	return out, err
 }

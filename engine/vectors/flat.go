@@ -1,25 +1,30 @@
 package vectors
 
 import (
+	"bytes"
 	"cmp"
 	hp "container/heap"
 	"context"
-	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
 
-// Flat is a Store of one 8-bit vector per item (Code), held in one flat
-// slice and scanned whole by a query: what the sessions corpus keeps, a
-// message being one chunk. At 100k messages of the built-in embedder's
-// 100 dimensions it holds ~12 MB where Chromem held ~115 MB (float32
-// vectors, chromem-go documents and their metadata maps), it loads
-// without building a chromem-go collection, and its scan is exact over
-// the codes, so Found is never short of what a Chromem would find
-// (docs/design.md). Items with more than one chunk are refused.
+// Flat holds one 8-bit vector per item (Code), in one flat slice scanned
+// whole by a query: what the sessions corpus keeps, a message being one
+// item. Items are the caller's numbers (a message's number in the
+// corpus's columns), dense from 0: Flat keeps no id string per item and
+// no map from ids, only a slot per number, and the caller names an item
+// (its key function) when a group or a tie needs its id. At 100k
+// messages of the built-in embedder's 100 dimensions it holds ~11 MB
+// where Chromem held ~115 MB (float32 vectors, chromem-go documents and
+// their metadata maps), it loads without building a chromem-go
+// collection, and its scan is exact over the codes, so Found is never
+// short of what a Chromem would find (docs/design.md).
 //
 // Labels are kept as the item's label set, interned: messages share a
 // handful of sets (their session's agent and id, their role), so an
@@ -28,53 +33,53 @@ import (
 // A query answers as the Chromem it replaced: items fall into
 // DefaultShards groups by the same hash of their id, and a query returns
 // each group's n nearest (Chromem's collections each returned theirs),
-// so the sessions' answers moved only where 8 bits moved a similarity.
+// ties in the order of their ids, so the sessions' answers moved only
+// where 8 bits moved a similarity.
 type Flat struct {
 	mu     sync.RWMutex
 	dim    int
-	ids    []string // by slot
+	key    KeyFunc
+	nums   []uint32 // item number by slot
 	dims   []int8   // dim per slot
 	scales []float32
-	sets   []uint32         // label set per slot
-	groups []uint8          // shardOf(id, DefaultShards) per slot
-	slot   map[string]int32 // id → slot
+	sets   []uint32 // label set per slot
+	groups []uint8  // shardOf(id, DefaultShards) per slot
+	slotOf []int32  // by item number: its slot, or -1
+	buf    []byte   // key's scratch under the write lock
 	// Label sets, interned: a set is its labels' ids, sorted.
 	setOf   map[string]uint32 // labels joined by "\x00" → set
 	setIDs  [][]uint32
 	labelOf map[string]uint32
 }
 
-// NewFlat returns an empty Flat for vectors of dim dimensions (0: the
-// length of the first vector Put).
-func NewFlat(dim int) *Flat {
-	return &Flat{dim: dim, slot: map[string]int32{}, setOf: map[string]uint32{}, labelOf: map[string]uint32{}}
+// KeyFunc appends item n's id to buf: the id its group is a hash of and
+// that orders items of equal similarity.
+type KeyFunc func(buf []byte, n uint32) []byte
+
+// decimalKey names item n by its number in decimal.
+func decimalKey(buf []byte, n uint32) []byte { return strconv.AppendUint(buf, uint64(n), 10) }
+
+// NumHit is an item of a Flat, by number, and its similarity to a query.
+type NumHit struct {
+	Num        uint32
+	Similarity float32
 }
 
-// Put replaces each item's vector (quantised here; an item whose vector
-// has no direction is left out, as Store says).
-func (f *Flat) Put(ctx context.Context, items ...Item) error {
-	codes := make([]Code, len(items))
-	ok := make([]bool, len(items))
-	for i, it := range items {
-		if it.ID == "" {
-			return errors.New("vector store: item id is empty")
-		}
-		switch len(it.Vectors) {
-		case 0:
-		case 1:
-			codes[i], ok[i] = Quantize(it.Vectors[0])
-		default:
-			return fmt.Errorf("vector store: item %s has %d chunks; a flat store holds one", it.ID, len(it.Vectors))
-		}
+// NumFound is a Flat's answer to a Query, as Found is a Store's.
+type NumFound struct {
+	Hits     []NumHit // one per item, best first (ties by id)
+	Bound    float32  // the highest similarity an item missing from Hits can have; -1 when Complete
+	Complete bool     // every item in scope was returned
+}
+
+// NewFlat returns an empty Flat for vectors of dim dimensions (0: the
+// length of the first vector put) whose items are named by key (nil: by
+// their number in decimal).
+func NewFlat(dim int, key KeyFunc) *Flat {
+	if key == nil {
+		key = decimalKey
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, it := range items {
-		if err := f.putLocked(it.ID, f.labelSet(it.Labels), codes[i], ok[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return &Flat{dim: dim, key: key, setOf: map[string]uint32{}, labelOf: map[string]uint32{}}
 }
 
 // LabelSet is a set of labels as a Flat holds it, for PutCode.
@@ -97,55 +102,58 @@ func (f *Flat) Reserve(n int) {
 	if f.dim == 0 || n <= 0 {
 		return
 	}
-	f.ids = slices.Grow(f.ids, n)
+	f.nums = slices.Grow(f.nums, n)
 	f.dims = slices.Grow(f.dims, n*f.dim)
 	f.scales = slices.Grow(f.scales, n)
 	f.sets = slices.Grow(f.sets, n)
 	f.groups = slices.Grow(f.groups, n)
-	if len(f.slot) == 0 {
-		f.slot = make(map[string]int32, n)
-	}
+	f.slotOf = slices.Grow(f.slotOf, n)
 }
 
-// PutCode is Put of one item whose vector is already a Code (as the
-// state store keeps it), with labels interned by Labels: nothing is
-// quantised again.
-func (f *Flat) PutCode(id string, labels LabelSet, c Code) error {
-	if id == "" {
-		return errors.New("vector store: item id is empty")
+// Put quantises v and puts it as item n's vector; a vector with no
+// direction leaves the item out (as Store.Put does).
+func (f *Flat) Put(n uint32, labels LabelSet, v []float32) error {
+	c, ok := Quantize(v)
+	if !ok {
+		f.Delete(n)
+		return nil
 	}
+	return f.PutCode(n, labels, c)
+}
+
+// PutCode replaces item n's vector by c, already a Code (as the state
+// store keeps it), with labels interned by Labels: nothing is quantised
+// again.
+func (f *Flat) PutCode(n uint32, labels LabelSet, c Code) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if int(labels) >= len(f.setIDs) {
-		return fmt.Errorf("vector store: item %s: label set %d was not made by Labels", id, labels)
+		return fmt.Errorf("vector store: item %d: label set %d was not made by Labels", n, labels)
 	}
-	return f.putLocked(id, uint32(labels), c, true)
-}
-
-func (f *Flat) putLocked(id string, set uint32, c Code, ok bool) error {
-	if !ok {
-		f.deleteLocked(id)
-		return nil
+	if n == math.MaxUint32 {
+		return fmt.Errorf("vector store: item number %d is out of range", n)
 	}
 	if f.dim == 0 {
 		f.dim = len(c.Dims)
 	}
 	if len(c.Dims) != f.dim {
-		return fmt.Errorf("vector store: item %s has %d dimensions, the store %d", id, len(c.Dims), f.dim)
+		return fmt.Errorf("vector store: item %d has %d dimensions, the store %d", n, len(c.Dims), f.dim)
 	}
-	i, had := f.slot[id]
-	if !had {
-		i = int32(len(f.ids))
-		f.slot[id] = i
-		f.ids = append(f.ids, id)
-		f.dims = append(f.dims, c.Dims...)
-		f.scales = append(f.scales, c.Scale)
-		f.sets = append(f.sets, set)
-		f.groups = append(f.groups, uint8(shardOf(id, DefaultShards)))
+	for int(n) >= len(f.slotOf) {
+		f.slotOf = append(f.slotOf, -1)
+	}
+	if i := f.slotOf[n]; i >= 0 {
+		copy(f.dims[int(i)*f.dim:], c.Dims)
+		f.scales[i], f.sets[i] = c.Scale, uint32(labels)
 		return nil
 	}
-	copy(f.dims[int(i)*f.dim:], c.Dims)
-	f.scales[i], f.sets[i] = c.Scale, set
+	f.slotOf[n] = int32(len(f.nums))
+	f.nums = append(f.nums, n)
+	f.dims = append(f.dims, c.Dims...)
+	f.scales = append(f.scales, c.Scale)
+	f.sets = append(f.sets, uint32(labels))
+	f.buf = f.key(f.buf[:0], n)
+	f.groups = append(f.groups, uint8(shardOfBytes(f.buf, DefaultShards)))
 	return nil
 }
 
@@ -173,71 +181,70 @@ func (f *Flat) labelSet(labels []string) uint32 {
 	return s
 }
 
-// Delete drops the item; the last slot moves into its place.
-func (f *Flat) Delete(ctx context.Context, id string) error {
+// Delete drops item n (an unknown one is not an error); the last slot
+// moves into its place.
+func (f *Flat) Delete(n uint32) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.deleteLocked(id)
-	return nil
-}
-
-func (f *Flat) deleteLocked(id string) {
-	i, ok := f.slot[id]
-	if !ok {
+	if int(n) >= len(f.slotOf) || f.slotOf[n] < 0 {
 		return
 	}
-	last := int32(len(f.ids) - 1)
+	i := f.slotOf[n]
+	last := int32(len(f.nums) - 1)
 	if i != last {
-		f.ids[i] = f.ids[last]
+		f.nums[i] = f.nums[last]
 		copy(f.dims[int(i)*f.dim:int(i+1)*f.dim], f.dims[int(last)*f.dim:])
 		f.scales[i], f.sets[i], f.groups[i] = f.scales[last], f.sets[last], f.groups[last]
-		f.slot[f.ids[i]] = i
+		f.slotOf[f.nums[i]] = i
 	}
-	delete(f.slot, id)
-	f.ids[last] = ""
-	f.ids, f.scales, f.sets, f.groups = f.ids[:last], f.scales[:last], f.sets[:last], f.groups[:last]
+	f.slotOf[n] = -1
+	f.nums, f.scales, f.sets, f.groups = f.nums[:last], f.scales[:last], f.sets[:last], f.groups[:last]
 	f.dims = f.dims[:int(last)*f.dim]
 }
 
-// Len is the number of items held (one chunk each).
+// Len is the number of items held (one vector each).
 func (f *Flat) Len() int {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	return len(f.ids)
+	return len(f.nums)
 }
 
-// Nearest returns the similarity of item id to q.
-func (f *Flat) Nearest(q []float32, id string) (Hit, bool) {
+// Nearest returns the similarity of item n to q; false when n has no
+// vector.
+func (f *Flat) Nearest(q []float32, n uint32) (float32, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	i, ok := f.slot[id]
-	if !ok || len(q) != f.dim {
-		return Hit{ID: id, Similarity: -2}, false
+	if int(n) >= len(f.slotOf) || f.slotOf[n] < 0 || len(q) != f.dim {
+		return -2, false
 	}
-	return Hit{ID: id, Similarity: dotCode(q, f.dims[int(i)*f.dim:], f.scales[i])}, true
+	i := f.slotOf[n]
+	return dotCode(q, f.dims[int(i)*f.dim:], f.scales[i]), true
 }
 
 // Query scans every item in scope and returns each group's n nearest q,
 // exactly (over the codes). As Chromem's, the answer is Complete when no
 // group has n in scope, else Bound is the highest n-th similarity of a
 // group that has.
-func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (Found, error) {
+func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (NumFound, error) {
 	if n <= 0 {
-		return Found{}, fmt.Errorf("vector store: asked for %d results, want > 0", n)
+		return NumFound{}, fmt.Errorf("vector store: asked for %d results, want > 0", n)
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	found := Found{Bound: -1, Complete: true}
+	found := NumFound{Bound: -1, Complete: true}
 	in, ok := f.inScope(scope)
-	if !ok || len(f.ids) == 0 || len(q) != f.dim {
+	if !ok || len(f.nums) == 0 || len(q) != f.dim {
 		return found, nil
 	}
 	var tops [DefaultShards]topHits
+	for g := range tops {
+		tops[g].f = f
+	}
 	var seen [DefaultShards]int
-	for i := range f.ids {
+	for i := range f.nums {
 		if i&4095 == 0 {
 			if err := ctx.Err(); err != nil {
-				return Found{}, err
+				return NumFound{}, err
 			}
 		}
 		if in != nil && !in[f.sets[i]] {
@@ -245,26 +252,26 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (F
 		}
 		g := f.groups[i]
 		seen[g]++
-		h := Hit{ID: f.ids[i], Similarity: dotCode(q, f.dims[i*f.dim:], f.scales[i])}
-		if t := &tops[g]; len(*t) < n {
+		h := NumHit{Num: f.nums[i], Similarity: dotCode(q, f.dims[i*f.dim:], f.scales[i])}
+		if t := &tops[g]; len(t.hits) < n {
 			hp.Push(t, h)
-		} else if worse((*t)[0], h) {
-			(*t)[0] = h
+		} else if f.worse(t.hits[0], h) {
+			t.hits[0] = h
 			hp.Fix(t, 0)
 		}
 	}
 	for g, t := range tops {
 		if seen[g] >= n {
 			found.Complete = false
-			found.Bound = max(found.Bound, t[0].Similarity) // the group's worst kept
+			found.Bound = max(found.Bound, t.hits[0].Similarity) // the group's worst kept
 		}
-		found.Hits = append(found.Hits, t...)
+		found.Hits = append(found.Hits, t.hits...)
 	}
-	slices.SortFunc(found.Hits, func(a, b Hit) int {
+	slices.SortFunc(found.Hits, func(a, b NumHit) int {
 		if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
 			return c
 		}
-		return strings.Compare(a.ID, b.ID)
+		return f.compareKeys(a.Num, b.Num)
 	})
 	return found, nil
 }
@@ -299,25 +306,32 @@ func (f *Flat) inScope(scope []string) (in []bool, ok bool) {
 
 // worse orders hits for the top-n heap: lower similarity first, and at
 // equal similarity the larger id (the one a sorted answer puts last).
-func worse(a, b Hit) bool {
+func (f *Flat) worse(a, b NumHit) bool {
 	if a.Similarity != b.Similarity {
 		return a.Similarity < b.Similarity
 	}
-	return a.ID > b.ID
+	return f.compareKeys(a.Num, b.Num) > 0
+}
+
+// compareKeys compares the ids of items a and b (key's): only equal
+// similarities need it.
+func (f *Flat) compareKeys(a, b uint32) int {
+	var ka, kb [32]byte
+	return bytes.Compare(f.key(ka[:0], a), f.key(kb[:0], b))
 }
 
 // topHits is a min-heap of the best hits so far, the worst on top.
-type topHits []Hit
-
-func (t topHits) Len() int           { return len(t) }
-func (t topHits) Less(i, j int) bool { return worse(t[i], t[j]) }
-func (t topHits) Swap(i, j int)      { t[i], t[j] = t[j], t[i] }
-func (t *topHits) Push(x any)        { *t = append(*t, x.(Hit)) }
-func (t *topHits) Pop() any {
-	old := *t
-	h := old[len(old)-1]
-	*t = old[:len(old)-1]
-	return h
+type topHits struct {
+	f    *Flat
+	hits []NumHit
 }
 
-var _ Store = (*Flat)(nil)
+func (t *topHits) Len() int           { return len(t.hits) }
+func (t *topHits) Less(i, j int) bool { return t.f.worse(t.hits[i], t.hits[j]) }
+func (t *topHits) Swap(i, j int)      { t.hits[i], t.hits[j] = t.hits[j], t.hits[i] }
+func (t *topHits) Push(x any)         { t.hits = append(t.hits, x.(NumHit)) }
+func (t *topHits) Pop() any {
+	h := t.hits[len(t.hits)-1]
+	t.hits = t.hits[:len(t.hits)-1]
+	return h
+}

@@ -71,22 +71,30 @@ func TestQuantizeError(t *testing.T) {
 	}
 }
 
+// mKey names item n "m%03d", as the tests' Chromem items are named.
+func mKey(buf []byte, n uint32) []byte { return fmt.Appendf(buf, "m%03d", n) }
+
+// putFloat puts v as item n with labels, failing the test on an error.
+func putFloat(t testing.TB, f *Flat, n uint32, v []float32, labels ...string) {
+	t.Helper()
+	if err := f.Put(n, f.Labels(labels), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFlatQuery(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(3, 3))
-	f := NewFlat(0)
-	exact := map[string][]float32{}
-	for i := range 500 {
-		id := fmt.Sprintf("m%03d", i)
+	f := NewFlat(0, mKey)
+	exact := map[uint32][]float32{}
+	for i := range uint32(500) {
 		v := randomUnit(r, 32)
 		labels := []string{"role:user"}
 		if i%2 == 1 {
 			labels = []string{"role:assistant", "session:odd"}
 		}
-		if err := f.Put(ctx, Item{ID: id, Labels: labels, Vectors: [][]float32{v}}); err != nil {
-			t.Fatal(err)
-		}
-		exact[id] = v
+		putFloat(t, f, i, v, labels...)
+		exact[i] = v
 	}
 	q := randomUnit(r, 32)
 	tests := []struct {
@@ -108,28 +116,28 @@ func TestFlatQuery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Each group's n nearest, as Chromem's collections answered.
+			// Each group's n nearest by id, as Chromem's collections answered.
 			byGroup := make([][]Hit, DefaultShards)
 			for i := range 500 {
 				if id := fmt.Sprintf("m%03d", i); tc.in(i) {
-					h, _ := f.Nearest(q, id)
+					sim, _ := f.Nearest(q, uint32(i))
 					g := shardOf(id, DefaultShards)
-					byGroup[g] = append(byGroup[g], h)
+					byGroup[g] = append(byGroup[g], Hit{ID: id, Similarity: sim})
 				}
 			}
 			var want []Hit
 			bound := float32(-1)
 			for _, hs := range byGroup {
-				sort.Slice(hs, func(i, j int) bool { return worse(hs[j], hs[i]) })
+				sort.Slice(hs, func(i, j int) bool { return worseHit(hs[j], hs[i]) })
 				if len(hs) >= tc.n {
 					hs = hs[:tc.n]
 					bound = max(bound, hs[tc.n-1].Similarity)
 				}
 				want = append(want, hs...)
 			}
-			sort.Slice(want, func(i, j int) bool { return worse(want[j], want[i]) })
-			if !slices.Equal(found.Hits, want) {
-				t.Fatalf("hits %v\nwant %v", found.Hits, want)
+			sort.Slice(want, func(i, j int) bool { return worseHit(want[j], want[i]) })
+			if got := namedHits(found.Hits); !slices.Equal(got, want) {
+				t.Fatalf("hits %v\nwant %v", got, want)
 			}
 			if found.Complete != tc.complete {
 				t.Errorf("Complete = %v, want %v", found.Complete, tc.complete)
@@ -138,55 +146,99 @@ func TestFlatQuery(t *testing.T) {
 				t.Errorf("Bound = %v, want the highest n-th of a group, %v", found.Bound, bound)
 			}
 			for _, h := range found.Hits {
-				if d := math.Abs(float64(h.Similarity - dot(q, exact[h.ID]))); d > 0.01 {
-					t.Errorf("%s: similarity %v, float32 %v", h.ID, h.Similarity, dot(q, exact[h.ID]))
+				if d := math.Abs(float64(h.Similarity - dot(q, exact[h.Num]))); d > 0.01 {
+					t.Errorf("%d: similarity %v, float32 %v", h.Num, h.Similarity, dot(q, exact[h.Num]))
 				}
 			}
 		})
 	}
 }
 
-func TestFlatPutDelete(t *testing.T) {
-	ctx := context.Background()
-	f := NewFlat(2)
-	put := func(id string, v ...float32) {
-		t.Helper()
-		if err := f.Put(ctx, Item{ID: id, Labels: []string{"l:" + id}, Vectors: [][]float32{v}}); err != nil {
-			t.Fatal(err)
-		}
+// worseHit is Flat's order of hits by id: lower similarity first, then
+// the larger id.
+func worseHit(a, b Hit) bool {
+	if a.Similarity != b.Similarity {
+		return a.Similarity < b.Similarity
 	}
-	put("a", 1, 0)
-	put("b", 0, 1)
-	put("c", -1, 0)
-	put("a", 0, -1) // replaced in place
-	if err := f.Delete(ctx, "b"); err != nil {
+	return a.ID > b.ID
+}
+
+// namedHits is hits of items named by mKey, as a Store's hits.
+func namedHits(hs []NumHit) []Hit {
+	out := make([]Hit, len(hs))
+	for i, h := range hs {
+		out[i] = Hit{ID: string(mKey(nil, h.Num)), Similarity: h.Similarity}
+	}
+	return out
+}
+
+// Equal similarities (the same text twice) are ordered by id, not by
+// number, within a group and across groups: the order the string-keyed
+// Flat gave.
+func TestFlatTiesByID(t *testing.T) {
+	f := NewFlat(2, func(buf []byte, n uint32) []byte { return fmt.Appendf(buf, "%d", 20-n) })
+	for n := range uint32(12) {
+		putFloat(t, f, n, []float32{1, 0})
+	}
+	found, err := f.Query(context.Background(), []float32{1, 0}, 3, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	f.Delete(ctx, "nobody")
-	put("d", 0, 0) // no direction: left out
+	got := make([]string, len(found.Hits))
+	for i, h := range found.Hits {
+		got[i] = fmt.Sprint(20 - h.Num)
+	}
+	if !slices.IsSorted(got) {
+		t.Errorf("hits of equal similarity in the order %v, want their ids sorted", got)
+	}
+	byGroup := map[int][]string{}
+	for n := range 12 {
+		id := fmt.Sprint(20 - n)
+		byGroup[shardOf(id, DefaultShards)] = append(byGroup[shardOf(id, DefaultShards)], id)
+	}
+	var want []string
+	for _, ids := range byGroup {
+		slices.Sort(ids)
+		want = append(want, ids[:min(3, len(ids))]...)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("hits %v, want each group's 3 first ids %v", got, want)
+	}
+}
+
+func TestFlatPutDelete(t *testing.T) {
+	f := NewFlat(2, nil)
+	const a, b, c, d = 0, 1, 7, 3 // numbers need not be dense
+	putFloat(t, f, a, []float32{1, 0}, "l:a")
+	putFloat(t, f, b, []float32{0, 1}, "l:b")
+	putFloat(t, f, c, []float32{-1, 0}, "l:c")
+	putFloat(t, f, a, []float32{0, -1}, "l:a") // replaced in place
+	f.Delete(b)
+	f.Delete(99)
+	putFloat(t, f, d, []float32{0, 0}, "l:d") // no direction: left out
 	if f.Len() != 2 {
 		t.Fatalf("Len = %d, want 2", f.Len())
 	}
-	for id, want := range map[string]float32{"a": -1, "c": 0} {
-		h, ok := f.Nearest([]float32{0, 1}, id)
-		if !ok || math.Abs(float64(h.Similarity-want)) > 1e-6 {
-			t.Errorf("Nearest %s = %v %v, want %v", id, h, ok, want)
+	for n, want := range map[uint32]float32{a: -1, c: 0} {
+		sim, ok := f.Nearest([]float32{0, 1}, n)
+		if !ok || math.Abs(float64(sim-want)) > 1e-6 {
+			t.Errorf("Nearest %d = %v %v, want %v", n, sim, ok, want)
 		}
 	}
-	if _, ok := f.Nearest([]float32{0, 1}, "b"); ok {
-		t.Error("b is still there")
+	for _, n := range []uint32{b, d, 99} {
+		if _, ok := f.Nearest([]float32{0, 1}, n); ok {
+			t.Errorf("%d is there", n)
+		}
 	}
-	got, _ := f.Query(ctx, []float32{1, 0}, 5, []string{"l:c"})
-	if len(got.Hits) != 1 || got.Hits[0].ID != "c" {
+	got, _ := f.Query(context.Background(), []float32{1, 0}, 5, []string{"l:c"})
+	if len(got.Hits) != 1 || got.Hits[0].Num != c {
 		t.Errorf("c by its label after the move: %v", got.Hits)
 	}
-	if err := f.Put(ctx, Item{ID: "e", Vectors: [][]float32{{1, 0}, {0, 1}}}); err == nil {
-		t.Error("an item of two chunks was taken")
-	}
-	if err := f.Put(ctx, Item{ID: "e", Vectors: [][]float32{{1, 0, 0}}}); err == nil {
+	if err := f.Put(5, f.Labels(nil), []float32{1, 0, 0}); err == nil {
 		t.Error("a vector of 3 dimensions was taken by a store of 2")
 	}
-	if err := f.PutCode("e", LabelSet(99), Code{Scale: 1, Dims: []int8{1, 0}}); err == nil {
+	if err := f.PutCode(5, LabelSet(99), Code{Scale: 1, Dims: []int8{1, 0}}); err == nil {
 		t.Error("a label set Labels never made was taken")
 	}
 }
@@ -200,12 +252,13 @@ func TestFlatAnswersAsChromem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := NewFlat(0)
+	f := NewFlat(0, mKey)
 	for i := range 3000 {
-		it := Item{ID: fmt.Sprintf("m%04d", i), Labels: []string{fmt.Sprintf("role:%d", i%3)}, Vectors: [][]float32{randomUnit(r, 100)}}
-		if err := errors.Join(ch.Put(ctx, it), f.Put(ctx, it)); err != nil {
+		it := Item{ID: string(mKey(nil, uint32(i))), Labels: []string{fmt.Sprintf("role:%d", i%3)}, Vectors: [][]float32{randomUnit(r, 100)}}
+		if err := ch.Put(ctx, it); err != nil {
 			t.Fatal(err)
 		}
+		putFloat(t, f, uint32(i), it.Vectors[0], it.Labels...)
 	}
 	for _, tc := range []struct {
 		n     int
@@ -226,7 +279,7 @@ func TestFlatAnswersAsChromem(t *testing.T) {
 			for _, h := range a.Hits {
 				ids[h.ID] = true
 			}
-			for _, h := range b.Hits {
+			for _, h := range namedHits(b.Hits) {
 				if ids[h.ID] {
 					same++
 				}
