@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +90,64 @@ func readQueries(b *testing.B, path string, mode rank.Mode) []sessions.Query {
 		qs = append(qs, sessions.Query{Text: q.Query, Mode: mode})
 	}
 	return qs
+}
+
+// BenchmarkSessionsOpen opens an index already built and reports what the
+// open costs: its time, the live heap after it (after a collection), and
+// the same once a first hybrid query has loaded the vectors (a read-only
+// open loads them then):
+//
+//	MNEMO_SESSIONS_INDEX=/tmp/m1m-copy/idx go test ./engine/sessions -run '^$' -bench BenchmarkSessionsOpen -benchtime 1x
+//
+// MNEMO_SESSIONS_WRITER=1 opens it as a writer (which loads the vectors at
+// open and may write: give it a copy).
+func BenchmarkSessionsOpen(b *testing.B) {
+	dir := os.Getenv("MNEMO_SESSIONS_INDEX")
+	if dir == "" {
+		b.Skip("set MNEMO_SESSIONS_INDEX")
+	}
+	ctx := context.Background()
+	writer := os.Getenv("MNEMO_SESSIONS_WRITER") != ""
+	for range b.N {
+		t := time.Now()
+		s, err := sessions.Open(ctx, sessions.Config{IndexDir: dir, ReadOnly: !writer})
+		if err != nil {
+			b.Fatal(err)
+		}
+		opened := time.Since(t)
+		open := liveHeap()
+		b.ReportMetric(rssKB("RssFile")/1e3, "file-open-MB")
+		if _, err := s.Search(ctx, sessions.Query{Text: "database migration"}); err != nil {
+			b.Fatal(err)
+		}
+		searched := liveHeap()
+		b.ReportMetric(rssKB("RssFile")/1e3, "file-searched-MB")
+		b.ReportMetric(rssKB("RssAnon")/1e3, "anon-searched-MB")
+		b.ReportMetric(float64(opened.Milliseconds()), "open-ms")
+		b.ReportMetric(open/1e6, "heap-open-MB")
+		b.ReportMetric(searched/1e6, "heap-searched-MB")
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() float64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc)
+}
+
+// rssKB is a field of /proc/self/status in kB (0 where there is none).
+func rssKB(field string) float64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return n
+		}
+	}
+	return 0
 }

@@ -286,7 +286,16 @@ func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 			s.needFull = fmt.Sprintf("full-text index holds %d messages, state store %d", n, s.cols.live)
 		}
 	}
+	s.releasePages()
 	return nil
+}
+
+// releasePages lets go of the state store's pages that the open (or a
+// read-only corpus's first vector load) read whole and no query reads
+// again: they would stay in the process's RSS (store.ReleasePages). A
+// failure costs only memory, so it is not an error of the open.
+func (s *Corpus) releasePages() {
+	_ = store.ReleasePages(s.st.db)
 }
 
 // checkMeta compares what the stored meta says the index was built with
@@ -484,7 +493,10 @@ func (s *Corpus) vectorsLoaded() error {
 	}
 	// Not the caller's ctx: a first query cancelled mid-load must not
 	// leave the corpus without vectors for the next one.
-	s.vecOnce.Do(func() { s.vecErr = s.loadVectors(context.Background()) })
+	s.vecOnce.Do(func() {
+		s.vecErr = s.loadVectors(context.Background())
+		s.releasePages()
+	})
 	return s.vecErr
 }
 
