@@ -181,6 +181,9 @@ func openBolt(path, what string, readOnly bool) (*bolt.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
 	}
+	// verify mapped every page: let them go before the caller's load maps
+	// what it reads on top (a failure costs only memory).
+	_ = ReleasePages(db)
 	return db, nil
 }
 
