@@ -150,8 +150,9 @@ type Corpus struct {
 	st  *sessionStore
 	ft  *fulltext.Index
 	vec *vectors.Flat // one item per message, 8 bits a dimension
-	// A read-only corpus (a cold CLI query) loads vec when a query first
-	// needs it (vectorsLoaded): a full-text query needs none of it.
+	// vec is loaded when a query (or Status) first needs it
+	// (vectorsLoaded): a full-text query, a cold CLI query's open and a
+	// no-op sync need none of it.
 	vecOnce  sync.Once
 	vecErr   error
 	vecLoads atomic.Int32 // how many times vec was loaded: once (tests check)
@@ -396,6 +397,9 @@ func (s *Corpus) loadState(ctx context.Context, meta map[string]string) error {
 		if err := s.resetMemory(); err != nil {
 			return err
 		}
+		// Nothing to load from a store that does not read: the rebuild
+		// puts every vector as it indexes.
+		s.vecOnce.Do(func() {})
 	}
 	if meta[metaPurge] != "" && !s.cfg.ReadOnly {
 		// A forget was cut short: finish rewriting what may hold its words.
@@ -439,9 +443,10 @@ func (s *Corpus) docKey(buf []byte, n uint32) []byte {
 	return appendDocID(buf, s.cols.sid[n], s.cols.seq[n])
 }
 
-// load fills the in-memory sessions, the message columns and the vector
-// store from the state store. Message records are decoded straight into
-// the columns (forEachMessageCols): nothing is allocated per message.
+// load fills the in-memory sessions and the message columns from the
+// state store (the vectors wait for vectorsLoaded). Message records are
+// decoded straight into the columns (forEachMessageCols): nothing is
+// allocated per message.
 func (s *Corpus) load(ctx context.Context) error {
 	err := s.st.forEachSession(func(r sessionRec) error {
 		ss := &session{sessionRec: r}
@@ -476,21 +481,22 @@ func (s *Corpus) load(ctx context.Context) error {
 	if sk, err := s.st.loadSkips(); err == nil {
 		s.skips = sk
 	}
-	if s.cfg.ReadOnly {
-		return nil // vectorsLoaded reads them on first need
-	}
-	return s.loadVectors(ctx)
+	return nil // vectorsLoaded reads the vectors on first need
 }
 
-// vectorsLoaded makes sure vec holds every message's vector: a writer
-// loaded them at open; a read-only corpus loads them here, once, when a
-// query (or Status) first needs them. Concurrent first callers wait for
-// the one load. The caller holds s.mu, read or write: nothing a read-only
-// corpus holds changes under it.
+// vectorsLoaded makes sure vec holds every message's vector, loading them
+// here, once, when a query (or Status) first needs them: at 1M messages
+// they are ~110 MB of heap and a third of an open's CPU, which a cold
+// full-text query or a no-op sync would spend for nothing. Concurrent
+// first callers wait for the one load. The caller holds s.mu, read or
+// write, and everything that changes the messages or vec (a batch's
+// applyMemory, a forget, a reset) holds it to write, so nothing changes
+// under the load. A writer's sync may have put vectors before it: a
+// batch commits its vectors to the store before it puts them in vec, so
+// the load puts the same codes again (a message not yet in the columns,
+// between a commit and its applyMemory, is passed over, and applyMemory
+// puts it).
 func (s *Corpus) vectorsLoaded() error {
-	if !s.cfg.ReadOnly {
-		return nil
-	}
 	// Not the caller's ctx: a first query cancelled mid-load must not
 	// leave the corpus without vectors for the next one.
 	s.vecOnce.Do(func() {

@@ -637,10 +637,10 @@ func TestSessionsDamagedSegment(t *testing.T) {
 	}
 }
 
-// A read-only corpus loads its vectors on a semantic query's first need,
-// once however many first queries race for them, and answers exactly as
-// a corpus that loaded them at open.
-func TestSessionsReadOnlyLazyVectors(t *testing.T) {
+// A corpus, read-only or a writer, loads its vectors on a semantic
+// query's first need, once however many first queries race for them, and
+// answers exactly as the corpus that synced them.
+func TestSessionsLazyVectors(t *testing.T) {
 	root, idx := sessionFixture(t), t.TempDir()
 	w, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}})
 	if err != nil {
@@ -665,11 +665,26 @@ func TestSessionsReadOnlyLazyVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ro, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: true})
+	for _, readOnly := range []bool{true, false} {
+		t.Run(fmt.Sprintf("readOnly=%v", readOnly), func(t *testing.T) {
+			checkLazyVectors(t, idx, root, readOnly, queries, want, wantStatus)
+		})
+	}
+}
+
+// checkLazyVectors opens idx (read-only, or as a writer that syncs with
+// nothing new) and checks that no vector is loaded before a query needs
+// one, that racing first queries load them once, and that the answers
+// and the status are the ones want.
+func checkLazyVectors(t *testing.T, idx, root string, readOnly bool, queries []Query, want []Page, wantStatus Status) {
+	ro, err := Open(context.Background(), Config{IndexDir: idx, Sources: []Source{lineSource{root}}, ReadOnly: readOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ro.Close()
+	if !readOnly {
+		mustSync(t, ro)
+	}
 	search(t, ro, Query{Text: "retry budget", Mode: rank.FullText})
 	if n := ro.vecLoads.Load(); n != 0 || ro.vec.Len() != 0 {
 		t.Fatalf("after a full-text query: %d loads, %d vectors; want none", n, ro.vec.Len())
@@ -690,7 +705,7 @@ func TestSessionsReadOnlyLazyVectors(t *testing.T) {
 			t.Fatalf("query %+v: %v", queries[i], errs[i])
 		}
 		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("query %+v read-only:\n%+v\nloaded at open:\n%+v", queries[i], got[i], want[i])
+			t.Errorf("query %+v after the lazy load:\n%+v\nbefore:\n%+v", queries[i], got[i], want[i])
 		}
 	}
 	if n := ro.vecLoads.Load(); n != 1 {
@@ -701,7 +716,7 @@ func TestSessionsReadOnlyLazyVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Vectors != wantStatus.Vectors || st.Messages != wantStatus.Messages {
-		t.Errorf("read-only status: %d vectors, %d messages; want %d, %d", st.Vectors, st.Messages, wantStatus.Vectors, wantStatus.Messages)
+		t.Errorf("status: %d vectors, %d messages; want %d, %d", st.Vectors, st.Messages, wantStatus.Vectors, wantStatus.Messages)
 	}
 }
 
