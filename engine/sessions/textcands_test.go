@@ -38,12 +38,12 @@ func exhaustiveText(s *Corpus, ctx context.Context, terms fulltext.Terms, sc ses
 	ms := make([]textMatch, len(text))
 	for i, c := range text {
 		all.add(c.Rec.sid)
-		ms[i] = textMatch{m: c.Rec, text: c.Text, matched: c.Matched}
+		ms[i] = textMatch{n: c.Rec.num, text: c.Text, matched: c.Matched}
 	}
-	kept := bestMatches(ms, k)
+	kept := bestMatches(&s.cols, ms, k)
 	out := make([]msgCandidate, len(kept))
 	for i, t := range kept {
-		out[i] = msgCandidate{Rec: t.m, Text: t.text, Matched: t.matched, TextRank: 1}
+		out[i] = msgCandidate{Rec: s.cols.item(t.n), Text: t.text, Matched: t.matched, TextRank: 1}
 	}
 	return out, all, nil
 }
