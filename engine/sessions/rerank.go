@@ -25,7 +25,7 @@ import (
 // rerankDepth is how many of the best text candidates the re-rank reads:
 // each read decodes a block of textBlock messages (~20 µs at 1M), and
 // the needles it is for rank within the first hundred or so.
-const rerankDepth = 100
+const rerankDepth = 64
 
 // maxQueryWords bounds the query words the re-rank tracks (one bit each).
 const maxQueryWords = 64
