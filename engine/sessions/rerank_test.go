@@ -112,7 +112,13 @@ func TestEachText(t *testing.T) {
 		if err := putTextsTx(tx, 1, entries(0, 100, "a")); err != nil {
 			return err
 		}
-		return putTextsTx(tx, 2, append(entries(0, 5, "b"), entries(40, 45, "b")...))
+		if err := putTextsTx(tx, 4, entries(0, 3, "x")); err != nil {
+			return err
+		}
+		if err := putTextsTx(tx, 2, append(entries(0, 5, "b"), entries(40, 45, "b")...)); err != nil {
+			return err
+		}
+		return tx.Bucket(sbTextBlocks).Put(seqKey(4, 0), []byte("not zstd"))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -134,5 +140,19 @@ func TestEachText(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("eachText\n%v\nwant\n%v", got, want)
+	}
+	// A block that does not decode: its ref is skipped, the rest read, the error told.
+	got = map[int]string{}
+	err = st.eachText(context.Background(), append(refs, textRef{4, 1}), func(i int, text []byte) { got[i] = string(text) })
+	if err == nil || !strings.Contains(err.Error(), "text block") {
+		t.Errorf("a broken block: error %v, want a text block's", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("eachText beside a broken block\n%v\nwant\n%v", got, want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := st.eachText(ctx, refs, func(int, []byte) { t.Error("read after cancel") }); err != context.Canceled {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }

@@ -385,9 +385,11 @@ type textRef struct{ sid, seq uint32 }
 // transaction: a block shared by several refs is decoded once, into a
 // buffer the call reuses, and no text becomes a string. It reads beside
 // the snippet cache (blockCache), not through it: the texts of a
-// re-rank's candidates are spread over the history, and a hundred blocks
+// re-rank's candidates are spread over the history, and sixty blocks
 // would evict the few a page's snippets share. The bytes use gets are
-// valid only during the call.
+// valid only during the call. A block that does not decode skips its
+// refs and the others are still read; the first such error is returned
+// at the end.
 func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i int, text []byte)) error {
 	order := make([]int, len(refs))
 	for i := range order {
@@ -396,7 +398,8 @@ func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i 
 	slices.SortFunc(order, func(a, b int) int {
 		return cmp.Or(cmp.Compare(refs[a].sid, refs[b].sid), cmp.Compare(refs[a].seq, refs[b].seq))
 	})
-	return s.db.View(func(tx *bolt.Tx) error {
+	var broken error
+	err := s.db.View(func(tx *bolt.Tx) error {
 		r := blockReader{tx: tx}
 		for _, i := range order {
 			if err := ctx.Err(); err != nil {
@@ -404,7 +407,8 @@ func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i 
 			}
 			text, err := r.text(refs[i].sid, refs[i].seq)
 			if err != nil {
-				return err
+				broken = cmp.Or(broken, err)
+				continue
 			}
 			if text != nil {
 				use(i, text)
@@ -412,6 +416,7 @@ func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i 
 		}
 		return nil
 	})
+	return cmp.Or(err, broken)
 }
 
 // blockReader reads texts as textTx does, keeping the last block it
