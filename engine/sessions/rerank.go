@@ -23,10 +23,11 @@ import (
 // them in the query's order.
 
 // rerankDepth is how many of the best text candidates the re-rank reads.
-// Each read decodes a block of textBlock messages, ~40 µs of CPU at 1M
-// messages, which is nearly all the re-rank costs; at 1M, needle recall@10
-// was .927 / .933 / .940 reading 50 / 64 / 100 (docs/benchmarks.md).
-const rerankDepth = 64
+// Each read decodes a block of textBlock messages (~14 KB, ~27 µs of CPU
+// at 1M messages on a loaded machine), which is nearly all the re-rank
+// costs; at 1M, fulltext needle recall@10 was .927 / .933 / .940 reading
+// 50 / 64 / 100, against .883 without (docs/benchmarks.md).
+const rerankDepth = 50
 
 // maxQueryWords bounds the query words the re-rank tracks (one bit each).
 const maxQueryWords = 64
