@@ -385,7 +385,7 @@ type textRef struct{ sid, seq uint32 }
 // transaction: a block shared by several refs is decoded once, into a
 // buffer the call reuses, and no text becomes a string. It reads beside
 // the snippet cache (blockCache), not through it: the texts of a
-// re-rank's candidates are spread over the history, and sixty blocks
+// re-rank's candidates are spread over the history, and fifty blocks
 // would evict the few a page's snippets share. The bytes use gets are
 // valid only during the call. A block that does not decode skips its
 // refs and the others are still read; the first such error is returned
