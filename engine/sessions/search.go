@@ -240,6 +240,9 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 	var err error
 	if q.Mode != rank.Semantic {
 		text, textSessions, err = textStage(s, ctx, terms, sc, max(maxTextCandidates, 20*p.limit*p.hits))
+		if err == nil {
+			err = s.rerank(ctx, text, q.Text)
+		}
 	}
 	sem := <-semDone // never leave the vector query reading under a released lock
 	if err != nil {

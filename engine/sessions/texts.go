@@ -2,10 +2,13 @@ package sessions
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -372,4 +375,102 @@ func (s *sessionStore) convertTexts() (int, error) {
 		}
 	}
 	return n, s.setMeta(map[string]string{metaTextForm: textFormBlocks})
+}
+
+// textRef names one message's text for eachText.
+type textRef struct{ sid, seq uint32 }
+
+// eachText calls use with the stored text of each of refs that has one,
+// in the order of refs' sessions and sequence numbers, from one read
+// transaction: a block shared by several refs is decoded once, into a
+// buffer the call reuses, and no text becomes a string. It reads beside
+// the snippet cache (blockCache), not through it: the texts of a
+// re-rank's candidates are spread over the history, and fifty blocks
+// would evict the few a page's snippets share. The bytes use gets are
+// valid only during the call. A block that does not decode skips its
+// refs and the others are still read; the first such error is returned
+// at the end.
+func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i int, text []byte)) error {
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(refs[a].sid, refs[b].sid), cmp.Compare(refs[a].seq, refs[b].seq))
+	})
+	var broken error
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r := blockReader{tx: tx}
+		for _, i := range order {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			text, err := r.text(refs[i].sid, refs[i].seq)
+			if err != nil {
+				broken = cmp.Or(broken, err)
+				continue
+			}
+			if text != nil {
+				use(i, text)
+			}
+		}
+		return nil
+	})
+	return cmp.Or(err, broken)
+}
+
+// blockReader reads texts as textTx does, keeping the last block it
+// decoded (its key and raw entries) for the next read.
+type blockReader struct {
+	tx  *bolt.Tx
+	key []byte
+	raw []byte
+}
+
+// text is the text of (sid, seq), nil if the store holds none.
+func (r *blockReader) text(sid, seq uint32) ([]byte, error) {
+	if bb := r.tx.Bucket(sbTextBlocks); bb != nil {
+		if k, v := blockAt(bb.Cursor(), sid, seq); k != nil {
+			if !bytes.Equal(k, r.key) {
+				_, dec := zstdCodec()
+				raw, err := dec.DecodeAll(v, r.raw[:0])
+				if err != nil {
+					r.key = nil
+					return nil, fmt.Errorf("text of %s: text block: %w", docID(sid, seq), err)
+				}
+				r.key, r.raw = append(r.key[:0], k...), raw
+			}
+			if t, ok, err := entryIn(r.raw, seq); ok || err != nil {
+				if err != nil {
+					err = fmt.Errorf("text of %s: %w", docID(sid, seq), err)
+				}
+				return t, err
+			}
+		}
+	}
+	if tb := r.tx.Bucket(sbTexts); tb != nil {
+		return tb.Get(seqKey(sid, seq)), nil
+	}
+	return nil, nil
+}
+
+// entryIn finds seq's text in a decoded block (encodeBlock's entries)
+// without copying any.
+func entryIn(raw []byte, seq uint32) ([]byte, bool, error) {
+	for len(raw) > 0 {
+		s, n := binary.Uvarint(raw)
+		if n <= 0 || s > 0xffffffff {
+			return nil, false, errors.New("text block: bad sequence number")
+		}
+		raw = raw[n:]
+		l, n := binary.Uvarint(raw)
+		if n <= 0 || l > uint64(len(raw)-n) {
+			return nil, false, errors.New("text block: bad length")
+		}
+		if uint32(s) == seq {
+			return raw[n : n+int(l)], true, nil
+		}
+		raw = raw[n+int(l):]
+	}
+	return nil, false, nil
 }
