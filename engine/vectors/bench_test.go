@@ -91,3 +91,32 @@ func BenchmarkStoreQuery(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFlatQuery1M is one unscoped Flat query of each group's 256
+// nearest (what a sessions search asks first) over 1M random 100-d
+// codes, the size of a 1M-message history: the scan a hybrid search of
+// that history pays once.
+func BenchmarkFlatQuery1M(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	f := NewFlat(100)
+	f.Reserve(1_000_000)
+	set := f.Labels([]string{"role:user"})
+	for i := range 1_000_000 {
+		c, _ := Quantize(randomUnit(r, 100))
+		if err := f.PutCode(fmt.Sprintf("%x.%x", i/200, i%200), set, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	qs := make([][]float32, 16)
+	for i := range qs {
+		qs[i] = randomUnit(r, 100)
+	}
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		if _, err := f.Query(ctx, qs[i%len(qs)], 256, nil); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

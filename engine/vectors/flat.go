@@ -234,6 +234,7 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (F
 	}
 	var tops [DefaultShards]topHits
 	var seen [DefaultShards]int
+	qc := quantizeQuery(q)
 	for i := range f.ids {
 		if i&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -245,6 +246,9 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (F
 		}
 		g := f.groups[i]
 		seen[g]++
+		if t := tops[g]; len(t) == n && qc.below(f.dims[i*f.dim:], f.scales[i], t[0].Similarity) {
+			continue // cannot enter: less similar than the group's worst kept
+		}
 		h := Hit{ID: f.ids[i], Similarity: dotCode(q, f.dims[i*f.dim:], f.scales[i])}
 		if t := &tops[g]; len(*t) < n {
 			hp.Push(t, h)
