@@ -109,13 +109,15 @@ func TestFlatQueryExhaustive(t *testing.T) {
 	}
 	f := NewFlat(0)
 	ids := []string{}
+	role := map[string]string{} // id → its one label
 	for i := range 6000 {
 		id := fmt.Sprintf("m%05d", i)
 		v := near(centers[i%len(centers)])
 		if i%7 == 0 {
 			v = centers[i%len(centers)] // exact ties
 		}
-		if err := f.Put(ctx, Item{ID: id, Labels: []string{fmt.Sprintf("role:%d", i%2)}, Vectors: [][]float32{v}}); err != nil {
+		role[id] = fmt.Sprintf("role:%d", i%2)
+		if err := f.Put(ctx, Item{ID: id, Labels: []string{role[id]}, Vectors: [][]float32{v}}); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
@@ -128,7 +130,7 @@ func TestFlatQueryExhaustive(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if want := exhaustive(f, q, n, scope); !reflect.DeepEqual(got, want) {
+					if want := exhaustive(f, q, n, role, scope); !reflect.DeepEqual(got, want) {
 						t.Fatalf("%s: query %d n %d scope %v: %d hits (bound %v), exhaustive %d (bound %v)",
 							stage, qi, n, scope, len(got.Hits), got.Bound, len(want.Hits), want.Bound)
 					}
@@ -143,8 +145,10 @@ func TestFlatQueryExhaustive(t *testing.T) {
 			if err := f.Delete(ctx, id); err != nil {
 				t.Fatal(err)
 			}
+			delete(role, id)
 		case 1:
-			if err := f.Put(ctx, Item{ID: id, Labels: []string{"role:1"}, Vectors: [][]float32{near(centers[(i+1)%len(centers)])}}); err != nil {
+			role[id] = "role:1"
+			if err := f.Put(ctx, Item{ID: id, Labels: []string{role[id]}, Vectors: [][]float32{near(centers[(i+1)%len(centers)])}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -152,27 +156,27 @@ func TestFlatQueryExhaustive(t *testing.T) {
 	check("replaced and deleted")
 }
 
-// exhaustive is Query as it was before the prefilter: every item in scope
-// scored, each group's n best by worse's order.
-func exhaustive(f *Flat, q []float32, n int, scope []string) Found {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	in, _ := f.inScope(scope)
+// exhaustive is Query as it was before the prefilter, through Flat's
+// public face only (another change may reshape its slots): every item in
+// scope scored (Nearest), each group's n best by worse's order.
+func exhaustive(f *Flat, q []float32, n int, role map[string]string, scope []string) Found {
 	byGroup := make([][]Hit, DefaultShards)
-	for i, id := range f.ids {
-		if in == nil || in[f.sets[i]] {
-			g := f.groups[i]
-			byGroup[g] = append(byGroup[g], Hit{ID: id, Similarity: dotCode(q, f.dims[i*f.dim:], f.scales[i])})
+	for id, r := range role {
+		if len(scope) == 0 || scope[0] == r {
+			h, _ := f.Nearest(q, id)
+			g := shardOf(id, DefaultShards)
+			byGroup[g] = append(byGroup[g], h)
 		}
 	}
 	found := Found{Bound: -1, Complete: true}
+	best := func(a, b Hit) int {
+		if worse(b, a) {
+			return -1
+		}
+		return 1
+	}
 	for _, hs := range byGroup {
-		slices.SortFunc(hs, func(a, b Hit) int {
-			if worse(b, a) {
-				return -1
-			}
-			return 1
-		})
+		slices.SortFunc(hs, best)
 		if len(hs) >= n {
 			hs = hs[:n]
 			found.Complete = false
@@ -180,11 +184,6 @@ func exhaustive(f *Flat, q []float32, n int, scope []string) Found {
 		}
 		found.Hits = append(found.Hits, hs...)
 	}
-	slices.SortFunc(found.Hits, func(a, b Hit) int {
-		if worse(b, a) {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(found.Hits, best)
 	return found
 }
