@@ -21,16 +21,14 @@ type queryCode struct {
 	// dims[i+k+4] + dims[i+k]·2^32 (k = 0..3), in wrapping arithmetic.
 	pairs []uint64
 	bias  int64   // 128·Σdims over the pairs: what the codes' offset adds
-	slack float64 // step/2·128·len(dims): the rounding's effect, before scale
+	slack float64 // what the rounding and dotCode's float32 sums may move, before scale
 }
 
 // maxWideProducts bounds the terms dotWide sums so that neither of its
 // two 32-bit halves overflows: each term is at most 255·levels.
 const maxWideProducts = math.MaxInt32 / 255
 
-// prefilterGuard covers what the exact float32 score (dotCode) may differ
-// from the real-valued dot by: its rounding over a hundred-odd terms of
-// a unit query and a unit code is ~1e-6.
+// prefilterGuard is a margin on top of below's bound, in similarity.
 const prefilterGuard = 1e-4
 
 // quantizeQuery rounds q to integer steps, as fine as dotWide's halves
@@ -47,7 +45,15 @@ func quantizeQuery(q []float32) queryCode {
 		return queryCode{}
 	}
 	qc := queryCode{dims: make([]int32, len(q)), step: maxAbs / float64(levels)}
-	qc.slack = qc.step / 2 * 128 * float64(len(q))
+	// Each coordinate of q is within step/2 of its rounding and each of a
+	// code at most 128 in size; dotCode's float32 sums of at most dim/4+3
+	// terms each err by at most (dim+4)·2^-24 of Σ|q·d| ≤ 128·Σ|q| (twice
+	// that, for margin).
+	var sumAbs float64
+	for _, x := range q {
+		sumAbs += math.Abs(float64(x))
+	}
+	qc.slack = qc.step/2*128*float64(len(q)) + 2*float64(len(q)+4)*0x1p-24*128*sumAbs
 	for i, x := range q {
 		qc.dims[i] = int32(math.Round(float64(x) / qc.step))
 	}
@@ -61,11 +67,10 @@ func quantizeQuery(q []float32) queryCode {
 }
 
 // below reports that a code's exact similarity (dotCode) is less than
-// worst, so it cannot enter a group whose worst kept is worst. Each
-// coordinate of q is within step/2 of its rounding and each of the code
-// at most 128 in size, so the integer dot times step·scale is within
-// step/2·128·dim·scale of the real dot: ~1e-4 for the built-in
-// embedder's codes, whatever their scale says.
+// worst, so it cannot enter a group whose worst kept is worst: the
+// integer dot times step·scale is within slack·scale of what dotCode
+// returns, ~1e-4 for the built-in embedder's codes, whatever their
+// scale says.
 func (qc *queryCode) below(dims []int8, scale, worst float32) bool {
 	if qc.step == 0 {
 		return false

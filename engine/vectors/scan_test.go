@@ -61,6 +61,7 @@ func TestPrefilterBound(t *testing.T) {
 	}{
 		{"quantised", func(v []float32) Code { c, _ := Quantize(v); return c }},
 		{"foreign scale", func(v []float32) Code { c, _ := Quantize(v); c.Scale *= 3; return c }},
+		{"huge scale", func(v []float32) Code { c, _ := Quantize(v); c.Scale *= 1e6; return c }},
 		{"extreme bytes", func(v []float32) Code {
 			c := Code{Scale: 0.01, Dims: make([]int8, len(v))}
 			for i := range c.Dims {
@@ -79,7 +80,8 @@ func TestPrefilterBound(t *testing.T) {
 				if qc.below(c.Dims, c.Scale, exact) {
 					t.Fatalf("below its own similarity %v", exact)
 				}
-				if tight := exact + 1e-3; !qc.below(c.Dims, c.Scale, tight) {
+				// A unit code's dims are ~450 long: scale·450 is its similarity unit.
+				if tight := exact + 1e-3*max(1, abs32(c.Scale)*450); !qc.below(c.Dims, c.Scale, tight) {
 					t.Fatalf("not below %v, a thousandth above its similarity %v", tight, exact)
 				}
 			}
@@ -187,3 +189,5 @@ func exhaustive(f *Flat, q []float32, n int, role map[string]string, scope []str
 	slices.SortFunc(found.Hits, best)
 	return found
 }
+
+func abs32(x float32) float32 { return max(x, -x) }
