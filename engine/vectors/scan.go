@@ -6,9 +6,9 @@ import "math"
 // sessions history, and keeps each group's n nearest. Most codes cannot
 // enter: once a group's n are found, only a code more similar than the
 // worst of them can. scan.go tells those apart in integers first: the
-// query rounded to 16-bit steps, dotted with the code in int32 (no
-// conversion to float a dimension), bounds the code's similarity within
-// a known error, and only a code whose bound reaches the group's worst
+// query rounded to 16-bit steps, dotted with the code two products to a
+// 64-bit multiply (dotWide), bounds the code's similarity within a known
+// error, and only a code whose bound reaches the group's worst
 // kept is scored exactly (dotCode), as every code was before. The
 // answer is the same to the bit: a code skipped could not have entered.
 
@@ -85,8 +85,8 @@ func (qc *queryCode) below(dims []int8, scale, worst float32) bool {
 // pairs' word it is u[k]·q[k+4] + (u[k]·q[k]+u[k+4]·q[k+4])·2^32 mod
 // 2^64. The low halves sum to less than 2^31 in magnitude, so after an
 // offset of 2^31 they never carry, and the high half is Σu·q, of which
-// Σd·q is the part beyond bias. About half the work of a product a
-// dimension (dotInt, dotCode).
+// Σd·q is the part beyond bias. About half the work of dotCode's
+// conversion and product a dimension.
 func (qc *queryCode) dotWide(dims []int8) int32 {
 	q := qc.dims
 	dims = dims[:len(q)]
