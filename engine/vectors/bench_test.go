@@ -132,3 +132,34 @@ func (f numberedFlat) Query(ctx context.Context, q []float32, n int, scope []str
 	}
 	return out, err
 }
+
+// BenchmarkFlatQuery1M is one unscoped Flat query of each group's 256
+// nearest (what a sessions search asks first) over 1M random 100-d
+// codes, the size of a 1M-message history: the scan a hybrid search of
+// that history pays once.
+func BenchmarkFlatQuery1M(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	// Items named as the sessions name messages (session.sequence, base
+	// 36 there; hex here): the groups fall as they would.
+	f := NewFlat(100, func(buf []byte, n uint32) []byte { return fmt.Appendf(buf, "%x.%x", n/200, n%200) })
+	f.Reserve(1_000_000)
+	set := f.Labels([]string{"role:user"})
+	for i := range 1_000_000 {
+		c, _ := Quantize(randomUnit(r, 100))
+		if err := f.PutCode(uint32(i), set, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	qs := make([][]float32, 16)
+	for i := range qs {
+		qs[i] = randomUnit(r, 100)
+	}
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		if _, err := f.Query(ctx, qs[i%len(qs)], 256, nil); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -241,6 +241,7 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (N
 		tops[g].f = f
 	}
 	var seen [DefaultShards]int
+	qc := quantizeQuery(q)
 	for i := range f.nums {
 		if i&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -252,6 +253,9 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (N
 		}
 		g := f.groups[i]
 		seen[g]++
+		if t := &tops[g]; len(t.hits) == n && qc.below(f.dims[i*f.dim:], f.scales[i], t.hits[0].Similarity) {
+			continue // cannot enter: less similar than the group's worst kept
+		}
 		h := NumHit{Num: f.nums[i], Similarity: dotCode(q, f.dims[i*f.dim:], f.scales[i])}
 		if t := &tops[g]; len(t.hits) < n {
 			hp.Push(t, h)
