@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"mnemo/engine/fulltext"
@@ -924,31 +926,81 @@ func (s *Corpus) apply(ctx context.Context, b *sessionBatch) error {
 	if err := s.st.markPending(pend); err != nil {
 		return fmt.Errorf("sessions state store: %w", err)
 	}
-	fb := s.ft.NewBatch()
-	s.mu.RLock()
-	for i, sid := range b.sids {
-		w := b.writes[i]
-		if ss := s.sessions[sid]; ss != nil && (w.rec == nil || w.reset) {
-			for seq := range ss.seqs {
-				fb.Delete(docID(sid, seq))
-			}
-		}
+	fbs, err := s.textBatches(b)
+	if err != nil {
+		return err
 	}
-	s.mu.RUnlock()
-	for _, w := range b.writes {
-		for _, m := range w.msgs {
-			if err := fb.IndexAdvanced(m.doc); err != nil {
-				return fmt.Errorf("index message: %w", err)
-			}
-		}
-	}
-	if err := s.ft.Batch(fb); err != nil {
+	if err := s.applyText(fbs); err != nil {
 		return fmt.Errorf("sessions full-text batch: %w", err)
 	}
 	if err := s.st.commit(b.writes, b.sids, b.skips); err != nil {
 		return fmt.Errorf("sessions state store: %w", err)
 	}
 	return s.applyMemory(ctx, b)
+}
+
+// textParts is how many Bleve batches one sessions batch is applied in,
+// at once. Bleve builds a batch's segment on the goroutine that applies it,
+// and that was a quarter of a sync's CPU, all of it on the committer, which
+// the workers wait for: in parts, the segments are built on every core.
+const textParts = 2
+
+// textBatches is b's full-text changes as textParts Bleve batches of whole
+// sessions, about even in messages: every change to one session's
+// documents is in one batch (deletes first, then its messages, as one
+// batch would have them), so the batches touch no document in common and
+// may be applied in any order.
+func (s *Corpus) textBatches(b *sessionBatch) ([]*fulltext.Batch, error) {
+	fbs := make([]*fulltext.Batch, textParts)
+	for i := range fbs {
+		fbs[i] = s.ft.NewBatch()
+	}
+	part := map[uint32]int{} // sid → its batch
+	per, n := max(1, (b.size+textParts-1)/textParts), 0
+	for i, sid := range b.sids {
+		if _, ok := part[sid]; !ok {
+			part[sid] = min(n/per, textParts-1)
+		}
+		n += len(b.writes[i].msgs)
+	}
+	s.mu.RLock()
+	for i, sid := range b.sids {
+		w := b.writes[i]
+		if ss := s.sessions[sid]; ss != nil && (w.rec == nil || w.reset) {
+			for seq := range ss.seqs {
+				fbs[part[sid]].Delete(docID(sid, seq))
+			}
+		}
+	}
+	s.mu.RUnlock()
+	for i, w := range b.writes {
+		fb := fbs[part[b.sids[i]]]
+		for _, m := range w.msgs {
+			if err := fb.IndexAdvanced(m.doc); err != nil {
+				return nil, fmt.Errorf("index message: %w", err)
+			}
+		}
+	}
+	return fbs, nil
+}
+
+// applyText applies fbs at once (the first even when empty, as one batch
+// of a sessions batch always was) and returns once every one has.
+func (s *Corpus) applyText(fbs []*fulltext.Batch) error {
+	errs := make([]error, len(fbs))
+	var wg sync.WaitGroup
+	for i, fb := range fbs {
+		if i > 0 && fb.Size() == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.ft.Batch(fb)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // applyMemory is a batch's last stage, once the store has committed it:
