@@ -1000,7 +1000,17 @@ func (s *Corpus) begin(ctx context.Context, b *sessionBatch) (*inFlight, error) 
 	for _, sid := range b.sids {
 		f.sids[sid] = true
 	}
-	go func() { f.done <- s.ft.Batch(fb) }()
+	go func() {
+		err := s.ft.Batch(fb)
+		// Bleve has built its segment: the analysed fields, the largest
+		// part of a batch, need not wait for the batch's commit.
+		for i := range b.writes {
+			for k := range b.writes[i].msgs {
+				b.writes[i].msgs[k].doc = nil
+			}
+		}
+		f.done <- err
+	}()
 	return f, nil
 }
 
