@@ -19,6 +19,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/store"
 	"mnemo/engine/transcript"
@@ -531,5 +532,52 @@ func TestSessionsPipelineBounded(t *testing.T) {
 	part := max(1, s.batchMsgs/8)
 	if bound := 2*s.batchMsgs + (partsAhead+2)*part; top > bound || top == 0 {
 		t.Errorf("the parts held %d messages at most, want at most %d (and some)", top, bound)
+	}
+}
+
+// TestSessionsFlushWaitsForItsSession: a batch that writes a session the
+// batch in flight (Bleve applying it, the store not yet) also writes waits
+// for that batch first, so it starts from the session that batch leaves:
+// a reset deletes every document the batch before added, and the index
+// holds exactly the messages the store holds. Without the wait the reset
+// would not know of the first batch's documents and leave them in Bleve.
+func TestSessionsFlushWaitsForItsSession(t *testing.T) {
+	s := openTestSessions(t, t.TempDir())
+	ctx := context.Background()
+	const sid = 7
+	write := func(reset bool, texts ...string) sessionWrite {
+		rec := sessionRec{SID: sid, ID: "x", Agent: "test", Source: "test:/x", Path: "/x/a.jsonl", NextSeq: uint32(len(texts))}
+		w := sessionWrite{rec: &rec, reset: reset}
+		a := s.ft.NewAnalyser()
+		for i, text := range texts {
+			pm := pendingMsg{seq: uint32(i), text: text, rec: msgRec{ID: fmt.Sprintf("m%d", i), Role: "user"}}
+			pm.doc = fulltext.NewDoc(docID(sid, pm.seq), a.Message(text))
+			pm.rec.Lens = fulltext.FieldLens(pm.doc)
+			w.msgs = append(w.msgs, pm)
+		}
+		return w
+	}
+	bt := &batcher{b: &sessionBatch{}, a: s.ft.NewAnalyser(), progress: func() {}}
+	bt.b.add(sid, write(false, "alpha one", "bravo two", "charlie three", "delta four"))
+	if err := s.flush(ctx, bt); err != nil {
+		t.Fatal(err)
+	}
+	if bt.fly == nil {
+		t.Fatal("no batch in flight after a flush")
+	}
+	bt.b.add(sid, write(true, "echo five", "foxtrot six"))
+	if err := firstErr(s.flush(ctx, bt), s.settle(ctx, bt)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.ft.DocCount(); err != nil || n != 2 {
+		t.Errorf("full-text index holds %d documents (%v), want the 2 the reset wrote", n, err)
+	}
+	for _, word := range []string{"alpha", "charlie", "delta"} {
+		if p := search(t, s, Query{Text: word, Mode: rank.FullText}); len(p.Sessions) != 0 {
+			t.Errorf("%q still found after the reset: %+v", word, p.Sessions)
+		}
+	}
+	if p := search(t, s, Query{Text: "foxtrot", Mode: rank.FullText}); len(p.Sessions) != 1 {
+		t.Errorf("foxtrot: %d sessions found, want 1", len(p.Sessions))
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"mnemo/engine/rank"
 	"mnemo/engine/sessions"
+	"mnemo/engine/transcript"
 )
 
 // BenchmarkSessionsIndex runs queries against an index already built (a
@@ -150,4 +151,43 @@ func rssKB(field string) float64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkSessionsSync syncs the history under MNEMO_SESSIONS_HOME into a
+// new index and nothing else, to profile a sync at scale (the scale
+// histories of docs/benchmarks.md):
+//
+//	MNEMO_SESSIONS_HOME=/tmp/scale/home go test ./engine/sessions -run '^$' -bench BenchmarkSessionsSync \
+//	  -benchtime 1x -cpuprofile cpu.out
+//
+// It reports messages per second of wall time, the sync's CPU seconds,
+// and the process's peak RSS (which includes the test binary's).
+func BenchmarkSessionsSync(b *testing.B) {
+	home := os.Getenv("MNEMO_SESSIONS_HOME")
+	if home == "" {
+		b.Skip("set MNEMO_SESSIONS_HOME to a history to sync")
+	}
+	ctx := context.Background()
+	var srcs []sessions.Source
+	for _, s := range transcript.DefaultSources(home, func(string) string { return "" }) {
+		srcs = append(srcs, sessions.TranscriptSource(s, transcript.Options{}))
+	}
+	for range b.N {
+		s, err := sessions.Open(ctx, sessions.Config{IndexDir: b.TempDir(), Sources: srcs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0, c0 := time.Now(), cpuTime()
+		rep, err := s.Sync(ctx, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wall, cpu := time.Since(t0), cpuTime()-c0
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(rep.Messages)/wall.Seconds(), "msg/s")
+		b.ReportMetric(cpu.Seconds(), "sync-cpu-s")
+		b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
+	}
 }

@@ -391,7 +391,7 @@ func (s *Corpus) notRead(gone []uint32, read map[string]bool) []uint32 {
 // run removes gone sessions and reads jobs, in batches: workers read the
 // transcripts ahead on every core (pipeline.go), and run replays them in
 // the order of their paths.
-func (s *Corpus) run(ctx context.Context, jobs []sessionJob, gone []uint32, skips map[string][]store.Skip, rep *Report) error {
+func (s *Corpus) run(ctx context.Context, jobs []sessionJob, gone []uint32, skips map[string][]store.Skip, rep *Report) (err error) {
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].path < jobs[j].path })
 	total := len(jobs) + len(gone)
 	done := 0
@@ -406,6 +406,9 @@ func (s *Corpus) run(ctx context.Context, jobs []sessionJob, gone []uint32, skip
 	done += len(gone)
 	bt.pl = s.startPipeline(ctx, jobs)
 	defer bt.pl.stop()
+	// A run that stops commits the batch in flight, as it would have
+	// committed it before reading on.
+	defer func() { err = firstErr(err, s.settle(context.WithoutCancel(ctx), bt)) }()
 	for k, j := range jobs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -430,7 +433,7 @@ func (s *Corpus) run(ctx context.Context, jobs []sessionJob, gone []uint32, skip
 			}
 		}
 	}
-	if err := s.flush(ctx, bt); err != nil {
+	if err := firstErr(s.flush(ctx, bt), s.settle(ctx, bt)); err != nil {
 		return err
 	}
 	if bt.marked && s.partialMark() == "" {
@@ -471,16 +474,58 @@ type batcher struct {
 	err error
 	// pl reads the transcripts ahead; nil: each is read when its turn comes.
 	pl *pipeline
+	// fly is the batch Bleve is applying, not yet committed (flush).
+	fly *inFlight
 }
 
-// flush applies bt's batch and starts the next.
+// flush applies bt's batch and starts the next. Bleve applies the batch
+// while the committer goes on: the batch is committed to the store and
+// memory by the next flush, once the next batch's Bleve batch has started,
+// or by settle. Batches are committed in order, each once Bleve has its
+// documents, as one at a time were; a batch that writes a session the one
+// in flight writes waits for it, so that Bleve applies no two changes to
+// one document at once and every batch starts from the sessions the one
+// before left.
 func (s *Corpus) flush(ctx context.Context, bt *batcher) error {
-	if err := s.apply(ctx, bt.b); err != nil {
+	if bt.fly != nil && bt.fly.overlaps(bt.b) {
+		if err := s.settle(ctx, bt); err != nil {
+			return err
+		}
+	}
+	f, err := s.begin(ctx, bt.b)
+	if err != nil {
+		return firstErr(err, s.settle(ctx, bt))
+	}
+	prev := bt.fly
+	bt.fly = f
+	if err := s.finish(ctx, prev); err != nil {
+		if f != nil {
+			<-f.done // no Bleve batch outlives the run; its pending marks stay
+		}
+		bt.fly = nil
 		return err
 	}
 	bt.b, bt.a = &sessionBatch{skips: bt.b.skips}, s.ft.NewAnalyser()
 	bt.progress()
 	return nil
+}
+
+// firstErr is err, else then: the failure that stopped a run, as it is
+// (errors.Is(err, context.Canceled) and the like hold), once what it
+// leaves in flight is settled.
+func firstErr(err, then error) error {
+	if err != nil {
+		return err
+	}
+	return then
+}
+
+// settle commits the batch in flight, if any: after it, the store and
+// memory hold every batch flushed.
+func (s *Corpus) settle(ctx context.Context, bt *batcher) error {
+	f := bt.fly
+	bt.fly = nil
+	return s.finish(ctx, f)
 }
 
 // slice commits the messages t holds so far, with the record of a session
@@ -527,7 +572,9 @@ func (s *Corpus) slice(ctx context.Context, bt *batcher, t *transcriptRead, old 
 	bt.b.add(rec.SID, w)
 	t.w = sessionWrite{}
 	t.sliced = true
-	if err := s.flush(ctx, bt); err != nil {
+	// The slice is committed before the read goes on: its messages are
+	// numbered from what the store holds (seqFor).
+	if err := firstErr(s.flush(ctx, bt), s.settle(ctx, bt)); err != nil {
 		bt.err = err
 		return err
 	}
@@ -897,14 +944,35 @@ func latest(a, b time.Time) time.Time {
 // A cancelled sync writes no more batches: the embedder used to be what
 // noticed, and messages embedded ahead (pipeline.go) no longer call it.
 func (s *Corpus) apply(ctx context.Context, b *sessionBatch) error {
+	f, err := s.begin(ctx, b)
+	if err != nil {
+		return err
+	}
+	return s.finish(ctx, f)
+}
+
+// inFlight is a batch whose full-text changes Bleve is applying on a
+// goroutine of its own; finish commits it to the store and memory once
+// Bleve has.
+type inFlight struct {
+	b    *sessionBatch
+	sids map[uint32]bool
+	done chan error
+}
+
+// begin is a batch's first stages: embed what was not embedded ahead,
+// mark pending, and start Bleve's batch on a goroutine of its own (Bleve
+// builds a batch's segment on the goroutine that applies it, a quarter of
+// a sync's CPU, which then is not the committer's). nil: nothing to write.
+func (s *Corpus) begin(ctx context.Context, b *sessionBatch) (*inFlight, error) {
 	if len(b.writes) == 0 && len(b.skips) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.embedWrites(ctx, b); err != nil {
-		return err
+		return nil, err
 	}
 	// Pending marks: everything a batch may write to Bleve, so a crash
 	// before the commit can be undone document by document.
@@ -922,8 +990,59 @@ func (s *Corpus) apply(ctx context.Context, b *sessionBatch) error {
 	}
 	s.mu.RUnlock()
 	if err := s.st.markPending(pend); err != nil {
+		return nil, fmt.Errorf("sessions state store: %w", err)
+	}
+	fb, err := s.textBatch(b)
+	if err != nil {
+		return nil, err
+	}
+	f := &inFlight{b: b, sids: make(map[uint32]bool, len(b.sids)), done: make(chan error, 1)}
+	for _, sid := range b.sids {
+		f.sids[sid] = true
+	}
+	go func() {
+		err := s.ft.Batch(fb)
+		// Bleve has built its segment: the analysed fields, the largest
+		// part of a batch, need not wait for the batch's commit.
+		for i := range b.writes {
+			for k := range b.writes[i].msgs {
+				b.writes[i].msgs[k].doc = nil
+			}
+		}
+		f.done <- err
+	}()
+	return f, nil
+}
+
+// finish waits for f's Bleve batch, then commits f to the state store,
+// which clears its pending marks, and to memory.
+func (s *Corpus) finish(ctx context.Context, f *inFlight) error {
+	if f == nil {
+		return nil
+	}
+	if err := <-f.done; err != nil {
+		return fmt.Errorf("sessions full-text batch: %w", err)
+	}
+	b := f.b
+	if err := s.st.commit(b.writes, b.sids, b.skips); err != nil {
 		return fmt.Errorf("sessions state store: %w", err)
 	}
+	return s.applyMemory(ctx, b)
+}
+
+// overlaps reports whether b writes a session f writes too.
+func (f *inFlight) overlaps(b *sessionBatch) bool {
+	for _, sid := range b.sids {
+		if f.sids[sid] {
+			return true
+		}
+	}
+	return false
+}
+
+// textBatch is b's full-text changes as one Bleve batch: the documents of
+// the sessions it drops or starts afresh deleted, then its messages.
+func (s *Corpus) textBatch(b *sessionBatch) (*fulltext.Batch, error) {
 	fb := s.ft.NewBatch()
 	s.mu.RLock()
 	for i, sid := range b.sids {
@@ -936,17 +1055,11 @@ func (s *Corpus) apply(ctx context.Context, b *sessionBatch) error {
 	for _, w := range b.writes {
 		for _, m := range w.msgs {
 			if err := fb.IndexAdvanced(m.doc); err != nil {
-				return fmt.Errorf("index message: %w", err)
+				return nil, fmt.Errorf("index message: %w", err)
 			}
 		}
 	}
-	if err := s.ft.Batch(fb); err != nil {
-		return fmt.Errorf("sessions full-text batch: %w", err)
-	}
-	if err := s.st.commit(b.writes, b.sids, b.skips); err != nil {
-		return fmt.Errorf("sessions state store: %w", err)
-	}
-	return s.applyMemory(ctx, b)
+	return fb, nil
 }
 
 // applyMemory is a batch's last stage, once the store has committed it:
