@@ -259,6 +259,9 @@ func TestServe(t *testing.T) {
 	t.Run("debug-addr", func(t *testing.T) {
 		s := startServer(t, bin, nil, "--root", root, "serve", "--no-watch", "--debug-addr", "127.0.0.1:0")
 		line := s.waitLog(`profiler listening on http://127\.0\.0\.1:\d+/debug/pprof/$`)
+		// Hold the index before the stop below: a serve stopped while it
+		// still opens the index never held it, and logs no "index closed".
+		s.waitLog(`^\S+Z sync added=`)
 		url := line[strings.Index(line, "http://"):]
 		token, err := os.ReadFile(filepath.Join(root, "index", tokenName))
 		if err != nil {
