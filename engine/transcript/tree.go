@@ -230,6 +230,17 @@ func (rg *treeRegion) node(id string) int32 {
 	return k
 }
 
+// canonical is id as the region already holds it, when it does: a parent
+// is nearly always the record read just before, and keeping its own copy
+// for every record would double what a long transcript's first pass holds
+// (at a million messages, ~5.8M records of 36-byte ids).
+func (rg *treeRegion) canonical(id string) string {
+	if k, ok := rg.index[id]; ok {
+		return rg.ids[k]
+	}
+	return id
+}
+
 // record is the number of the region's record id.
 func (rg *treeRegion) record(id string) (int32, bool) {
 	k, ok := rg.index[id]
@@ -340,7 +351,7 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 			k = int32(len(rg.ids))
 			rg.index[n.ID] = k
 			rg.ids = append(rg.ids, n.ID)
-			named = append(named, n.Parent)
+			named = append(named, rg.canonical(n.Parent))
 			rg.flags = append(rg.flags, 0)
 		}
 		if n.Prose {
