@@ -58,9 +58,14 @@ func appendFile(t *testing.T, path, s string) {
 	}
 }
 
+// appendWait bounds how long the sessions e2e tests wait for the serve's
+// watcher to index a change: generous, as the tests run beside others on
+// loaded machines; the speed itself is scripts/sessions-append's figure.
+const appendWait = 30 * time.Second
+
 // TestSessionsCommands runs sessions sync, search, show and status on a
 // Claude Code transcript, then serve: a message appended while it runs is
-// searchable from this process, through the socket, within one second.
+// searchable from this process, through the socket, without a sync asked for.
 func TestSessionsCommands(t *testing.T) {
 	t.Parallel() // waits on mnemo processes
 	if testing.Short() {
@@ -157,8 +162,11 @@ func TestSessionsCommands(t *testing.T) {
 		t.Errorf("status: %s", st)
 	}
 
-	// Live: serve watches the root; an appended message is searchable
-	// from another process within a second.
+	// Live: serve watches the root; an appended message becomes searchable
+	// from another process without a sync being asked for. How soon is a
+	// benchmark's figure (scripts/sessions-append: under a second at 1M
+	// messages), not this test's: a loaded machine may take longer, so the
+	// test waits up to appendWait for the event and logs the delay.
 	s := startServer(t, bin, nil, "--root", root, "serve", source)
 	s.waitLog(`other commands reach this server on`)
 	s.waitLog(`start-up sessions sync`)
@@ -169,7 +177,7 @@ func TestSessionsCommands(t *testing.T) {
 	defer c.Close()
 	appendFile(t, transcript, claudeLine("user", "u2", "a1", session, "Also remember the kumquat quarantine rule.", 2))
 	written := time.Now()
-	deadline := written.Add(time.Second)
+	deadline := written.Add(appendWait)
 	for {
 		p, err := c.Search(context.Background(), sessions.Query{Text: "kumquat", Mode: engine.FullText})
 		if err == nil && len(p.Sessions) == 1 && len(p.Sessions[0].Hits) == 1 {
@@ -177,7 +185,7 @@ func TestSessionsCommands(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("appended message not searchable within 1 s (last: %+v, %v); log:\n%s", p, err, s.log())
+			t.Fatalf("appended message not searchable within %s (last: %+v, %v); log:\n%s", appendWait, p, err, s.log())
 		}
 	}
 	// A new project folder and a new transcript in it.
@@ -186,28 +194,28 @@ func TestSessionsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendFile(t, other, claudeLine("user", "o1", "", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", "Plant the quince trees in March.", 0))
-	deadline = time.Now().Add(time.Second)
+	deadline = time.Now().Add(appendWait)
 	for {
 		p, err := c.Search(context.Background(), sessions.Query{Text: "quince", Mode: engine.FullText})
 		if err == nil && len(p.Sessions) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("transcript in a new folder not searchable within 1 s (%+v, %v); log:\n%s", p, err, s.log())
+			t.Fatalf("transcript in a new folder not searchable within %s (%+v, %v); log:\n%s", appendWait, p, err, s.log())
 		}
 	}
 	// A deleted transcript's session stays, archived.
 	if err := os.Remove(other); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(time.Second)
+	deadline = time.Now().Add(appendWait)
 	for {
 		p, err := c.Search(context.Background(), sessions.Query{Text: "quince", Mode: engine.FullText})
 		if err == nil && len(p.Sessions) == 1 && p.Sessions[0].Archived {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("deleted transcript not archived after 1 s (%+v, %v); log:\n%s", p, err, s.log())
+			t.Fatalf("deleted transcript not archived after %s (%+v, %v); log:\n%s", appendWait, p, err, s.log())
 		}
 	}
 	// The sessions commands reach the server too (its state, its sync).
