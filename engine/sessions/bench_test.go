@@ -90,23 +90,37 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func benchSessions(b *testing.B, home string, qs []sessions.Query) {
-	ctx := context.Background()
+// homeSources are a home's default transcript sources, for a benchmark.
+func homeSources(home string) []sessions.Source {
 	var srcs []sessions.Source
 	for _, s := range transcript.DefaultSources(home, func(string) string { return "" }) {
 		srcs = append(srcs, sessions.TranscriptSource(s, transcript.Options{}))
 	}
+	return srcs
+}
+
+// syncFresh opens a new index of srcs and syncs it: the open corpus, the
+// sync's report, its wall and CPU time.
+func syncFresh(b *testing.B, srcs []sessions.Source) (*sessions.Corpus, sessions.Report, time.Duration, time.Duration) {
+	b.Helper()
+	ctx := context.Background()
+	s, err := sessions.Open(ctx, sessions.Config{IndexDir: b.TempDir(), Sources: srcs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0, c0 := time.Now(), cpuTime()
+	rep, err := s.Sync(ctx, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, rep, time.Since(t0), cpuTime() - c0
+}
+
+func benchSessions(b *testing.B, home string, qs []sessions.Query) {
+	ctx := context.Background()
+	srcs := homeSources(home)
 	for range b.N {
-		s, err := sessions.Open(ctx, sessions.Config{IndexDir: b.TempDir(), Sources: srcs})
-		if err != nil {
-			b.Fatal(err)
-		}
-		t0, c0 := time.Now(), cpuTime()
-		rep, err := s.Sync(ctx, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sync, syncCPU := time.Since(t0), cpuTime()-c0
+		s, rep, sync, syncCPU := syncFresh(b, srcs)
 		b.ReportMetric(syncCPU.Seconds(), "sync-cpu-s")
 		st, _ := s.Status(ctx)
 		// Wall time, and the process's CPU time: on a shared machine the

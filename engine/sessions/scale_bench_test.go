@@ -15,7 +15,6 @@ import (
 
 	"mnemo/engine/rank"
 	"mnemo/engine/sessions"
-	"mnemo/engine/transcript"
 )
 
 // BenchmarkSessionsIndex runs queries against an index already built (a
@@ -167,22 +166,9 @@ func BenchmarkSessionsSync(b *testing.B) {
 	if home == "" {
 		b.Skip("set MNEMO_SESSIONS_HOME to a history to sync")
 	}
-	ctx := context.Background()
-	var srcs []sessions.Source
-	for _, s := range transcript.DefaultSources(home, func(string) string { return "" }) {
-		srcs = append(srcs, sessions.TranscriptSource(s, transcript.Options{}))
-	}
+	srcs := homeSources(home)
 	for range b.N {
-		s, err := sessions.Open(ctx, sessions.Config{IndexDir: b.TempDir(), Sources: srcs})
-		if err != nil {
-			b.Fatal(err)
-		}
-		t0, c0 := time.Now(), cpuTime()
-		rep, err := s.Sync(ctx, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		wall, cpu := time.Since(t0), cpuTime()-c0
+		s, rep, wall, cpu := syncFresh(b, srcs)
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}
