@@ -187,11 +187,10 @@ func readTree(r *run, f treeFormat) error {
 // the region (parents, the last record read before it) after them, so that
 // what the passes keep of a record is a few numbers beside its id.
 type treeRegion struct {
-	// ids holds the region's records in file order (n of them), then the
-	// ids before the region that they name; index numbers them.
-	ids   []string
-	n     int32
-	index map[string]int32
+	// ids numbers the region's records in file order (n of them), then
+	// the ids before the region that they name.
+	ids *treeIDs
+	n   int32
 	// parent is each record's parent as repaired, explicit the parent it
 	// names when that parent was written (-1: none).
 	parent, explicit []int32
@@ -221,29 +220,16 @@ func (rg *treeRegion) node(id string) int32 {
 	if id == "" {
 		return -1
 	}
-	k, ok := rg.index[id]
+	k, ok := rg.ids.lookup(id)
 	if !ok {
-		k = int32(len(rg.ids))
-		rg.index[id] = k
-		rg.ids = append(rg.ids, id)
+		k = rg.ids.add(id)
 	}
 	return k
 }
 
-// canonical is id as the region already holds it, when it does: a parent
-// is nearly always the record read just before, and keeping its own copy
-// for every record would double what a long transcript's first pass holds
-// (at a million messages, ~5.8M records of 36-byte ids).
-func (rg *treeRegion) canonical(id string) string {
-	if k, ok := rg.index[id]; ok {
-		return rg.ids[k]
-	}
-	return id
-}
-
 // record is the number of the region's record id.
 func (rg *treeRegion) record(id string) (int32, bool) {
-	k, ok := rg.index[id]
+	k, ok := rg.ids.lookup(id)
 	return k, ok && k < rg.n
 }
 
@@ -338,20 +324,29 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 // treeScan is the first pass: the region's records, their parents as
 // written and as repaired.
 func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, error) {
-	rg := &treeRegion{index: map[string]int32{}, leaf: -1, spill: -1}
-	var named []string // the parent each record names, as written
+	rg := &treeRegion{ids: newTreeIDs(), leaf: -1, spill: -1}
+	// named is the parent each record names: a record's number, treeNoParent,
+	// or treeParentLater with the id in later (not a record when it was read).
+	var named []int32
+	later := map[int32]string{}
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		n, e := f.record(r, line, at)
 		rg.hold(at, e)
 		if !n.OK || n.ID == "" {
 			return nil
 		}
-		k, dup := rg.index[n.ID]
+		k, dup := rg.ids.lookup(n.ID)
 		if !dup {
-			k = int32(len(rg.ids))
-			rg.index[n.ID] = k
-			rg.ids = append(rg.ids, n.ID)
-			named = append(named, rg.canonical(n.Parent))
+			k = rg.ids.add(n.ID)
+			named = append(named, treeNoParent)
+			if n.Parent != "" {
+				if p, ok := rg.ids.lookup(n.Parent); ok {
+					named[k] = p
+				} else {
+					named[k] = treeParentLater
+					later[k] = n.Parent
+				}
+			}
 			rg.flags = append(rg.flags, 0)
 		}
 		if n.Prose {
@@ -367,32 +362,60 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 		return nil, err
 	}
 	rg.end = end
-	rg.n = int32(len(rg.ids))
-	// Parents outside the region: known from the cursor, else searched for
-	// in the lines delivered before.
-	var outside []string
-	for _, p := range named {
-		if p != "" {
-			if _, in := rg.record(p); !in && !slices.Contains(ex.Recent, p) {
-				outside = append(outside, p)
-			}
-		}
-	}
-	written, err := treeWritten(r, f, from, outside)
+	rg.n = rg.ids.len()
+	rg.link(named, later)
+	written, err := treeWritten(r, f, from, rg.outside(ex, named, later))
 	if err != nil {
 		return nil, err
 	}
+	rg.repair(ex, named, later, written)
+	return rg, nil
+}
+
+// What named holds for a record whose parent is not a record's number.
+const (
+	treeNoParent    = -1 // it names none
+	treeParentLater = -2 // its id is in later
+)
+
+// link numbers the parents named before their record was read.
+func (rg *treeRegion) link(named []int32, later map[int32]string) {
+	for k, p := range later {
+		if num, in := rg.record(p); in {
+			named[k] = num
+			delete(later, k)
+		}
+	}
+}
+
+// outside is the parents named that lie outside the region and that the
+// cursor does not know: those to search for in the lines delivered before.
+func (rg *treeRegion) outside(ex *treeExtra, named []int32, later map[int32]string) []string {
+	var out []string
+	for k, p := range named {
+		if p == treeParentLater && !slices.Contains(ex.Recent, later[int32(k)]) {
+			out = append(out, later[int32(k)])
+		}
+	}
+	return out
+}
+
+// repair sets each record's parent: the one it names when that was
+// written, else the previous record in file order.
+func (rg *treeRegion) repair(ex *treeExtra, named []int32, later map[int32]string, written map[string]bool) {
 	rg.parent = make([]int32, rg.n)
 	rg.explicit = make([]int32, rg.n)
 	prev := rg.node(ex.Leaf)
 	for k, p := range named {
-		_, in := rg.record(p)
 		rg.explicit[k] = -1
 		switch {
-		case p != "" && (in || slices.Contains(ex.Recent, p) || written[p]):
-			rg.explicit[k] = rg.node(p)
+		case p >= 0:
+			rg.explicit[k] = p
+			rg.parent[k] = p
+		case p == treeParentLater && (slices.Contains(ex.Recent, later[int32(k)]) || written[later[int32(k)]]):
+			rg.explicit[k] = rg.node(later[int32(k)])
 			rg.parent[k] = rg.explicit[k]
-		case p != "":
+		case p == treeParentLater:
 			rg.repaired++ // named a record never written
 			rg.parent[k] = prev
 		default:
@@ -400,7 +423,6 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 		}
 		prev = int32(k)
 	}
-	return rg, nil
 }
 
 // treeWritten reports which of ids are records written before `from`,
@@ -436,7 +458,7 @@ func treeBranch(rg *treeRegion) ([]bool, string) {
 	branch := make([]bool, rg.n)
 	for u := rg.leaf; u >= 0; {
 		if u >= rg.n {
-			return branch, rg.ids[u]
+			return branch, rg.ids.id(u)
 		}
 		if branch[u] {
 			break // a cycle: the file is damaged; keep what we have
@@ -452,8 +474,8 @@ func treeBranch(rg *treeRegion) ([]bool, string) {
 // reply while it had one of its own, hangs under the same parent. ok is false when a new line rewinds to before a message
 // delivered by an earlier read.
 func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bool) ([]bool, bool, error) {
-	children := make([]int32, len(rg.ids)) // so far
-	last := make([]int32, len(rg.ids))     // parent -> its latest user child with prose
+	children := make([]int32, rg.ids.len()) // so far
+	last := make([]int32, rg.ids.len())     // parent -> its latest user child with prose
 	for i := range last {
 		last[i] = -1
 	}
@@ -479,7 +501,7 @@ func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bo
 		if prev := last[p]; prev >= 0 {
 			gone = append(gone, prev)
 		} else if p >= rg.n && resuming {
-			outside[rg.ids[p]] = true
+			outside[rg.ids.id(p)] = true
 		}
 		last[p] = k
 	}
@@ -706,20 +728,24 @@ func textHash(s string) string {
 // treeRemember keeps, for the next read, the last delivered record and what
 // descends from it, the last record read and the last ids.
 func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
-	desc := make([]bool, len(rg.ids))
+	desc := make([]bool, rg.ids.len())
 	var kept []string
 	if lastDelivered == "" {
 		kept = ex.Desc
 		for _, u := range kept {
-			if k, ok := rg.index[u]; ok {
+			if k, ok := rg.ids.lookup(u); ok {
 				desc[k] = true
 			}
 		}
 	}
-	for k, u := range rg.ids[:rg.n] {
-		if p := rg.parent[k]; u == lastDelivered || p >= 0 && desc[p] {
+	last, ok := rg.record(lastDelivered)
+	if !ok {
+		last = -1
+	}
+	for k := range rg.n {
+		if p := rg.parent[k]; k == last || p >= 0 && desc[p] {
 			desc[k] = true
-			kept = append(kept, u)
+			kept = append(kept, rg.ids.id(k))
 		}
 	}
 	if len(kept) > treeDescMax {
@@ -727,9 +753,12 @@ func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
 	}
 	ex.Desc = slices.Clone(kept)
 	if rg.leaf >= 0 {
-		ex.Leaf = rg.ids[rg.leaf]
+		ex.Leaf = rg.ids.id(rg.leaf)
 	}
-	recent := append(slices.Clone(ex.Recent), rg.ids[max(0, rg.n-treeRecent):rg.n]...)
+	recent := slices.Clone(ex.Recent)
+	for k := max(0, rg.n-treeRecent); k < rg.n; k++ {
+		recent = append(recent, rg.ids.id(k))
+	}
 	if len(recent) > treeRecent {
 		recent = recent[len(recent)-treeRecent:]
 	}
