@@ -222,21 +222,9 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor,
 		limit: q.Limit, hits: q.MaxHits, chunks: max(256, 4*q.Limit*q.MaxHits)}
 
-	type semantic struct {
-		found vectors.NumFound
-		err   error
-	}
-	semDone := make(chan semantic, 1)
-	if qv != nil && embedErr == nil {
-		go func() {
-			found, err := s.semanticCandidates(ctx, qv, sc, p.chunks)
-			semDone <- semantic{found: found, err: err}
-		}()
-	} else {
-		semDone <- semantic{err: embedErr}
-	}
 	var text []msgCandidate
 	var textSessions *sidSet
+	semDone := s.startSemantic(ctx, q, sc, qv, embedErr, p.chunks)
 	var err error
 	if q.Mode != rank.Semantic {
 		text, textSessions, err = textStage(s, ctx, terms, sc, max(maxTextCandidates, 20*p.limit*p.hits))
@@ -244,22 +232,15 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 			err = s.rerank(ctx, text, q.Text)
 		}
 	}
-	sem := <-semDone // never leave the vector query reading under a released lock
 	if err != nil {
+		if semDone != nil {
+			<-semDone // never leave the vector query reading under a released lock
+		}
 		return err
 	}
-	if sem.err != nil {
-		return sem.err
-	}
-	var groups []*sessionGroup
-	for n := p.chunks; ; n *= 4 {
-		groups = s.group(p, s.fuse(p, sc, text, qv, sem.found))
-		if qv == nil || !p.wantsMore(groups, sem.found) {
-			break
-		}
-		if sem.found, err = s.semanticCandidates(ctx, qv, sc, n*4); err != nil {
-			return err
-		}
+	groups, err := s.candidateGroups(ctx, p, sc, text, textCut(text, textSessions != nil), qv, semDone)
+	if err != nil {
+		return err
 	}
 	page.TotalSessions = len(groups)
 	if textSessions != nil {
@@ -321,18 +302,10 @@ func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessio
 	}
 	if sc.q.Project != "" || sc.q.SessionID != "" || sc.q.Agent != "" {
 		if in, ok := s.scopedMessages(sc); ok {
-			f := vectors.NumFound{Bound: -1, Complete: true}
-			for _, m := range in {
-				if err := ctx.Err(); err != nil {
-					return f, err
-				}
-				if sim, ok := s.vec.Nearest(qv, m); ok {
-					f.Hits = append(f.Hits, vectors.NumHit{Num: m, Similarity: sim})
-				}
-			}
-			return f, nil
+			return s.compareEach(ctx, qv, in)
 		}
 	}
+	s.vecScans.Add(1)
 	return s.vec.Query(ctx, qv, n, sc.labels())
 }
 

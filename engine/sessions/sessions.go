@@ -156,6 +156,7 @@ type Corpus struct {
 	vecOnce  sync.Once
 	vecErr   error
 	vecLoads atomic.Int32 // how many times vec was loaded: once (tests check)
+	vecScans atomic.Int64 // how many queries scanned every vector in scope (tests check)
 
 	syncMu    sync.Mutex
 	batchMsgs int // messages per batch: batchMessages (tests set fewer)

@@ -1,0 +1,158 @@
+package sessions
+
+import (
+	"context"
+	"math"
+
+	"mnemo/engine/rank"
+	"mnemo/engine/vectors"
+)
+
+// When the vector stage runs. A hybrid query over a large history used
+// to compare the query with every stored message (1M codes at 1M
+// messages: ~60 ms of CPU, most of a query's) and then use almost none of
+// what it found: with the weighted sum, a message found by meaning alone
+// fuses to at most VectorWeight/(TextWeight+VectorWeight) = 1/3, and a
+// query that matches many messages by their words has ten sessions far
+// above that. So Hybrid over a scope too large to compare message by
+// message runs the text stage first and the vector scan only when the
+// text candidates cannot decide the page alone (textDecides). When they
+// can, a page's hits are its sessions' text candidates: what a scan adds
+// inside them is a message that shares none of the query's words and
+// fuses below every hit with a word of it (on the 1M history, ~0.13
+// beside hits at 0.3–0.9), and the scan's nearest few hundred of 1M
+// rarely fall in a page's sessions anyway (1.9 hits a session with the
+// scan, the text candidates alone ~1.8: docs/benchmarks.md). Semantic mode, a small scope (scopedMessages), sort
+// by recency and RRF fusion (whose ranks a late candidate shifts) keep
+// the scan beside the text stage.
+
+// semanticResult is what the vector stage found.
+type semanticResult struct {
+	found vectors.NumFound
+	err   error
+}
+
+// startSemantic starts the vector stage beside the text stage when its
+// answer is needed whatever the text stage finds, and returns where it
+// will be; nil when it waits for the text candidates (deferVectors). A
+// query without a vector (FullText, or the embedder failed) gets the
+// embedder's error, if any, at once.
+func (s *Corpus) startSemantic(ctx context.Context, q Query, sc sessionScope, qv []float32, embedErr error, n int) chan semanticResult {
+	done := make(chan semanticResult, 1)
+	if qv == nil || embedErr != nil {
+		done <- semanticResult{err: embedErr}
+		return done
+	}
+	var in []msgNum
+	small := false
+	if sc.q.Project != "" || sc.q.SessionID != "" || sc.q.Agent != "" {
+		in, small = s.scopedMessages(sc)
+	}
+	if !small && vectorsWait(s, q) {
+		return nil
+	}
+	go func() {
+		var r semanticResult
+		if small {
+			r.found, r.err = s.compareEach(ctx, qv, in)
+		} else {
+			r.found, r.err = s.semanticCandidates(ctx, qv, sc, n)
+		}
+		done <- r
+	}()
+	return done
+}
+
+// vectorsWait is (*Corpus).deferVectors: a variable so that a test can
+// hold the deferred stage to the scan beside the text stage.
+var vectorsWait = (*Corpus).deferVectors
+
+// deferVectors reports whether q's vector scan may wait for its text
+// candidates: Hybrid, by relevance, fused by weighted sum (see above).
+func (s *Corpus) deferVectors(q Query) bool {
+	return q.Mode == rank.Hybrid && q.Sort == rank.ByRelevance && s.cfg.Fusion == rank.WeightedSum
+}
+
+// candidateGroups is stages two to four: the candidates' similarities,
+// the messages found by meaning alone, fusion and grouping by session.
+// semDone is the vector stage started beside the text stage, or nil when
+// it waits for the text candidates (startSemantic); cut is the highest
+// text score a match left out of text can have (textCut).
+func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionScope, text []msgCandidate, cut float64, qv []float32, semDone chan semanticResult) ([]*sessionGroup, error) {
+	if semDone == nil {
+		if err := s.vectorsLoaded(); err != nil {
+			return nil, err
+		}
+		groups := s.group(p, s.fuse(p, sc, text, qv, vectors.NumFound{Bound: -1, Complete: true}))
+		if p.textDecides(groups, cut) {
+			return groups, nil
+		}
+		semDone = make(chan semanticResult, 1)
+		found, err := s.semanticCandidates(ctx, qv, sc, p.chunks)
+		semDone <- semanticResult{found: found, err: err}
+	}
+	sem := <-semDone
+	if sem.err != nil {
+		return nil, sem.err
+	}
+	var groups []*sessionGroup
+	for n := p.chunks; ; n *= 4 {
+		groups = s.group(p, s.fuse(p, sc, text, qv, sem.found))
+		if qv == nil || !p.wantsMore(groups, sem.found) {
+			return groups, nil
+		}
+		var err error
+		if sem.found, err = s.semanticCandidates(ctx, qv, sc, n*4); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// textCut is the highest text score a match the text stage left out can
+// have: none when it kept them all (dropped false), else at most the
+// lowest kept one's (the stage keeps the best, and the re-rank only
+// raises the scores it touches before dividing all by one best).
+func textCut(text []msgCandidate, dropped bool) float64 {
+	if !dropped || len(text) == 0 {
+		return 0
+	}
+	cut := math.Inf(1)
+	for i := range text {
+		cut = math.Min(cut, text[i].Text)
+	}
+	return cut
+}
+
+// textDecides reports whether no message outside the text candidates can
+// put its session on the page: such a message has a text score of at most
+// cut and a similarity of at most 1, so it fuses to at most what those
+// fuse to, and the limit-th session's best is above that. (A tie would be
+// broken by date, so it must be strictly above.)
+func (p sessionPlan) textDecides(groups []*sessionGroup, cut float64) bool {
+	if len(groups) < p.limit {
+		return false
+	}
+	bests := make([]float64, len(groups))
+	for i, g := range groups {
+		bests[i] = g.best
+	}
+	return p.fuser.Fuse(cut, 1, 0, 0) < rank.KthLargest(bests, p.limit)
+}
+
+// compareEach is the vector stage over a small scope: each message in it
+// compared with the query, a complete answer.
+func (s *Corpus) compareEach(ctx context.Context, qv []float32, in []msgNum) (vectors.NumFound, error) {
+	if err := s.vectorsLoaded(); err != nil {
+		return vectors.NumFound{}, err
+	}
+	f := vectors.NumFound{Bound: -1, Complete: true}
+	for _, m := range in {
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+		if sim, ok := s.vec.Nearest(qv, m); ok {
+			f.Hits = append(f.Hits, vectors.NumHit{Num: m, Similarity: sim})
+		}
+	}
+	return f, nil
+}
