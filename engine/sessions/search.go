@@ -188,7 +188,9 @@ func (sc sessionScope) message(c *msgCols, n msgNum) bool {
 // Search answers q with the memory search's stages and scores: BM25
 // candidates (normalised by the best in scope), vector candidates (cosine
 // of the message, clipped at 0, joining on meaning alone above the
-// semantic floor), fusion (engine/rank), then grouping by session. Messages
+// semantic floor; over a large scope only when the text candidates do not
+// already decide the page, vecstage.go), fusion (engine/rank), then
+// grouping by session. Messages
 // carry no recency decay: a transcript is a record of what was said, and
 // "latest first" is sort recency or the date filters. A search first
 // waits its turn at Config.Admit, the process's gate.
