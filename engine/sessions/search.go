@@ -380,30 +380,37 @@ func (s *Corpus) inScope(sc sessionScope, n msgNum) bool {
 // fuse is stage two and three: text matches get their exact similarity,
 // messages found by meaning alone join above the floor, and every
 // candidate gets its fused score.
-func (s *Corpus) fuse(p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.NumFound) []msgCandidate {
-	cands := s.join(p, sc, text, qv, found)
+func (s *Corpus) fuse(ctx context.Context, p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.NumFound) ([]msgCandidate, error) {
+	cands, err := s.join(ctx, p, sc, text, qv, found)
+	if err != nil {
+		return nil, err
+	}
 	rank.FuseAll(p.fuser, cands, p.mode)
 	for i := range cands {
 		cands[i].Score = cands[i].Fused // sessions are not decayed
 	}
-	return cands
+	return cands, nil
 }
 
 // join is rank.Join by message number: a text candidate gets its own
 // similarity however low (none without a query vector), and a message
 // found by meaning alone joins when its similarity reaches the floor and
 // it is inside sc. Similarities are clipped at 1.
-func (s *Corpus) join(p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.NumFound) []msgCandidate {
+func (s *Corpus) join(ctx context.Context, p sessionPlan, sc sessionScope, text []msgCandidate, qv []float32, found vectors.NumFound) ([]msgCandidate, error) {
 	cands := make([]msgCandidate, len(text), len(text)+len(found.Hits))
 	copy(cands, text)
 	if qv == nil {
-		return cands
+		return cands, nil
+	}
+	sims, err := s.textSims(ctx, qv, text)
+	if err != nil {
+		return nil, err
 	}
 	taken := make(map[msgNum]bool, len(cands))
 	for i := range cands {
 		c := &cands[i]
 		taken[c.Rec.num] = true
-		if sim, ok := s.vec.Nearest(qv, c.Rec.num); ok && sim > 0 {
+		if sim := sims[i]; sim > 0 {
 			c.Sem, c.Chunk, c.SemRank = math.Min(float64(sim), 1), 0, 1
 		}
 	}
@@ -413,7 +420,27 @@ func (s *Corpus) join(p sessionPlan, sc sessionScope, text []msgCandidate, qv []
 		}
 		cands = append(cands, msgCandidate{Rec: s.cols.item(h.Num), Sem: math.Min(float64(h.Similarity), 1), SemRank: 1})
 	}
-	return cands
+	return cands, nil
+}
+
+// textSims is qv's similarity to each text candidate (-2: it has no
+// vector): from the vector store once it is loaded, else read from the
+// state store for these candidates alone, so that a hybrid query the
+// text candidates decide (vecstage.go) loads no vector (a cold CLI
+// query, a serve that never needs a full scan).
+func (s *Corpus) textSims(ctx context.Context, qv []float32, text []msgCandidate) ([]float32, error) {
+	if !s.vecReady.Load() {
+		refs := make([]textRef, len(text))
+		for i := range text {
+			refs[i] = textRef{sid: text[i].Rec.sid, seq: text[i].Rec.seq}
+		}
+		return s.st.similarities(ctx, qv, refs)
+	}
+	sims := make([]float32, len(text))
+	for i := range text {
+		sims[i], _ = s.vec.Nearest(qv, text[i].Rec.num)
+	}
+	return sims, nil
 }
 
 // sessionGroup is one session's hits, best first.

@@ -157,6 +157,7 @@ type Corpus struct {
 	vecErr   error
 	vecLoads atomic.Int32 // how many times vec was loaded: once (tests check)
 	vecScans atomic.Int64 // how many queries scanned every vector in scope (tests check)
+	vecReady atomic.Bool  // vec holds every stored vector (vectorsLoaded succeeded)
 
 	syncMu    sync.Mutex
 	batchMsgs int // messages per batch: batchMessages (tests set fewer)
@@ -502,6 +503,7 @@ func (s *Corpus) vectorsLoaded() error {
 	// leave the corpus without vectors for the next one.
 	s.vecOnce.Do(func() {
 		s.vecErr = s.loadVectors(context.Background())
+		s.vecReady.Store(s.vecErr == nil)
 		s.releasePages()
 	})
 	return s.vecErr

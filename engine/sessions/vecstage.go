@@ -80,11 +80,11 @@ func (s *Corpus) deferVectors(q Query) bool {
 // text score a match left out of text can have (textCut).
 func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionScope, text []msgCandidate, cut float64, qv []float32, semDone chan semanticResult) ([]*sessionGroup, error) {
 	if semDone == nil {
-		if err := s.vectorsLoaded(); err != nil {
+		cands, err := s.fuse(ctx, p, sc, text, qv, vectors.NumFound{Bound: -1, Complete: true})
+		if err != nil {
 			return nil, err
 		}
-		groups := s.group(p, s.fuse(p, sc, text, qv, vectors.NumFound{Bound: -1, Complete: true}))
-		if p.textDecides(groups, cut) {
+		if groups := s.group(p, cands); p.textDecides(groups, cut) {
 			return groups, nil
 		}
 		semDone = make(chan semanticResult, 1)
@@ -97,11 +97,14 @@ func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionS
 	}
 	var groups []*sessionGroup
 	for n := p.chunks; ; n *= 4 {
-		groups = s.group(p, s.fuse(p, sc, text, qv, sem.found))
+		cands, err := s.fuse(ctx, p, sc, text, qv, sem.found)
+		if err != nil {
+			return nil, err
+		}
+		groups = s.group(p, cands)
 		if qv == nil || !p.wantsMore(groups, sem.found) {
 			return groups, nil
 		}
-		var err error
 		if sem.found, err = s.semanticCandidates(ctx, qv, sc, n*4); err != nil {
 			return nil, err
 		}

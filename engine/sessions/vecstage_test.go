@@ -1,14 +1,17 @@
 package sessions
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"mnemo/engine/rank"
+	"mnemo/engine/vectors"
 )
 
 // TestVectorsWaitForText: a hybrid query whose text candidates decide the
@@ -138,5 +141,50 @@ func TestVectorsWaitForMeaning(t *testing.T) {
 	}
 	if meaning == 0 {
 		t.Errorf("no session found by meaning alone on the page: %v", sessionScores(got))
+	}
+}
+
+// TestTextSimsFromStore: before the vector store is loaded, the text
+// candidates' similarities are read from the state store for them alone,
+// bit for bit what the loaded store gives, and nothing is loaded.
+func TestTextSimsFromStore(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "t")
+	texts := []string{"apple harvest in the orchard", "the ladder by the pear tree", "bees in the hive", "frost on the blossom", "rain"}
+	for i := range 4 {
+		var ms []lineMsg
+		for k, text := range texts {
+			ms = append(ms, msgAt(fmt.Sprintf("m%d-%d", i, k), "user", text, k))
+		}
+		writeLines(t, filepath.Join(root, fmt.Sprintf("p/s%d.jsonl", i)), ms, false)
+	}
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	qv, err := vectors.EmbedQuery(context.Background(), s.emb, "orchard fruit", rank.Hybrid)
+	if err != nil || qv == nil {
+		t.Fatalf("embed: %v %v", qv, err)
+	}
+	var cands []msgCandidate
+	for _, ss := range s.sessions {
+		ss.each(func(_ uint32, n msgNum) { cands = append(cands, msgCandidate{Rec: s.cols.item(n)}) })
+	}
+	stored, err := s.textSims(context.Background(), qv, cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.vecLoads.Load(); n != 0 {
+		t.Fatalf("the vectors were loaded %d times for the candidates' similarities, want 0", n)
+	}
+	if err := s.vectorsLoaded(); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := s.textSims(context.Background(), qv, cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(texts)*4 || !reflect.DeepEqual(stored, loaded) {
+		t.Fatalf("similarities from the state store %v, from the loaded store %v", stored, loaded)
+	}
+	if slices.Max(stored) <= 0 {
+		t.Errorf("no candidate is similar to the query: %v", stored)
 	}
 }

@@ -89,6 +89,15 @@ func DecodeCodeInto(buf []int8, b []byte, dim int) (Code, bool) {
 	return Code{}, false
 }
 
+// Similarity is q·(the unit vector c stands for), as a Flat store holding
+// c computes it (Flat.Nearest); ok is false when q is not of c's length.
+func (c Code) Similarity(q []float32) (float32, bool) {
+	if len(q) != len(c.Dims) || len(q) == 0 {
+		return -2, false
+	}
+	return dotCode(q, c.Dims, c.Scale), true
+}
+
 // dotCode is q·(the vector c stands for), q of c's length.
 func dotCode(q []float32, dims []int8, scale float32) float32 {
 	dims = dims[:len(q)]
