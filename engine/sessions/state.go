@@ -66,21 +66,21 @@ var rebuiltBuckets = [][]byte{sbSessions, sbMessages, sbTexts, sbTextBlocks, sbI
 
 // sessionRec is what the store keeps of one transcript and its session.
 type sessionRec struct {
-	SID         uint32          `json:"n"`
-	Source      string          `json:"src"` // sourceKey of the source that owns it
-	ID          string          `json:"id"`
-	Agent       string          `json:"a"`
-	Project     string          `json:"p"`
-	ProjectHash string          `json:"ph,omitempty"`
-	Path        string          `json:"f"`
-	Summary     string          `json:"sum,omitempty"`
-	Started     time.Time       `json:"s"`
-	Ended       time.Time       `json:"e"`
-	NextSeq     uint32          `json:"q"`
-	Size        int64           `json:"z"`
-	MtimeNs     int64           `json:"m"`
-	Cursor      json.RawMessage `json:"c,omitempty"`
-	Malformed   int             `json:"x,omitempty"`
+	SID         uint32     `json:"n"`
+	Source      string     `json:"src"` // sourceKey of the source that owns it
+	ID          string     `json:"id"`
+	Agent       string     `json:"a"`
+	Project     string     `json:"p"`
+	ProjectHash string     `json:"ph,omitempty"`
+	Path        string     `json:"f"`
+	Summary     string     `json:"sum,omitempty"`
+	Started     time.Time  `json:"s"`
+	Ended       time.Time  `json:"e"`
+	NextSeq     uint32     `json:"q"`
+	Size        int64      `json:"z"`
+	MtimeNs     int64      `json:"m"`
+	Cursor      cursorJSON `json:"c,omitempty"`
+	Malformed   int        `json:"x,omitempty"`
 	// Archived is when a sync found the transcript gone (zero: it is
 	// there). An archived session is served from what the store holds.
 	Archived time.Time `json:"ar,omitzero"`
@@ -158,9 +158,10 @@ func (s *sessionStore) forEachSession(fn func(sessionRec) error) error {
 		if b == nil {
 			return nil
 		}
+		var buf []byte
 		return b.ForEach(func(k, v []byte) error {
-			var r sessionRec
-			if err := json.Unmarshal(v, &r); err != nil {
+			r, err := decodeSessionRec(v, &buf)
+			if err != nil {
 				return fmt.Errorf("session record %x: %w", k, err)
 			}
 			return fn(r)
