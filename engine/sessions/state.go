@@ -153,19 +153,22 @@ func seqKey(sid, seq uint32) []byte {
 func idKey(sid uint32, id string) []byte { return append(sidKey(sid), id...) }
 
 func (s *sessionStore) forEachSession(fn func(sessionRec) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(sbSessions)
-		if b == nil {
-			return nil
+	return s.db.View(func(tx *bolt.Tx) error { return sessionsIn(tx, fn) })
+}
+
+// sessionsIn calls fn with every session record tx holds.
+func sessionsIn(tx *bolt.Tx, fn func(sessionRec) error) error {
+	b := tx.Bucket(sbSessions)
+	if b == nil {
+		return nil
+	}
+	var buf []byte
+	return b.ForEach(func(k, v []byte) error {
+		r, err := decodeSessionRec(v, &buf)
+		if err != nil {
+			return fmt.Errorf("session record %x: %w", k, err)
 		}
-		var buf []byte
-		return b.ForEach(func(k, v []byte) error {
-			r, err := decodeSessionRec(v, &buf)
-			if err != nil {
-				return fmt.Errorf("session record %x: %w", k, err)
-			}
-			return fn(r)
-		})
+		return fn(r)
 	})
 }
 
@@ -280,27 +283,25 @@ type colRec struct {
 	lens [fulltext.NumFields]int32
 }
 
-// forEachMessageCols calls fn with every message record as the columns
+// messageColsIn calls fn with every message record of tx as the columns
 // hold it, its role interned in cols: the record's bytes are read in
 // place (scanMsgFields), its id not even copied, so an open of a million
 // messages allocates nothing for each. A record of another shape goes
 // through decodeMsgRec.
-func (s *sessionStore) forEachMessageCols(cols *msgCols, fn func(sid, seq uint32, m colRec) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(sbMessages)
-		if b == nil {
+func messageColsIn(tx *bolt.Tx, cols *msgCols, fn func(sid, seq uint32, m colRec) error) error {
+	b := tx.Bucket(sbMessages)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
 			return nil
 		}
-		return b.ForEach(func(k, v []byte) error {
-			if len(k) != 8 {
-				return nil
-			}
-			m, err := decodeColRec(cols, v)
-			if err != nil {
-				return fmt.Errorf("message record %x: %w", k, err)
-			}
-			return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), m)
-		})
+		m, err := decodeColRec(cols, v)
+		if err != nil {
+			return fmt.Errorf("message record %x: %w", k, err)
+		}
+		return fn(binary.BigEndian.Uint32(k), binary.BigEndian.Uint32(k[4:]), m)
 	})
 }
 
@@ -348,22 +349,22 @@ func (s *sessionStore) forEachVector(dim int, fn func(sid, seq uint32, c vectors
 	})
 }
 
-func (s *sessionStore) loadSkips() (map[string][]store.Skip, error) {
+// skipsIn reads what each source skipped, by source key; a record that
+// does not decode is left out.
+func skipsIn(tx *bolt.Tx) map[string][]store.Skip {
 	out := map[string][]store.Skip{}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(sbSkips)
-		if b == nil {
-			return nil
+	b := tx.Bucket(sbSkips)
+	if b == nil {
+		return out
+	}
+	_ = b.ForEach(func(k, v []byte) error { // fn never fails
+		var sk []store.Skip
+		if json.Unmarshal(v, &sk) == nil {
+			out[string(k)] = sk
 		}
-		return b.ForEach(func(k, v []byte) error {
-			var sk []store.Skip
-			if json.Unmarshal(v, &sk) == nil {
-				out[string(k)] = sk
-			}
-			return nil
-		})
+		return nil
 	})
-	return out, err
+	return out
 }
 
 // storedMessage is one message as read back for display.

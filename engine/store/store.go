@@ -24,6 +24,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -62,6 +63,17 @@ type Options struct {
 	// SchemaVersion. A corpus whose own layout moved on without the other's
 	// (the sessions store) says so here, so that an older mnemo refuses it.
 	Schema int
+	// Preload, if set, reads the store inside a read transaction on a
+	// goroutine of its own while the open verifies the store (verify), so
+	// that a corpus's load and verify share the two cores. The store is
+	// not verified yet: what Preload reads must be kept apart from
+	// anything live, and used only once the open has succeeded, and only
+	// if no transaction has committed since (its tx.ID()). It starts only
+	// once the file is known not to be torn; whatever it panics with
+	// (bbolt's assertions, a fault, a decoder meeting garbage) is
+	// recovered and its error dropped, since what it read is thrown away:
+	// the corpus reads again, after verify, when it has no preload.
+	Preload func(tx *bolt.Tx) error
 }
 
 // Open opens the bbolt file at path. A file held by another process fails
@@ -70,24 +82,11 @@ type Options struct {
 // refuses a store of a newer schema before anything is written to it, then
 // creates the buckets it lacks.
 func Open(path string, o Options) (*bolt.DB, error) {
-	db, err := openBolt(path, o.What, o.ReadOnly)
+	db, err := openBolt(path, o)
 	if err != nil || o.ReadOnly {
 		return db, err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if m := tx.Bucket(BucketMeta); m != nil {
-			if err := CheckSchemaOf(filepath.Dir(path), string(m.Get([]byte("schema"))), o.schema()); err != nil {
-				return err
-			}
-		}
-		for _, b := range append([][]byte{BucketMeta, BucketPending}, o.Buckets...) {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err = initBuckets(db, path, o); err != nil {
 		db.Close()
 		if errors.Is(err, ErrIndexIncompatible) {
 			return nil, err
@@ -95,6 +94,40 @@ func Open(path string, o Options) (*bolt.DB, error) {
 		return nil, fmt.Errorf("init %s: %w", o.What, err)
 	}
 	return db, nil
+}
+
+// initBuckets refuses a store of a newer schema and creates the buckets it
+// lacks. A store that has them all is not written to: a commit would
+// move it past what Options.Preload read (and costs a sync to disk).
+func initBuckets(db *bolt.DB, path string, o Options) error {
+	buckets := append([][]byte{BucketMeta, BucketPending}, o.Buckets...)
+	checkSchema := func(tx *bolt.Tx) error {
+		if m := tx.Bucket(BucketMeta); m != nil {
+			return CheckSchemaOf(filepath.Dir(path), string(m.Get([]byte("schema"))), o.schema())
+		}
+		return nil
+	}
+	missing := false
+	err := db.View(func(tx *bolt.Tx) error {
+		for _, b := range buckets {
+			missing = missing || tx.Bucket(b) == nil
+		}
+		return checkSchema(tx)
+	})
+	if err != nil || !missing {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		if err := checkSchema(tx); err != nil {
+			return err
+		}
+		for _, b := range buckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // OpenOrReplace is Open for a writer that rebuilds what it cannot read: a
@@ -159,12 +192,14 @@ func OpenCorpus(ctx context.Context, dir string, o Options, now func() time.Time
 // openTimeout is how long an open waits for another process's lock.
 const openTimeout = 500 * time.Millisecond
 
-// openBolt opens one bbolt file of the index (what names it in errors),
-// then reads all of it once (verify), so damage is found at open.
-func openBolt(path, what string, readOnly bool) (*bolt.DB, error) {
+// openBolt opens one bbolt file of the index (o.What names it in
+// errors), then reads all of it once (verify), so damage is found at
+// open, with o.Preload beside it.
+func openBolt(path string, o Options) (*bolt.DB, error) {
+	what := o.What
 	var db *bolt.DB
 	err := guard(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout, ReadOnly: readOnly})
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout, ReadOnly: o.ReadOnly})
 		return err
 	})
 	if err != nil {
@@ -177,7 +212,7 @@ func openBolt(path, what string, readOnly bool) (*bolt.DB, error) {
 		}
 		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
 	}
-	if err := verify(db); err != nil {
+	if err := verifyBeside(db, o.Preload); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s %s: %w", what, path, err)
 	}
@@ -267,6 +302,73 @@ func panicInBbolt() bool {
 	}
 }
 
+// verifyBeside runs verify and, once the file is known not to be torn,
+// preload (Options.Preload) beside it on a goroutine of its own; it
+// returns when both are done. Meanwhile the pages they have read are let
+// go every releaseEvery (ReleasePages): verify alone maps the whole file
+// (~660 MB at 1M messages), and the preload's heap would come on top of
+// it.
+func verifyBeside(db *bolt.DB, preload func(tx *bolt.Tx) error) error {
+	if err := guard(func() error { return db.View(checkTorn) }); err != nil || preload == nil {
+		if err != nil {
+			return err
+		}
+		return verify(db)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { _ = recover() }() // thrown away (Options.Preload)
+		_ = db.View(preload)
+	}()
+	stop := releaseWhile(db, &wg)
+	err := verify(db)
+	stop()
+	wg.Wait()
+	return err
+}
+
+// releaseEvery is how often verifyBeside lets go of the pages read: at
+// ~2 GB/s of pages read by two cores, ~50 MB at most stay mapped.
+const releaseEvery = 25 * time.Millisecond
+
+// releaseWhile lets go of db's mapped pages every releaseEvery until the
+// function it returns is called; wg counts its goroutine. Releasing a
+// page another goroutine reads is safe: the mapping is shared and
+// read-only, and the page comes back from the page cache at its next read.
+func releaseWhile(db *bolt.DB, wg *sync.WaitGroup) (stop func()) {
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(releaseEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = ReleasePages(db)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// checkTorn fails for a file shorter than its pages reach.
+func checkTorn(tx *bolt.Tx) error {
+	fi, err := os.Stat(tx.DB().Path())
+	if err != nil {
+		return err
+	}
+	if fi.Size() < tx.Size() {
+		return fmt.Errorf("%w: file is %d bytes, its pages reach %d (torn)", ErrCorrupt, fi.Size(), tx.Size())
+	}
+	return nil
+}
+
 // verify reads every page of the store once, so that damage is found here,
 // at open, and not by a sync that trips over it half-way: a file shorter
 // than its pages reach, a page bbolt cannot parse, or an inconsistency
@@ -274,12 +376,8 @@ func panicInBbolt() bool {
 func verify(db *bolt.DB) error {
 	return guard(func() error {
 		return db.View(func(tx *bolt.Tx) error {
-			fi, err := os.Stat(db.Path())
-			if err != nil {
+			if err := checkTorn(tx); err != nil {
 				return err
-			}
-			if fi.Size() < tx.Size() {
-				return fmt.Errorf("%w: file is %d bytes, its pages reach %d (torn)", ErrCorrupt, fi.Size(), tx.Size())
 			}
 			var walk func(b *bolt.Bucket) error
 			walk = func(b *bolt.Bucket) error {
