@@ -308,21 +308,109 @@ func messageColsIn(tx *bolt.Tx, cols *msgCols, fn func(sid, seq uint32, m colRec
 // decodeColRec decodes a message record into what the columns hold.
 func decodeColRec(cols *msgCols, v []byte) (colRec, error) {
 	var c colRec
-	var t time.Time
 	f, ok := scanMsgFields(v)
-	if ok && t.UnmarshalText(f.time) == nil {
+	if ok {
+		c.time, ok = parseMsgTime(f.time)
+	}
+	if ok {
 		c.lens = f.lens
 	} else {
 		m, err := decodeMsgRec(v)
 		if err != nil {
 			return c, err
 		}
-		f.role, t, c.lens = []byte(m.Role), m.Time, m.Lens
+		f.role, c.time, c.lens = []byte(m.Role), toMsgTime(m.Time), m.Lens
 	}
 	var err error
 	c.role, err = cols.roleID(f.role)
-	c.time = toMsgTime(t)
 	return c, err
+}
+
+// parseMsgTime reads a message record's time as time.Time.UnmarshalText
+// does; false for what it cannot. The times json.Marshal writes in UTC
+// (2025-06-03T04:27:18.526Z) are read here directly, in a quarter of
+// UnmarshalText's time (~40 ms of an open's CPU at 1M messages), and
+// any other goes to UnmarshalText.
+func parseMsgTime(b []byte) (msgTime, bool) {
+	if t, ok := parseUTC(b); ok {
+		return t, true
+	}
+	var t time.Time
+	if t.UnmarshalText(b) != nil {
+		return msgTime{}, false
+	}
+	return toMsgTime(t), true
+}
+
+// parseUTC reads YYYY-MM-DDTHH:MM:SS[.F{1,9}]Z, the form RFC 3339 takes in
+// UTC; false for anything else, a date that does not exist included.
+func parseUTC(b []byte) (msgTime, bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[len(b)-1] != 'Z' {
+		return msgTime{}, false
+	}
+	num := func(s []byte) (int, bool) {
+		n := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(b[0:4])
+	mo, ok2 := num(b[5:7])
+	d, ok3 := num(b[8:10])
+	h, ok4 := num(b[11:13])
+	mi, ok5 := num(b[14:16])
+	s, ok6 := num(b[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, y) || h > 23 || mi > 59 || s > 59 {
+		return msgTime{}, false
+	}
+	var nsec int
+	if frac := b[19 : len(b)-1]; len(frac) > 0 {
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return msgTime{}, false
+		}
+		n, ok := num(frac[1:])
+		if !ok {
+			return msgTime{}, false
+		}
+		for range 10 - len(frac) {
+			n *= 10
+		}
+		nsec = n
+	}
+	sec := daysFromCivil(y, mo, d)*86400 + int64(h*3600+mi*60+s)
+	return msgTime{sec: sec, nsec: int32(nsec)}, true
+}
+
+// daysIn is the number of days of month mo (1–12) of year y.
+func daysIn(mo, y int) int {
+	if mo == 2 {
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 30 + (mo+mo/8)%2
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to y-mo-d in the
+// proleptic Gregorian calendar (Howard Hinnant's days_from_civil).
+func daysFromCivil(y, mo, d int) int64 {
+	if mo <= 2 {
+		y--
+	}
+	era := y / 400 // y ≥ -1 here: the years of a record are 0–9999
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (mo + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // forEachVector calls fn with every stored vector of dim dimensions, in

