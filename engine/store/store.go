@@ -330,23 +330,27 @@ func verifyBeside(db *bolt.DB, preload func(tx *bolt.Tx) error) error {
 	return err
 }
 
-// releaseEvery is how often verifyBeside looks at how much is mapped, and
-// releaseAbove how much it lets stay mapped. Each release costs the pages
-// read again after it a minor fault (tx.Check reads every page after the
-// walk has): releasing every 25 ms whatever was mapped held a no-op sync
-// at 1M messages to 350–590 MB but cost ~0.1 s of CPU; never releasing
-// peaked at 806 MB against main's 734 (interleaved runs, load 9–15).
+// releaseEvery is how often verifyBeside looks at how much of the store is
+// mapped, and releaseAbove the most it lets stay mapped. Each release
+// costs the pages read again after it a minor fault (tx.Check reads every
+// page after the walk has):
+// releasing every 25 ms whatever was mapped held a no-op sync at 1M
+// messages to 350–590 MB but cost ~0.1 s of CPU; never releasing peaked
+// at 806 MB against 734 with verify and the load one after the other
+// (interleaved runs, load 9–15).
 const (
 	releaseEvery       = 25 * time.Millisecond
 	releaseAbove int64 = 320 << 20
 )
 
-// releaseWhile lets go of db's mapped pages when more than releaseAbove
-// of the process's memory is file pages, looking every releaseEvery until
-// the function it returns is called; wg counts its goroutine. Releasing a
+// releaseWhile lets go of db's mapped pages whenever more than
+// releaseAbove is mapped beyond the file pages the process held when it
+// began (its binary's, mostly), looking every releaseEvery until the
+// function it returns is called; wg counts its goroutine. Releasing a
 // page another goroutine reads is safe: the mapping is shared and
 // read-only, and the page comes back from the page cache at its next read.
 func releaseWhile(db *bolt.DB, wg *sync.WaitGroup) (stop func()) {
+	base := mappedFileBytes()
 	done := make(chan struct{})
 	wg.Add(1)
 	go func() {
@@ -358,7 +362,7 @@ func releaseWhile(db *bolt.DB, wg *sync.WaitGroup) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				if mappedFileBytes() > releaseAbove {
+				if mappedFileBytes()-base > releaseAbove {
 					_ = ReleasePages(db)
 				}
 			}
