@@ -10,7 +10,7 @@ import (
 )
 
 // mappedFileBytes sees a store's pages mapped when they are read, and let
-// go when they are released: what releaseWhile decides by.
+// go when they are released: what tendMapping decides by.
 func TestMappedFileBytes(t *testing.T) {
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
 	if err != nil {

@@ -24,7 +24,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -72,8 +71,11 @@ type Options struct {
 	// once the file is known not to be torn; whatever it panics with
 	// (bbolt's assertions, a fault, a decoder meeting garbage) is
 	// recovered and its error dropped, since what it read is thrown away:
-	// the corpus reads again, after verify, when it has no preload.
-	Preload func(tx *bolt.Tx) error
+	// the corpus reads again, after verify, when it has no preload. It
+	// calls tend every few thousand records: verify maps every page of the
+	// store, and tend lets them go when more than releaseAbove are mapped,
+	// so that they and the preload's heap do not add up.
+	Preload func(tx *bolt.Tx, tend func()) error
 }
 
 // Open opens the bbolt file at path. A file held by another process fails
@@ -304,71 +306,52 @@ func panicInBbolt() bool {
 
 // verifyBeside runs verify and, once the file is known not to be torn,
 // preload (Options.Preload) beside it on a goroutine of its own; it
-// returns when both are done. Meanwhile the pages they have read are let
-// go whenever more than releaseAbove is mapped (releaseWhile): verify
-// alone maps the whole file (~660 MB at 1M messages), and the preload's
-// heap would come on top of it.
-func verifyBeside(db *bolt.DB, preload func(tx *bolt.Tx) error) error {
+// returns when both are done.
+func verifyBeside(db *bolt.DB, preload func(tx *bolt.Tx, tend func()) error) error {
 	if err := guard(func() error { return db.View(checkTorn) }); err != nil || preload == nil {
 		if err != nil {
 			return err
 		}
-		return verify(db)
+		return verify(db, nil)
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
+	done := make(chan struct{})
+	t := tender{base: mappedFileBytes()}
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer func() { _ = recover() }() // thrown away (Options.Preload)
-		_ = db.View(preload)
+		_ = db.View(func(tx *bolt.Tx) error { return preload(tx, func() { t.tend(tx) }) })
 	}()
-	stop := releaseWhile(db, &wg)
-	err := verify(db)
-	stop()
-	wg.Wait()
+	err := verify(db, t.tend)
+	<-done
 	return err
 }
 
-// releaseEvery is how often verifyBeside looks at how much of the store is
-// mapped, and releaseAbove the most it lets stay mapped. Each release
-// costs the pages read again after it a minor fault (tx.Check reads every
-// page after the walk has):
-// releasing every 25 ms whatever was mapped held a no-op sync at 1M
-// messages to 350–590 MB but cost ~0.1 s of CPU; never releasing peaked
-// at 806 MB against 734 with verify and the load one after the other
-// (interleaved runs, load 9–15).
-const (
-	releaseEvery       = 25 * time.Millisecond
-	releaseAbove int64 = 320 << 20
-)
+// releaseAbove is how much of the store verifyBeside lets stay mapped
+// while verify and the preload read it: together they would map the whole
+// store (~660 MB at 1M messages) and the preload's heap on top. Each
+// release costs the pages read again after it a minor fault (tx.Check
+// reads every page after the walk has): releasing every 25 ms whatever
+// was mapped held a no-op sync at 1M messages to 350–590 MB but cost ~0.1 s
+// of CPU; never releasing peaked at 806 MB against 734 with verify and the
+// load one after the other (interleaved runs, load 9–15). A timer could
+// not do it on a quiet machine: with both cores reading, its goroutine
+// ran every 50 ms or so, and the peak stayed at ~750 MB.
+const releaseAbove int64 = 256 << 20
 
-// releaseWhile lets go of db's mapped pages whenever more than
-// releaseAbove is mapped beyond the file pages the process held when it
-// began (its binary's, mostly), looking every releaseEvery until the
-// function it returns is called; wg counts its goroutine. Releasing a
-// page another goroutine reads is safe: the mapping is shared and
-// read-only, and the page comes back from the page cache at its next read.
-func releaseWhile(db *bolt.DB, wg *sync.WaitGroup) (stop func()) {
-	base := mappedFileBytes()
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(releaseEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if mappedFileBytes()-base > releaseAbove {
-					_ = ReleasePages(db)
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
+// tender lets go of a store's mapped pages when more than releaseAbove is
+// mapped beyond base, the file pages the process held before (its
+// binary's, mostly). Releasing a page another goroutine reads is safe: the
+// mapping is shared and read-only, and the page comes back from the page
+// cache at its next read.
+type tender struct{ base int64 }
+
+// tend releases, if need be, the pages mapped for tx, which holds the
+// mapping where it is.
+func (t tender) tend(tx *bolt.Tx) {
+	if mappedFileBytes()-t.base > releaseAbove {
+		_ = releaseMapping(tx.DB().Info().Data, uintptr(tx.Size()))
+	}
 }
 
 // checkTorn fails for a file shorter than its pages reach.
@@ -386,8 +369,9 @@ func checkTorn(tx *bolt.Tx) error {
 // verify reads every page of the store once, so that damage is found here,
 // at open, and not by a sync that trips over it half-way: a file shorter
 // than its pages reach, a page bbolt cannot parse, or an inconsistency
-// bbolt's own check reports (a page both used and free).
-func verify(db *bolt.DB) error {
+// bbolt's own check reports (a page both used and free). tend, if set, is
+// called after the walk of each bucket (verifyBeside).
+func verify(db *bolt.DB, tend func(tx *bolt.Tx)) error {
 	return guard(func() error {
 		return db.View(func(tx *bolt.Tx) error {
 			if err := checkTorn(tx); err != nil {
@@ -400,7 +384,14 @@ func verify(db *bolt.DB) error {
 			// goroutine, where a fault would kill the process. A page at a
 			// time, it costs half a walk key by key (ForEach): 47 against 94 ms
 			// of CPU at 1M messages (perf record of a no-op sync).
-			if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { b.Stats(); return nil }); err != nil {
+			err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+				b.Stats()
+				if tend != nil {
+					tend(tx)
+				}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 			var first error
