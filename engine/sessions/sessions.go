@@ -477,7 +477,8 @@ type preloaded struct {
 
 // preload is the state store's Options.Preload: the load, into a corpus
 // of its own, on the open's second core while verify reads the whole
-// store (at 1M messages verify ~0.35 s, the load ~0.6 s of CPU). Nothing
+// store (at 1M messages ~0.33 s of CPU each, one after the other before:
+// docs/design.md, "An open in two halves"). Nothing
 // of s is touched but s.pre, set only when the load succeeded; the open
 // takes it (load) only once verify found nothing wrong.
 func (s *Corpus) preload(tx *bolt.Tx, tend func()) error {
