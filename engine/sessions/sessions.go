@@ -198,6 +198,13 @@ type Corpus struct {
 	// docs is the full-text index's document numbers resolved to messages
 	// (its own lock: searches fill it under the read lock).
 	docs docCache
+
+	// pre is what preload read of the store while the open verified it,
+	// until the open's load takes it.
+	pre *preloaded
+	// storeLoads counts the loads that read the store after verify rather
+	// than take the preload (tests check).
+	storeLoads int
 }
 
 // Index is the sessions corpus as a front end reaches it: what the
@@ -257,7 +264,9 @@ func Open(ctx context.Context, cfg Config) (*Corpus, error) {
 	}
 	cfg.Fusion = fusion
 	s := &Corpus{cfg: cfg, dir: filepath.Join(cfg.IndexDir, sessionsDir), emb: emb, rank: rk, batchMsgs: batchMessages}
-	if err := store.OpenCorpus(ctx, s.dir, sessionStoreOptions(cfg.ReadOnly), time.Now, s.open, s.Close); err != nil {
+	o := sessionStoreOptions(cfg.ReadOnly)
+	o.Preload = s.preload
+	if err := store.OpenCorpus(ctx, s.dir, o, time.Now, s.open, s.Close); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -446,11 +455,63 @@ func (s *Corpus) docKey(buf []byte, n uint32) []byte {
 }
 
 // load fills the in-memory sessions and the message columns from the
-// state store (the vectors wait for vectorsLoaded). Message records are
-// decoded straight into the columns (forEachMessageCols): nothing is
-// allocated per message.
+// state store (the vectors wait for vectorsLoaded): from what preload read
+// beside the open's verify when the store is still as it read it (no
+// transaction committed since), else from the store, here.
 func (s *Corpus) load(ctx context.Context) error {
-	err := s.st.forEachSession(func(r sessionRec) error {
+	pre := s.pre
+	s.pre = nil
+	return s.st.db.View(func(tx *bolt.Tx) error {
+		if pre != nil && pre.txid == tx.ID() {
+			s.adopt(pre.c)
+			return nil
+		}
+		s.storeLoads++
+		return s.loadTx(tx, nil)
+	})
+}
+
+// preloaded is what preload read, as of the transaction txid.
+type preloaded struct {
+	txid int
+	c    *Corpus // its sessions, byPath, cols, nextSID, totals and skips
+}
+
+// preload is the state store's Options.Preload: the load, into a corpus
+// of its own, on the open's second core while verify reads the whole
+// store (at 1M messages ~0.33 s of CPU each, one after the other before:
+// docs/design.md, "An open in two halves"). Nothing
+// of s is touched but s.pre, set only when the load succeeded; the open
+// takes it (load) only once verify found nothing wrong.
+func (s *Corpus) preload(tx *bolt.Tx, tend func()) error {
+	s.pre = nil
+	p := &Corpus{st: &sessionStore{db: tx.DB()}}
+	if err := p.resetMemory(); err != nil {
+		return err
+	}
+	if err := p.loadTx(tx, tend); err != nil {
+		return err
+	}
+	s.pre = &preloaded{txid: tx.ID(), c: p}
+	return nil
+}
+
+// adopt takes what p loaded as s's sessions and messages.
+func (s *Corpus) adopt(p *Corpus) {
+	s.sessions, s.byPath, s.cols, s.nextSID, s.totals, s.skips = p.sessions, p.byPath, p.cols, p.nextSID, p.totals, p.skips
+	s.msgsGen += p.msgsGen
+}
+
+// tendEvery is how many message records a preload reads between calls of
+// its tend (store.Options.Preload): ~5 ms of reading.
+const tendEvery = 1 << 14
+
+// loadTx fills the in-memory sessions and the message columns from tx.
+// Message records are decoded straight into the columns
+// (messageColsIn): nothing is allocated per message. tend, if set, is
+// called every tendEvery records.
+func (s *Corpus) loadTx(tx *bolt.Tx, tend func()) error {
+	err := sessionsIn(tx, func(r sessionRec) error {
 		ss := &session{sessionRec: r}
 		s.sessions[r.SID] = ss
 		if cur := s.byPath[r.Path]; cur == nil || (cur.archived() && (!r.archived() || r.Archived.After(cur.Archived))) {
@@ -468,7 +529,11 @@ func (s *Corpus) load(ctx context.Context) error {
 	}
 	s.cols.reserve(reserve)
 	var ss *session
-	err = s.st.forEachMessageCols(&s.cols, func(sid, seq uint32, m colRec) error {
+	read := 0
+	err = messageColsIn(tx, &s.cols, func(sid, seq uint32, m colRec) error {
+		if read++; tend != nil && read%tendEvery == 0 {
+			tend()
+		}
 		if ss == nil || ss.SID != sid {
 			if ss = s.sessions[sid]; ss == nil {
 				return nil
@@ -480,9 +545,7 @@ func (s *Corpus) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if sk, err := s.st.loadSkips(); err == nil {
-		s.skips = sk
-	}
+	s.skips = skipsIn(tx)
 	return nil // vectorsLoaded reads the vectors on first need
 }
 

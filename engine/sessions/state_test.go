@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,6 +217,41 @@ func TestSessionsSchema(t *testing.T) {
 		}
 		if !errors.Is(err, store.ErrIndexIncompatible) {
 			t.Errorf("read-only %v, a store of schema %d: %v, want it refused", ro, sessionsSchema+1, err)
+		}
+	}
+}
+
+// parseMsgTime reads every time as time.Time.UnmarshalText does, on its
+// fast path (UTC, as json.Marshal writes it) and off it, and refuses what
+// UnmarshalText refuses.
+func TestParseMsgTime(t *testing.T) {
+	inputs := []string{
+		"2025-06-03T04:27:18.526Z", "2025-06-03T04:27:18Z", "0001-01-01T00:00:00Z", "1970-01-01T00:00:00Z",
+		"1969-12-31T23:59:59.999999999Z", "2000-02-29T12:00:00.5Z", "2024-12-31T23:59:59.000000001Z",
+		"0000-01-01T00:00:00Z", "0000-03-01T00:00:00Z", "9999-12-31T23:59:59.123456789Z",
+		"2025-06-03T06:27:18.526+02:00", "2025-06-03T04:27:18,5Z", "2025-06-03T04:27:18.1234567891Z",
+		"2023-02-29T00:00:00Z", "2025-04-31T00:00:00Z", "2025-13-01T00:00:00Z", "2025-06-03T24:00:00Z",
+		"2025-06-03T04:60:00Z", "2025-06-03T04:27:60Z", "2025-06-03T04:27:18.Z", "2025-06-03 04:27:18Z",
+		"2025-6-03T04:27:18Z", "2025-06-03T04:27:1xZ", "", "Z",
+	}
+	x := uint64(7)
+	for range 2000 {
+		x = x*6364136223846793005 + 1442695040888963407
+		at := time.Unix(int64(x>>33)%(1<<35)-(1<<34), int64(x%1e9)).UTC()
+		if x&1 == 0 {
+			at = at.Truncate(time.Millisecond)
+		}
+		inputs = append(inputs, at.Format(time.RFC3339Nano))
+	}
+	for _, in := range inputs {
+		var want time.Time
+		wantErr := want.UnmarshalText([]byte(in))
+		got, ok := parseMsgTime([]byte(in))
+		if ok != (wantErr == nil) || (ok && got != toMsgTime(want)) {
+			t.Errorf("%q: %+v, %v; UnmarshalText %v (%+v)", in, got, ok, wantErr, toMsgTime(want))
+		}
+		if _, fast := parseUTC([]byte(in)); fast != (wantErr == nil && strings.HasSuffix(in, "Z") && !strings.Contains(in, ",") && len(in) <= 30) {
+			t.Errorf("%q: fast path taken %v", in, fast)
 		}
 	}
 }

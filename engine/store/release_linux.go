@@ -4,6 +4,9 @@ package store
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -19,4 +22,20 @@ func releaseMapping(addr, n uintptr) error {
 		return fmt.Errorf("release the state store's pages: %w", errno)
 	}
 	return nil
+}
+
+// mappedFileBytes is how much of the process's resident memory is file
+// pages (the third field of /proc/self/statm, which counts shared memory
+// too); 0 when it cannot be read.
+func mappedFileBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[2], 10, 64)
+	return n * int64(os.Getpagesize())
 }
