@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"mnemo/engine/fulltext"
+	"mnemo/engine/gcpace"
 	"mnemo/engine/store"
 	"mnemo/engine/vault"
 	"mnemo/engine/vectors"
@@ -92,13 +93,13 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 	e.mu.RLock()
 	first := e.lastSync.IsZero() || e.unfinished != ""
 	e.mu.RUnlock()
-	var pace *gcPacer
+	var pace *gcpace.Pacer
 	if rep.Full || first {
 		if err := e.markUnfinished(start); err != nil {
 			return rep, err
 		}
-		pace = paceGC(syncMemoryBudget) // everything is indexed: see gcpace.go
-		defer pace.stop()
+		pace = gcpace.Start(gcpace.MemoryBudget) // everything is indexed: see engine/gcpace
+		defer pace.Stop()
 	}
 	found, shut, err := e.scan(ctx)
 	if err != nil {
@@ -174,8 +175,8 @@ func (e *Engine) markUnfinished(start time.Time) error {
 // reconcile makes the indexes agree with found for every path inside the
 // part of the tree that within says was scanned: files found are added or
 // re-indexed if changed; known files not found are removed. pace, if not
-// nil, is told after every batch (gcpace.go).
-func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, pace *gcPacer, rep *Report) error {
+// nil, is told after every batch (engine/gcpace).
+func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within func(string) bool, pace *gcpace.Pacer, rep *Report) error {
 	jobs, removed, unskip := e.compare(found, within, rep)
 	total := len(jobs) + len(removed)
 	done := 0
@@ -200,7 +201,7 @@ func (e *Engine) reconcile(ctx context.Context, found map[string]seen, within fu
 		if err := e.apply(ctx, out, nil, rep); err != nil {
 			return err
 		}
-		pace.keepUp()
+		pace.KeepUp()
 		done += len(out)
 		progress()
 		return nil

@@ -151,7 +151,9 @@ func seqKey(sid, seq uint32) []byte {
 	return k
 }
 
-func idKey(sid uint32, id string) []byte { return append(sidKey(sid), id...) }
+func idKey(sid uint32, id string) []byte {
+	return append(binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(id)), sid), id...)
+}
 
 func (s *sessionStore) forEachSession(fn func(sessionRec) error) error {
 	return s.db.View(func(tx *bolt.Tx) error { return sessionsIn(tx, fn) })
@@ -730,14 +732,20 @@ func (s *sessionStore) commit(writes []sessionWrite, sids []uint32, skips map[st
 				return err
 			}
 			texts := make([]textEntry, 0, len(w.msgs))
+			// The records and sequence numbers of the session's messages
+			// are cut from one buffer: bbolt keeps what Put is given until
+			// the commit, and a buffer that grows leaves the slices cut
+			// before on the array they were cut from.
+			var recs []byte
 			for k, m := range w.msgs {
 				key := seqKey(sid, m.seq)
-				j, err := json.Marshal(m.rec)
-				if err != nil {
+				n := len(recs)
+				if recs, err = appendMsgRec(recs, m.rec); err != nil {
 					return err
 				}
-				seq := make([]byte, 4)
-				binary.BigEndian.PutUint32(seq, m.seq)
+				j := recs[n:len(recs):len(recs)]
+				recs = binary.BigEndian.AppendUint32(recs, m.seq)
+				seq := recs[len(recs)-4 : len(recs) : len(recs)]
 				if err := errors.Join(mb.Put(key, j), ib.Put(idKey(sid, m.rec.ID), seq)); err != nil {
 					return err
 				}

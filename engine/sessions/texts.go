@@ -59,7 +59,11 @@ type textEntry struct {
 // encodeBlock compresses entries (in seq order): each as uvarint seq,
 // uvarint length, text.
 func encodeBlock(es []textEntry) []byte {
-	var raw []byte
+	n := 0
+	for _, e := range es {
+		n += 2*binary.MaxVarintLen32 + len(e.text)
+	}
+	raw := make([]byte, 0, n)
 	for _, e := range es {
 		raw = binary.AppendUvarint(raw, uint64(e.seq))
 		raw = binary.AppendUvarint(raw, uint64(len(e.text)))

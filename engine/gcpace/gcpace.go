@@ -1,4 +1,7 @@
-package engine
+// Package gcpace paces the garbage collector through a sync that indexes
+// everything: the memory corpus's full or first sync and the sessions
+// corpus's.
+package gcpace
 
 import (
 	"math"
@@ -14,7 +17,8 @@ import (
 // (GOGC 100, a collection whenever the heap doubles) that is 35–50
 // collections and most of a second of the sync's 8–9 s of CPU. For the
 // length of a full sync the collector instead runs when the process holds
-// syncMemoryBudget (GOGC off under a memory limit): 13–14 collections
+// a budget (GOGC off under a memory limit; MemoryBudget for the memory
+// corpus, the sessions corpus its own): 13–14 collections
 // (BenchmarkSyncCorpus), and on tldr, mnemo sync, 6 pairs alternating on a
 // loaded machine, CPU 8.97–11.93 → 8.20–10.93 s (mean 9.94 → 9.31, lower
 // in every pair) at a peak RSS of 294–322 MB instead of 273–298. 224 MiB
@@ -26,15 +30,15 @@ import (
 //
 // GC settings belong to the process, so this is the one piece of
 // process-wide state in the engine: syncs that overlap (two engines in one
-// process) share one pacing, set by the first and undone by the last. A
+// process, a memory and a sessions sync under serve) share one pacing, set by the first and undone by the last. A
 // process that has tuned its own collector (GOGC other than 100, or a
 // memory limit) keeps its settings.
 
-// syncMemoryBudget is the memory the Go runtime may hold during a full
-// sync before it collects. tldr's peak RSS stays under ~325 MB with it
-// (mapped index segments and bbolt's pages come on top of the runtime's
-// memory).
-const syncMemoryBudget = 256 << 20
+// MemoryBudget is the memory the Go runtime may hold during a memory
+// corpus's full sync before it collects. tldr's peak RSS stays under
+// ~325 MB with it (mapped index segments and bbolt's pages come on top of
+// the runtime's memory).
+const MemoryBudget = 256 << 20
 
 var gcPace struct {
 	mu     sync.Mutex
@@ -44,13 +48,13 @@ var gcPace struct {
 	limit  int64 // the memory limit set now
 }
 
-// gcPacer is one sync's share of the pacing; the zero value (nil) paces
+// Pacer is one sync's share of the pacing; the zero value (nil) paces
 // nothing.
-type gcPacer struct{ done bool }
+type Pacer struct{ done bool }
 
-// paceGC starts pacing the collector for a full sync with budget bytes;
-// call keepUp after every batch and stop at the end.
-func paceGC(budget int64) *gcPacer {
+// Start starts pacing the collector for a full sync with budget bytes;
+// call KeepUp after every batch and Stop at the end.
+func Start(budget int64) *Pacer {
 	gcPace.mu.Lock()
 	defer gcPace.mu.Unlock()
 	gcPace.users++
@@ -59,21 +63,21 @@ func paceGC(budget int64) *gcPacer {
 		percent := debug.SetGCPercent(-1)
 		if percent != 100 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 			debug.SetGCPercent(percent) // the process chose its own: leave it
-			return &gcPacer{}
+			return &Pacer{}
 		}
 		gcPace.active, gcPace.budget, gcPace.limit = true, budget, 0
 		keepUpLocked()
 	}
-	return &gcPacer{}
+	return &Pacer{}
 }
 
-// keepUp raises the memory limit to at least twice the live heap (plus a
+// KeepUp raises the memory limit to at least twice the live heap (plus a
 // little for what is not heap: stacks, the runtime's own), so that a live
 // heap near the budget is collected no more often than by default. No more
 // than that: tldr's live heap peaks near 125 MB, and the quarter of the
 // budget first allowed on top lifted the limit at such peaks and peak RSS
 // with it.
-func (p *gcPacer) keepUp() {
+func (p *Pacer) KeepUp() {
 	if p == nil || p.done {
 		return
 	}
@@ -99,8 +103,8 @@ func keepUpLocked() {
 	}
 }
 
-// stop ends this sync's share; the last one restores Go's default pacing.
-func (p *gcPacer) stop() {
+// Stop ends this sync's share; the last one restores Go's default pacing.
+func (p *Pacer) Stop() {
 	if p == nil || p.done {
 		return
 	}
