@@ -22,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -416,10 +415,16 @@ func (s Snapshot) ExternalID(num uint64) (string, error) {
 // caller that knows documents by number (a cache of what it resolved
 // before) reads no stored id again. A damaged index fails ScoreEach as
 // it fails Score, use's reads included.
-func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) (err error) {
-	err = withFaults(func() (err error) {
+func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
+	return ft.guarded(ctx, func() error { return ft.score(ctx, q, p, totals, use) })
+}
+
+// guarded runs a query that reads Bleve's segments: a fault or a panic in
+// Bleve is the index's damage, and a failure without one is checked for it.
+func (ft *Index) guarded(ctx context.Context, query func() error) error {
+	err := withFaults(func() (err error) {
 		defer guardBleve(&err)
-		return ft.score(ctx, q, p, totals, use)
+		return query()
 	})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrIndexDamaged) {
 		// Bleve failed without panicking: a damaged segment, or not.
@@ -430,26 +435,175 @@ func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFiel
 	return err
 }
 
-func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
+// reader opens a snapshot of the index and counts its documents.
+func (ft *Index) reader() (index.IndexReader, uint64, error) {
 	r, err := ft.idx.Advanced()
 	if err != nil {
-		return fmt.Errorf("full-text index: %w", err)
+		return nil, 0, fmt.Errorf("full-text index: %w", err)
 	}
 	rd, err := r.Reader()
 	if err != nil {
-		return fmt.Errorf("full-text reader: %w", err)
+		return nil, 0, fmt.Errorf("full-text reader: %w", err)
 	}
-	defer rd.Close()
 	n, err := rd.DocCount()
 	if err != nil {
-		return fmt.Errorf("full-text doc count: %w", err)
+		rd.Close()
+		return nil, 0, fmt.Errorf("full-text doc count: %w", err)
 	}
+	return rd, n, nil
+}
+
+func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
+	rd, n, err := ft.reader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	return scoreAll(ctx, rd, n, queryLists(q, p, totals, n), p, use)
+}
+
+// scoreAll scores every document of snapshot rd (n documents) that one
+// of lists holds, document at a time: the lists' postings are read in
+// step, in ascending document number, and each document's score is
+// summed as soon as every list has passed it. Nothing is kept per
+// document but its hit, and no memory is touched at random: summing term
+// at a time into a table by document number cost more than reading the
+// postings.
+func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
 	if n == 0 {
 		return use(Snapshot{rd}, nil)
 	}
+	cs := make([]*cursor, 0, len(lists))
+	defer func() {
+		for _, c := range cs {
+			c.tr.Close()
+		}
+	}()
+	var most uint64
+	for i := range lists {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := openCursor(ctx, rd, &lists[i], p)
+		if err != nil || c == nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		cs = append(cs, c)
+		most = max(most, lists[i].df)
+	}
+	hits := make([]NumHit, 0, most)
+	var parts []float64
+	for {
+		num := uint64(math.MaxUint64)
+		for _, c := range cs {
+			num = min(num, c.num)
+		}
+		if num == math.MaxUint64 {
+			return use(Snapshot{rd}, hits)
+		}
+		if len(hits)%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		parts = parts[:0]
+		var terms uint64
+		for _, c := range cs {
+			if c.num == num {
+				parts, terms = append(parts, c.part), terms|c.l.tw.bit
+				if err := c.next(p); err != nil {
+					return err
+				}
+			}
+		}
+		hits = append(hits, NumHit{Num: num, Score: sortedSum(parts), Matched: bits.OnesCount64(terms)})
+	}
+}
+
+// cursor is one list's postings read in step with the others: the
+// document it is at (math.MaxUint64 past the last) and its part there.
+type cursor struct {
+	l    *postingList
+	tr   index.TermFieldReader
+	tfd  index.TermFieldDoc
+	num  uint64
+	part float64
+}
+
+// openCursor opens l's postings at their first document, setting l's
+// document frequency and idf; nil when no document holds the term.
+func openCursor(ctx context.Context, rd index.IndexReader, l *postingList, p BM25) (*cursor, error) {
+	tr, err := rd.TermFieldReader(ctx, []byte(l.term), l.tw.field, true, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("postings of %q: %w", l.term, err)
+	}
+	if l.df = tr.Count(); l.df == 0 {
+		tr.Close()
+		return nil, nil
+	}
+	l.idf = l.tw.idf(l.df)
+	c := &cursor{l: l, tr: tr}
+	if err := c.next(p); err != nil {
+		tr.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// next moves c to its next posting.
+func (c *cursor) next(p BM25) error {
+	d, err := c.tr.Next(&c.tfd)
+	if err == nil && d == nil {
+		c.num = math.MaxUint64
+		return nil
+	}
+	if err == nil {
+		c.num, err = docNum(d)
+	}
+	if err != nil {
+		return fmt.Errorf("postings of %q: %w", c.l.term, err)
+	}
+	c.part = c.l.tw.part(d, c.l.idf, p)
+	return nil
+}
+
+// sortedSum is a document's score from its parts, one per field a query
+// term matched in. Floating-point addition is not associative and the
+// terms arrive in a map's order, so a running sum could score two
+// documents with the same parts a last bit apart, either way round from
+// one query to the next, and their tie (which ranking breaks by date,
+// then path) would fall by chance. sortedSum adds them in ascending
+// order instead: the same for the same parts, in whatever order they
+// came. It sorts parts in place.
+func sortedSum(parts []float64) float64 {
+	if len(parts) > 1 {
+		slices.Sort(parts)
+	}
+	var s float64
+	for _, x := range parts {
+		s += x
+	}
+	return s
+}
+
+// postingList is one query term in one field it is scored in: its
+// weights, and once its postings are open, how many documents hold it
+// and its idf.
+type postingList struct {
+	tw   termWeight
+	term string
+	df   uint64
+	idf  float64
+}
+
+// queryLists is every query term in every field it is scored in (a field
+// of weight 0 or of no tokens scores none), in no particular order.
+func queryLists(q Terms, p BM25, totals [NumFields]int64, n uint64) []postingList {
 	bit := q.bits()
-	acc := newAccumulator(n)
-	defer accumulators.Put(acc)
+	var lists []postingList
 	for fi, field := range textFields {
 		w := p.Weights[fi]
 		terms, ns := q.en, ""
@@ -461,105 +615,11 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 		}
 		avg := float64(totals[fi]) / float64(n)
 		for term, qtf := range terms {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
 			tw := termWeight{field: field, w: w * float64(qtf), n: float64(n), avg: avg, bit: bit[ns+term]}
-			if err := tw.add(ctx, rd, term, p, acc); err != nil {
-				return err
-			}
+			lists = append(lists, postingList{tw: tw, term: term})
 		}
 	}
-	hits := make([]NumHit, 0, len(acc.docs))
-	for i := range acc.docs {
-		a := &acc.docs[i]
-		hits = append(hits, NumHit{Num: a.num, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
-	}
-	return use(Snapshot{rd}, hits)
-}
-
-// accumulator is one query's termAccs, one per document it matched, found
-// by document number through a dense index: a query of common words
-// touches most documents, where a map by number cost a hash, a probe and
-// an allocation for each. Accumulators are pooled, each cleared of what
-// its last query touched.
-type accumulator struct {
-	at   []int32 // by document number: 1 + its index in docs, 0 for none
-	docs []termAcc
-}
-
-var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
-
-// newAccumulator is an empty accumulator from the pool, its index sized
-// for n documents (it grows past them as numbers need).
-func newAccumulator(n uint64) *accumulator {
-	a := accumulators.Get().(*accumulator)
-	for _, d := range a.docs {
-		if d.num < uint64(len(a.at)) {
-			a.at[d.num] = 0
-		}
-	}
-	a.docs = a.docs[:0]
-	if uint64(cap(a.at)) < n {
-		a.at = make([]int32, n)
-	}
-	return a
-}
-
-// doc is document num's termAcc, new if the query had not touched it yet.
-func (a *accumulator) doc(num uint64) *termAcc {
-	if num >= uint64(len(a.at)) {
-		a.at = append(a.at, make([]int32, int(num)+1-len(a.at))...)
-	}
-	if i := a.at[num]; i > 0 {
-		return &a.docs[i-1]
-	}
-	a.docs = append(a.docs, termAcc{num: num})
-	a.at[num] = int32(len(a.docs))
-	return &a.docs[len(a.docs)-1]
-}
-
-// termAcc is one document's BM25 contributions, one per field a query term
-// matched in, and which query terms it matched (bit i: query term i).
-// Floating-point addition is not associative and the terms arrive in a
-// map's order, so a running sum could score two documents with the same
-// contributions a last bit apart, either way round from one query to the
-// next, and their tie (which ranking breaks by date, then path) would fall
-// by chance. sum adds them in ascending order instead.
-type termAcc struct {
-	num   uint64     // the document's number
-	few   [4]float64 // the first parts: most documents match few terms
-	n     int        // how many of few hold a part
-	more  []float64  // every part, once there are more than few holds
-	terms uint64
-}
-
-func (a *termAcc) add(s float64, bit uint64) {
-	a.terms |= bit
-	switch {
-	case a.more != nil:
-		a.more = append(a.more, s)
-	case a.n < len(a.few):
-		a.few[a.n] = s
-		a.n++
-	default:
-		a.more = append(append(make([]float64, 0, 2*len(a.few)), a.few[:]...), s)
-	}
-}
-
-// sum is the document's score: the same for the same contributions, in
-// whatever order they were added.
-func (a *termAcc) sum() float64 {
-	parts := a.few[:a.n]
-	if a.more != nil {
-		parts = a.more
-	}
-	slices.Sort(parts)
-	var s float64
-	for _, x := range parts {
-		s += x
-	}
-	return s
+	return lists
 }
 
 // bits numbers the query's terms, one bit each (CJK ones after a NUL, so an
@@ -585,41 +645,29 @@ type termWeight struct {
 	bit       uint64
 }
 
-// add adds one term's BM25 contribution in one field to every document
-// whose postings hold it.
-func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string, p BM25, acc *accumulator) error {
-	tr, err := rd.TermFieldReader(ctx, []byte(term), tw.field, true, true, false)
-	if err != nil {
-		return fmt.Errorf("postings of %q: %w", term, err)
+// idf is BM25's inverse document frequency of a term df documents hold.
+func (tw termWeight) idf(df uint64) float64 {
+	return math.Log(1 + (tw.n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// part is the term's BM25 contribution to the document of posting d.
+func (tw termWeight) part(d *index.TermFieldDoc, idf float64, p BM25) float64 {
+	tf := float64(d.Freq)
+	dl := tw.avg
+	if d.Norm > 0 {
+		dl = 1 / (d.Norm * d.Norm)
 	}
-	defer tr.Close()
-	df := float64(tr.Count())
-	if df == 0 {
-		return nil
+	return tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
+}
+
+// docNum is the number of a posting's document.
+func docNum(d *index.TermFieldDoc) (uint64, error) {
+	if len(d.ID) != 8 {
+		return 0, fmt.Errorf("a document number of %d bytes, want 8", len(d.ID))
 	}
-	idf := math.Log(1 + (tw.n-df+0.5)/(df+0.5))
-	var tfd index.TermFieldDoc
-	for {
-		d, err := tr.Next(&tfd)
-		if err != nil {
-			return fmt.Errorf("postings of %q: %w", term, err)
-		}
-		if d == nil {
-			return nil
-		}
-		tf := float64(d.Freq)
-		dl := tw.avg
-		if d.Norm > 0 {
-			dl = 1 / (d.Norm * d.Norm)
-		}
-		s := tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
-		if len(d.ID) != 8 {
-			return fmt.Errorf("postings of %q: a document number of %d bytes, want 8", term, len(d.ID))
-		}
-		num := binary.BigEndian.Uint64(d.ID)
-		if num >= math.MaxInt32 {
-			return fmt.Errorf("postings of %q: document number %d, past what a query accumulates", term, num)
-		}
-		acc.doc(num).add(s, tw.bit)
+	num := binary.BigEndian.Uint64(d.ID)
+	if num == math.MaxUint64 {
+		return 0, fmt.Errorf("document number %d, past what a query reads", num)
 	}
+	return num, nil
 }

@@ -37,6 +37,7 @@ func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, sc sess
 		c.snap, c.gen, c.nums = snap, s.msgsGen, c.nums[:0]
 	}
 	out := make([]textMatch, 0, len(hits))
+	filters := sc.filters() // asked once: most queries have none, and a match costs a few ns
 	for _, h := range hits {
 		if h.Num >= uint64(len(c.nums)) {
 			c.nums = append(c.nums, make([]msgNum, int(h.Num)+1-len(c.nums))...)
@@ -51,7 +52,7 @@ func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, sc sess
 				c.nums[h.Num] = n + 1
 			}
 		}
-		if v := c.nums[h.Num]; v != noMsg && s.inScope(sc, v-1) {
+		if v := c.nums[h.Num]; v != noMsg && (!filters || s.inScope(sc, v-1)) {
 			out = append(out, textMatch{n: v - 1, text: h.Score, matched: h.Matched})
 		}
 	}
