@@ -479,7 +479,7 @@ func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []posti
 			c.tr.Close()
 		}
 	}()
-	var most uint64
+	var most uint64 // what the hits can number: every list's documents, at most n
 	for i := range lists {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -492,7 +492,7 @@ func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []posti
 			continue
 		}
 		cs = append(cs, c)
-		most = max(most, lists[i].df)
+		most = min(most+lists[i].df, n)
 	}
 	hits := make([]NumHit, 0, most)
 	var parts []float64

@@ -110,8 +110,13 @@ func (s *Corpus) textCandidates(ctx context.Context, terms fulltext.Terms, sc se
 	var all *sidSet
 	if len(matches) > k {
 		all = &sidSet{}
+		last := ^uint32(0)
 		for _, t := range matches {
-			all.add(s.cols.sid[t.n])
+			// by document number, a session's matches mostly come together
+			if sid := s.cols.sid[t.n]; sid != last {
+				all.add(sid)
+				last = sid
+			}
 		}
 		matches = bestMatches(&s.cols, matches, k)
 	}
