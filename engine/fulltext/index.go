@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -462,17 +463,163 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 	return scoreAll(ctx, rd, n, queryLists(q, p, totals, n), p, use)
 }
 
+// docAtATimeFrom is the number of documents from which scoreAll reads
+// the postings document at a time. Below it, a per-document table by
+// number (4 bytes a document, plus an entry per match) stays in a core's
+// caches and summing term at a time is cheaper (12 % less CPU in the
+// memory corpus's BenchmarkSearchFullText, 2,000 memories); at 100k
+// messages the two cost the same, at 1M reading in step took a sessions
+// query's CPU p50 from 21–22 to 16–17 ms (docs/benchmarks.md).
+const docAtATimeFrom = 1 << 17
+
 // scoreAll scores every document of snapshot rd (n documents) that one
-// of lists holds, document at a time: the lists' postings are read in
-// step, in ascending document number, and each document's score is
-// summed as soon as every list has passed it. Nothing is kept per
-// document but its hit, and no memory is touched at random: summing term
-// at a time into a table by document number cost more than reading the
-// postings.
+// of lists holds, and hands use the hits (in ascending number from
+// docAtATimeFrom documents on, in no order below).
 func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
 	if n == 0 {
 		return use(Snapshot{rd}, nil)
 	}
+	if n < docAtATimeFrom {
+		return scoreTermAtATime(ctx, rd, n, lists, p, use)
+	}
+	return scoreDocAtATime(ctx, rd, n, lists, p, use)
+}
+
+// scoreTermAtATime reads each list's postings in turn, adding each part
+// to its document's entry in a dense, pooled table by document number: a
+// query of common words touches most documents, where a map by number
+// cost a hash, a probe and an allocation for each.
+func scoreTermAtATime(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
+	acc := newAccumulator(n)
+	defer accumulators.Put(acc)
+	for i := range lists {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := lists[i].addTo(ctx, rd, p, acc); err != nil {
+			return err
+		}
+	}
+	hits := make([]NumHit, 0, len(acc.docs))
+	for i := range acc.docs {
+		a := &acc.docs[i]
+		hits = append(hits, NumHit{Num: a.num, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
+	}
+	return use(Snapshot{rd}, hits)
+}
+
+// addTo adds the list's part to every document its postings hold.
+func (l *postingList) addTo(ctx context.Context, rd index.IndexReader, p BM25, acc *accumulator) error {
+	tr, err := rd.TermFieldReader(ctx, []byte(l.term), l.tw.field, true, true, false)
+	if err != nil {
+		return fmt.Errorf("postings of %q: %w", l.term, err)
+	}
+	defer tr.Close()
+	if l.df = tr.Count(); l.df == 0 {
+		return nil
+	}
+	l.idf = l.tw.idf(l.df)
+	var tfd index.TermFieldDoc
+	for {
+		d, err := tr.Next(&tfd)
+		if err == nil && d == nil {
+			return nil
+		}
+		var num uint64
+		if err == nil {
+			num, err = docNum(d)
+		}
+		if err == nil && num >= math.MaxInt32 {
+			err = fmt.Errorf("document number %d, past what a query accumulates", num)
+		}
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", l.term, err)
+		}
+		acc.doc(num).add(l.tw.part(d, l.idf, p), l.tw.bit)
+	}
+}
+
+// accumulator is one query's termAccs, one per document it matched, found
+// by document number through a dense index: a query of common words
+// touches most documents, where a map by number cost a hash, a probe and
+// an allocation for each. Accumulators are pooled, each cleared of what
+// its last query touched.
+type accumulator struct {
+	at   []int32 // by document number: 1 + its index in docs, 0 for none
+	docs []termAcc
+}
+
+var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
+
+// newAccumulator is an empty accumulator from the pool, its index sized
+// for n documents (it grows past them as numbers need).
+func newAccumulator(n uint64) *accumulator {
+	a := accumulators.Get().(*accumulator)
+	for _, d := range a.docs {
+		if d.num < uint64(len(a.at)) {
+			a.at[d.num] = 0
+		}
+	}
+	a.docs = a.docs[:0]
+	if uint64(cap(a.at)) < n {
+		a.at = make([]int32, n)
+	}
+	return a
+}
+
+// doc is document num's termAcc, new if the query had not touched it yet.
+func (a *accumulator) doc(num uint64) *termAcc {
+	if num >= uint64(len(a.at)) {
+		a.at = append(a.at, make([]int32, int(num)+1-len(a.at))...)
+	}
+	if i := a.at[num]; i > 0 {
+		return &a.docs[i-1]
+	}
+	a.docs = append(a.docs, termAcc{num: num})
+	a.at[num] = int32(len(a.docs))
+	return &a.docs[len(a.docs)-1]
+}
+
+// termAcc is one document's BM25 contributions, one per field a query term
+// matched in, and which query terms it matched (bit i: query term i),
+// summed by sortedSum.
+type termAcc struct {
+	num   uint64     // the document's number
+	few   [4]float64 // the first parts: most documents match few terms
+	n     int        // how many of few hold a part
+	more  []float64  // every part, once there are more than few holds
+	terms uint64
+}
+
+func (a *termAcc) add(s float64, bit uint64) {
+	a.terms |= bit
+	switch {
+	case a.more != nil:
+		a.more = append(a.more, s)
+	case a.n < len(a.few):
+		a.few[a.n] = s
+		a.n++
+	default:
+		a.more = append(append(make([]float64, 0, 2*len(a.few)), a.few[:]...), s)
+	}
+}
+
+// sum is the document's score: the same for the same contributions, in
+// whatever order they were added (sortedSum).
+func (a *termAcc) sum() float64 {
+	parts := a.few[:a.n]
+	if a.more != nil {
+		parts = a.more
+	}
+	return sortedSum(parts)
+}
+
+// scoreDocAtATime reads every list's postings in step, in ascending
+// document number, and sums each document's parts as soon as every list
+// has passed it: nothing is kept per document but its hit, and no memory
+// is touched at random (summing term at a time into a table by number
+// cost more than reading the postings at 1M messages).
+func scoreDocAtATime(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
 	cs := make([]*cursor, 0, len(lists))
 	defer func() {
 		for _, c := range cs {
