@@ -469,7 +469,7 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 // caches and summing term at a time is cheaper (12 % less CPU in the
 // memory corpus's BenchmarkSearchFullText, 2,000 memories); at 100k
 // messages the two cost the same, at 1M reading in step took a sessions
-// query's CPU p50 from 21–22 to 16–17 ms (docs/benchmarks.md).
+// query's CPU p50 from 21–28 to 16–17 ms (docs/benchmarks.md).
 const docAtATimeFrom = 1 << 17
 
 // scoreAll scores every document of snapshot rd (n documents) that one
