@@ -416,10 +416,16 @@ func (s Snapshot) ExternalID(num uint64) (string, error) {
 // caller that knows documents by number (a cache of what it resolved
 // before) reads no stored id again. A damaged index fails ScoreEach as
 // it fails Score, use's reads included.
-func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) (err error) {
-	err = withFaults(func() (err error) {
+func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
+	return ft.guarded(ctx, func() error { return ft.score(ctx, q, p, totals, use) })
+}
+
+// guarded runs a query that reads Bleve's segments: a fault or a panic in
+// Bleve is the index's damage, and a failure without one is checked for it.
+func (ft *Index) guarded(ctx context.Context, query func() error) error {
+	err := withFaults(func() (err error) {
 		defer guardBleve(&err)
-		return ft.score(ctx, q, p, totals, use)
+		return query()
 	})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrIndexDamaged) {
 		// Bleve failed without panicking: a damaged segment, or not.
@@ -430,44 +436,68 @@ func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFiel
 	return err
 }
 
-func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
+// reader opens a snapshot of the index and counts its documents.
+func (ft *Index) reader() (index.IndexReader, uint64, error) {
 	r, err := ft.idx.Advanced()
 	if err != nil {
-		return fmt.Errorf("full-text index: %w", err)
+		return nil, 0, fmt.Errorf("full-text index: %w", err)
 	}
 	rd, err := r.Reader()
 	if err != nil {
-		return fmt.Errorf("full-text reader: %w", err)
+		return nil, 0, fmt.Errorf("full-text reader: %w", err)
 	}
-	defer rd.Close()
 	n, err := rd.DocCount()
 	if err != nil {
-		return fmt.Errorf("full-text doc count: %w", err)
+		rd.Close()
+		return nil, 0, fmt.Errorf("full-text doc count: %w", err)
 	}
+	return rd, n, nil
+}
+
+func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
+	rd, n, err := ft.reader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	return scoreAll(ctx, rd, n, queryLists(q, p, totals, n), p, use)
+}
+
+// docAtATimeFrom is the number of documents from which scoreAll reads
+// the postings document at a time. Below it, a per-document table by
+// number (4 bytes a document, plus an entry per match) stays in a core's
+// caches and summing term at a time is cheaper (12 % less CPU in the
+// memory corpus's BenchmarkSearchFullText, 2,000 memories); at 100k
+// messages the two cost the same, at 1M reading in step took a sessions
+// query's CPU p50 from 21–28 to 16–17 ms (docs/benchmarks.md).
+const docAtATimeFrom = 1 << 17
+
+// scoreAll scores every document of snapshot rd (n documents) that one
+// of lists holds, and hands use the hits (in ascending number from
+// docAtATimeFrom documents on, in no order below).
+func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
 	if n == 0 {
 		return use(Snapshot{rd}, nil)
 	}
-	bit := q.bits()
+	if n < docAtATimeFrom {
+		return scoreTermAtATime(ctx, rd, n, lists, p, use)
+	}
+	return scoreDocAtATime(ctx, rd, n, lists, p, use)
+}
+
+// scoreTermAtATime reads each list's postings in turn, adding each part
+// to its document's entry in a dense, pooled table by document number: a
+// query of common words touches most documents, where a map by number
+// cost a hash, a probe and an allocation for each.
+func scoreTermAtATime(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
 	acc := newAccumulator(n)
 	defer accumulators.Put(acc)
-	for fi, field := range textFields {
-		w := p.Weights[fi]
-		terms, ns := q.en, ""
-		if field == fCJK {
-			terms, ns = q.cjk, "\x00"
+	for i := range lists {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if w == 0 || len(terms) == 0 || totals[fi] == 0 {
-			continue
-		}
-		avg := float64(totals[fi]) / float64(n)
-		for term, qtf := range terms {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			tw := termWeight{field: field, w: w * float64(qtf), n: float64(n), avg: avg, bit: bit[ns+term]}
-			if err := tw.add(ctx, rd, term, p, acc); err != nil {
-				return err
-			}
+		if err := lists[i].addTo(ctx, rd, p, acc); err != nil {
+			return err
 		}
 	}
 	hits := make([]NumHit, 0, len(acc.docs))
@@ -476,6 +506,37 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 		hits = append(hits, NumHit{Num: a.num, Score: a.sum(), Matched: bits.OnesCount64(a.terms)})
 	}
 	return use(Snapshot{rd}, hits)
+}
+
+// addTo adds the list's part to every document its postings hold.
+func (l *postingList) addTo(ctx context.Context, rd index.IndexReader, p BM25, acc *accumulator) error {
+	tr, err := rd.TermFieldReader(ctx, []byte(l.term), l.tw.field, true, true, false)
+	if err != nil {
+		return fmt.Errorf("postings of %q: %w", l.term, err)
+	}
+	defer tr.Close()
+	if l.df = tr.Count(); l.df == 0 {
+		return nil
+	}
+	l.idf = l.tw.idf(l.df)
+	var tfd index.TermFieldDoc
+	for {
+		d, err := tr.Next(&tfd)
+		if err == nil && d == nil {
+			return nil
+		}
+		var num uint64
+		if err == nil {
+			num, err = docNum(d)
+		}
+		if err == nil && num >= math.MaxInt32 {
+			err = fmt.Errorf("document number %d, past what a query accumulates", num)
+		}
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", l.term, err)
+		}
+		acc.doc(num).add(l.tw.part(d, l.idf, p), l.tw.bit)
+	}
 }
 
 // accumulator is one query's termAccs, one per document it matched, found
@@ -520,12 +581,8 @@ func (a *accumulator) doc(num uint64) *termAcc {
 }
 
 // termAcc is one document's BM25 contributions, one per field a query term
-// matched in, and which query terms it matched (bit i: query term i).
-// Floating-point addition is not associative and the terms arrive in a
-// map's order, so a running sum could score two documents with the same
-// contributions a last bit apart, either way round from one query to the
-// next, and their tie (which ranking breaks by date, then path) would fall
-// by chance. sum adds them in ascending order instead.
+// matched in, and which query terms it matched (bit i: query term i),
+// summed by sortedSum.
 type termAcc struct {
 	num   uint64     // the document's number
 	few   [4]float64 // the first parts: most documents match few terms
@@ -548,18 +605,168 @@ func (a *termAcc) add(s float64, bit uint64) {
 }
 
 // sum is the document's score: the same for the same contributions, in
-// whatever order they were added.
+// whatever order they were added (sortedSum).
 func (a *termAcc) sum() float64 {
 	parts := a.few[:a.n]
 	if a.more != nil {
 		parts = a.more
 	}
-	slices.Sort(parts)
+	return sortedSum(parts)
+}
+
+// scoreDocAtATime reads every list's postings in step, in ascending
+// document number, and sums each document's parts as soon as every list
+// has passed it: nothing is kept per document but its hit, and no memory
+// is touched at random (summing term at a time into a table by number
+// cost more than reading the postings at 1M messages).
+func scoreDocAtATime(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
+	cs := make([]*cursor, 0, len(lists))
+	defer func() {
+		for _, c := range cs {
+			c.tr.Close()
+		}
+	}()
+	var most uint64 // what the hits can number: every list's documents, at most n
+	for i := range lists {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := openCursor(ctx, rd, &lists[i], p)
+		if err != nil || c == nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		cs = append(cs, c)
+		most = min(most+lists[i].df, n)
+	}
+	hits := make([]NumHit, 0, most)
+	var parts []float64
+	for {
+		num := uint64(math.MaxUint64)
+		for _, c := range cs {
+			num = min(num, c.num)
+		}
+		if num == math.MaxUint64 {
+			return use(Snapshot{rd}, hits)
+		}
+		if len(hits)%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		parts = parts[:0]
+		var terms uint64
+		for _, c := range cs {
+			if c.num == num {
+				parts, terms = append(parts, c.part), terms|c.l.tw.bit
+				if err := c.next(p); err != nil {
+					return err
+				}
+			}
+		}
+		hits = append(hits, NumHit{Num: num, Score: sortedSum(parts), Matched: bits.OnesCount64(terms)})
+	}
+}
+
+// cursor is one list's postings read in step with the others: the
+// document it is at (math.MaxUint64 past the last) and its part there.
+type cursor struct {
+	l    *postingList
+	tr   index.TermFieldReader
+	tfd  index.TermFieldDoc
+	num  uint64
+	part float64
+}
+
+// openCursor opens l's postings at their first document, setting l's
+// document frequency and idf; nil when no document holds the term.
+func openCursor(ctx context.Context, rd index.IndexReader, l *postingList, p BM25) (*cursor, error) {
+	tr, err := rd.TermFieldReader(ctx, []byte(l.term), l.tw.field, true, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("postings of %q: %w", l.term, err)
+	}
+	if l.df = tr.Count(); l.df == 0 {
+		tr.Close()
+		return nil, nil
+	}
+	l.idf = l.tw.idf(l.df)
+	c := &cursor{l: l, tr: tr}
+	if err := c.next(p); err != nil {
+		tr.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// next moves c to its next posting.
+func (c *cursor) next(p BM25) error {
+	d, err := c.tr.Next(&c.tfd)
+	if err == nil && d == nil {
+		c.num = math.MaxUint64
+		return nil
+	}
+	if err == nil {
+		c.num, err = docNum(d)
+	}
+	if err != nil {
+		return fmt.Errorf("postings of %q: %w", c.l.term, err)
+	}
+	c.part = c.l.tw.part(d, c.l.idf, p)
+	return nil
+}
+
+// sortedSum is a document's score from its parts, one per field a query
+// term matched in. Floating-point addition is not associative and the
+// terms arrive in a map's order, so a running sum could score two
+// documents with the same parts a last bit apart, either way round from
+// one query to the next, and their tie (which ranking breaks by date,
+// then path) would fall by chance. sortedSum adds them in ascending
+// order instead: the same for the same parts, in whatever order they
+// came. It sorts parts in place.
+func sortedSum(parts []float64) float64 {
+	if len(parts) > 1 {
+		slices.Sort(parts)
+	}
 	var s float64
 	for _, x := range parts {
 		s += x
 	}
 	return s
+}
+
+// postingList is one query term in one field it is scored in: its
+// weights, and once its postings are open, how many documents hold it
+// and its idf.
+type postingList struct {
+	tw   termWeight
+	term string
+	df   uint64
+	idf  float64
+}
+
+// queryLists is every query term in every field it is scored in (a field
+// of weight 0 or of no tokens scores none), in no particular order.
+func queryLists(q Terms, p BM25, totals [NumFields]int64, n uint64) []postingList {
+	bit := q.bits()
+	var lists []postingList
+	for fi, field := range textFields {
+		w := p.Weights[fi]
+		terms, ns := q.en, ""
+		if field == fCJK {
+			terms, ns = q.cjk, "\x00"
+		}
+		if w == 0 || len(terms) == 0 || totals[fi] == 0 {
+			continue
+		}
+		avg := float64(totals[fi]) / float64(n)
+		for term, qtf := range terms {
+			tw := termWeight{field: field, w: w * float64(qtf), n: float64(n), avg: avg, bit: bit[ns+term]}
+			lists = append(lists, postingList{tw: tw, term: term})
+		}
+	}
+	return lists
 }
 
 // bits numbers the query's terms, one bit each (CJK ones after a NUL, so an
@@ -585,41 +792,29 @@ type termWeight struct {
 	bit       uint64
 }
 
-// add adds one term's BM25 contribution in one field to every document
-// whose postings hold it.
-func (tw termWeight) add(ctx context.Context, rd index.IndexReader, term string, p BM25, acc *accumulator) error {
-	tr, err := rd.TermFieldReader(ctx, []byte(term), tw.field, true, true, false)
-	if err != nil {
-		return fmt.Errorf("postings of %q: %w", term, err)
+// idf is BM25's inverse document frequency of a term df documents hold.
+func (tw termWeight) idf(df uint64) float64 {
+	return math.Log(1 + (tw.n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// part is the term's BM25 contribution to the document of posting d.
+func (tw termWeight) part(d *index.TermFieldDoc, idf float64, p BM25) float64 {
+	tf := float64(d.Freq)
+	dl := tw.avg
+	if d.Norm > 0 {
+		dl = 1 / (d.Norm * d.Norm)
 	}
-	defer tr.Close()
-	df := float64(tr.Count())
-	if df == 0 {
-		return nil
+	return tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
+}
+
+// docNum is the number of a posting's document.
+func docNum(d *index.TermFieldDoc) (uint64, error) {
+	if len(d.ID) != 8 {
+		return 0, fmt.Errorf("a document number of %d bytes, want 8", len(d.ID))
 	}
-	idf := math.Log(1 + (tw.n-df+0.5)/(df+0.5))
-	var tfd index.TermFieldDoc
-	for {
-		d, err := tr.Next(&tfd)
-		if err != nil {
-			return fmt.Errorf("postings of %q: %w", term, err)
-		}
-		if d == nil {
-			return nil
-		}
-		tf := float64(d.Freq)
-		dl := tw.avg
-		if d.Norm > 0 {
-			dl = 1 / (d.Norm * d.Norm)
-		}
-		s := tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
-		if len(d.ID) != 8 {
-			return fmt.Errorf("postings of %q: a document number of %d bytes, want 8", term, len(d.ID))
-		}
-		num := binary.BigEndian.Uint64(d.ID)
-		if num >= math.MaxInt32 {
-			return fmt.Errorf("postings of %q: document number %d, past what a query accumulates", term, num)
-		}
-		acc.doc(num).add(s, tw.bit)
+	num := binary.BigEndian.Uint64(d.ID)
+	if num == math.MaxUint64 {
+		return 0, fmt.Errorf("document number %d, past what a query reads", num)
 	}
+	return num, nil
 }

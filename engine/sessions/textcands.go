@@ -24,6 +24,9 @@ type docCache struct {
 	snap fulltext.Snapshot
 	gen  uint64
 	nums []msgNum // by document number: 0 not resolved yet, noMsg gone, else the message's number + 1
+	// by document number: its message's session, read in document order
+	// beside nums (the columns' sid, by message number, is read at random)
+	sids []uint32
 }
 
 // resolve is the hits whose message the corpus holds and sc keeps, each
@@ -34,12 +37,14 @@ func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, sc sess
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.snap.Same(snap) || c.gen != s.msgsGen {
-		c.snap, c.gen, c.nums = snap, s.msgsGen, c.nums[:0]
+		c.snap, c.gen, c.nums, c.sids = snap, s.msgsGen, c.nums[:0], c.sids[:0]
 	}
 	out := make([]textMatch, 0, len(hits))
+	filters := sc.filters() // asked once: most queries have none, and a match costs a few ns
 	for _, h := range hits {
 		if h.Num >= uint64(len(c.nums)) {
 			c.nums = append(c.nums, make([]msgNum, int(h.Num)+1-len(c.nums))...)
+			c.sids = append(c.sids, make([]uint32, int(h.Num)+1-len(c.sids))...)
 		}
 		if c.nums[h.Num] == 0 {
 			ext, err := snap.ExternalID(h.Num)
@@ -48,11 +53,11 @@ func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, sc sess
 			}
 			c.nums[h.Num] = noMsg
 			if n := s.messageOf(ext); n != noMsg {
-				c.nums[h.Num] = n + 1
+				c.nums[h.Num], c.sids[h.Num] = n+1, s.cols.sid[n]
 			}
 		}
-		if v := c.nums[h.Num]; v != noMsg && s.inScope(sc, v-1) {
-			out = append(out, textMatch{n: v - 1, text: h.Score, matched: h.Matched})
+		if v := c.nums[h.Num]; v != noMsg && (!filters || s.inScope(sc, v-1)) {
+			out = append(out, textMatch{n: v - 1, sid: c.sids[h.Num], text: h.Score, matched: h.Matched})
 		}
 	}
 	return out, nil
@@ -78,6 +83,7 @@ func (s *Corpus) messageOf(ext string) msgNum {
 // columns for each match was 9 % of a hybrid query's CPU at 1M).
 type textMatch struct {
 	n       msgNum
+	sid     uint32  // its session's number (s.cols.sid[n])
 	text    float64 // BM25, then divided by the best in scope
 	matched int
 }
@@ -109,8 +115,13 @@ func (s *Corpus) textCandidates(ctx context.Context, terms fulltext.Terms, sc se
 	var all *sidSet
 	if len(matches) > k {
 		all = &sidSet{}
+		last := ^uint32(0)
 		for _, t := range matches {
-			all.add(s.cols.sid[t.n])
+			// by document number, a session's matches mostly come together
+			if sid := t.sid; sid != last {
+				all.add(sid)
+				last = sid
+			}
 		}
 		matches = bestMatches(&s.cols, matches, k)
 	}
