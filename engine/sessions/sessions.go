@@ -158,6 +158,7 @@ type Corpus struct {
 	vecLoads atomic.Int32 // how many times vec was loaded: once (tests check)
 	vecScans atomic.Int64 // how many queries scanned every vector in scope (tests check)
 	vecReady atomic.Bool  // vec holds every stored vector (vectorsLoaded succeeded)
+	searches atomic.Int64 // searches answered, for releasing their pages every releaseEvery
 
 	syncMu    sync.Mutex
 	batchMsgs int // messages per batch: batchMessages (tests set fewer)

@@ -221,6 +221,21 @@ func (f *Flat) Nearest(q []float32, n uint32) (float32, bool) {
 	return dotCode(q, f.dims[int(i)*f.dim:], f.scales[i]), true
 }
 
+// NearestEach sets out[i] to q's similarity to item nums[i], as Nearest
+// gives it (-2 for an item without a vector), under one read lock: what
+// a query's few thousand text candidates need.
+func (f *Flat) NearestEach(q []float32, nums []uint32, out []float32) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for i, n := range nums {
+		out[i] = -2
+		if int(n) < len(f.slotOf) && f.slotOf[n] >= 0 && len(q) == f.dim {
+			j := int(f.slotOf[n])
+			out[i] = dotCode(q, f.dims[j*f.dim:], f.scales[j])
+		}
+	}
+}
+
 // Query scans every item in scope and returns each group's n nearest q,
 // exactly (over the codes). As Chromem's, the answer is Complete when no
 // group has n in scope, else Bound is the highest n-th similarity of a

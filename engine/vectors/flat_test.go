@@ -231,6 +231,14 @@ func TestFlatPutDelete(t *testing.T) {
 			t.Errorf("%d is there", n)
 		}
 	}
+	nums := []uint32{a, b, c, d, 99}
+	each := make([]float32, len(nums))
+	f.NearestEach([]float32{0, 1}, nums, each)
+	for i, n := range nums {
+		if sim, _ := f.Nearest([]float32{0, 1}, n); each[i] != sim {
+			t.Errorf("NearestEach %d = %v, Nearest %v", n, each[i], sim)
+		}
+	}
 	got, _ := f.Query(context.Background(), []float32{1, 0}, 5, []string{"l:c"})
 	if len(got.Hits) != 1 || got.Hits[0].Num != c {
 		t.Errorf("c by its label after the move: %v", got.Hits)
