@@ -187,6 +187,8 @@ func readTree(r *run, f treeFormat) error {
 // the region (parents, the last record read before it) after them, so that
 // what the passes keep of a record is a few numbers beside its id.
 type treeRegion struct {
+	// arena holds ids' and explicit's arrays until free.
+	arena *treeArena
 	// ids numbers the region's records in file order (n of them), then
 	// the ids before the region that they name.
 	ids *treeIDs
@@ -194,7 +196,7 @@ type treeRegion struct {
 	// explicit is each record's parent as it names it when that parent was
 	// written (-1: none). Where there is none, its parent as repaired is the
 	// record before it (first, for the region's first record): see parent.
-	explicit []int32
+	explicit treeInts
 	first    int32   // the last record read before the region (-1: none)
 	flags    []uint8 // treeProse, treeAssistant
 	leaf     int32   // the last record read (-1: none)
@@ -234,13 +236,17 @@ func (rg *treeRegion) node(id string) int32 {
 // long session's first read is millions of records.)
 func (rg *treeRegion) parent(k int32) int32 {
 	switch {
-	case rg.explicit[k] >= 0:
-		return rg.explicit[k]
+	case rg.explicit.at(k) >= 0:
+		return rg.explicit.at(k)
 	case k == 0:
 		return rg.first
 	}
 	return k - 1
 }
+
+// free gives back what the region holds outside the heap; it is not used
+// after.
+func (rg *treeRegion) free() { rg.arena.free() }
 
 // record is the number of the region's record id.
 func (rg *treeRegion) record(id string) (int32, bool) {
@@ -304,6 +310,7 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 	if err != nil {
 		return false, err
 	}
+	defer rg.free()
 	var keep []bool // by record number
 	if f.rewinds {
 		var ok bool
@@ -339,7 +346,8 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 // treeScan is the first pass: the region's records, their parents as
 // written and as repaired.
 func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, error) {
-	rg := &treeRegion{ids: newTreeIDs(), leaf: -1, spill: -1}
+	a := &treeArena{}
+	rg := &treeRegion{arena: a, ids: newTreeIDs(a), explicit: treeInts{a: a}, leaf: -1, spill: -1}
 	// rg.explicit is, until repair, the parent each record names: a record's
 	// number, treeNoParent, or treeParentLater with the id in later (not a
 	// record when it was read).
@@ -353,12 +361,12 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 		k, dup := rg.ids.lookup(n.ID)
 		if !dup {
 			k = rg.ids.add(n.ID)
-			rg.explicit = append(rg.explicit, treeNoParent)
+			rg.explicit.push(treeNoParent)
 			if n.Parent != "" {
 				if p, ok := rg.ids.lookup(n.Parent); ok {
-					rg.explicit[k] = p
+					rg.explicit.set(k, p)
 				} else {
-					rg.explicit[k] = treeParentLater
+					rg.explicit.set(k, treeParentLater)
 					later[k] = n.Parent
 				}
 			}
@@ -374,6 +382,7 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 		return nil
 	})
 	if err != nil {
+		rg.free()
 		return nil, err
 	}
 	rg.end = end
@@ -381,6 +390,7 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 	rg.link(later)
 	written, err := treeWritten(r, f, from, rg.outside(ex, later))
 	if err != nil {
+		rg.free()
 		return nil, err
 	}
 	rg.repair(ex, later, written)
@@ -397,7 +407,7 @@ const (
 func (rg *treeRegion) link(later map[int32]string) {
 	for k, p := range later {
 		if num, in := rg.record(p); in {
-			rg.explicit[k] = num
+			rg.explicit.set(k, num)
 			delete(later, k)
 		}
 	}
@@ -420,18 +430,17 @@ func (rg *treeRegion) outside(ex *treeExtra, later map[int32]string) []string {
 // written, else -1 (see parent). It numbers the parents written before
 // the region in the order of the records that name them.
 func (rg *treeRegion) repair(ex *treeExtra, later map[int32]string, written map[string]bool) {
-	rg.explicit = slices.Clip(rg.explicit)
 	rg.first = rg.node(ex.Leaf)
-	for k, p := range rg.explicit {
-		switch {
+	for k := range rg.n {
+		switch p := rg.explicit.at(k); {
 		case p >= 0:
-		case p == treeParentLater && (slices.Contains(ex.Recent, later[int32(k)]) || written[later[int32(k)]]):
-			rg.explicit[k] = rg.node(later[int32(k)])
+		case p == treeParentLater && (slices.Contains(ex.Recent, later[k]) || written[later[k]]):
+			rg.explicit.set(k, rg.node(later[k]))
 		case p == treeParentLater:
 			rg.repaired++ // named a record never written
-			rg.explicit[k] = -1
+			rg.explicit.set(k, -1)
 		default:
-			rg.explicit[k] = -1 // a later root continues the conversation
+			rg.explicit.set(k, -1) // a later root continues the conversation
 		}
 	}
 }
@@ -493,7 +502,7 @@ func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bo
 	var gone []int32
 	outside := map[string]bool{}
 	for k := range rg.n {
-		p := rg.explicit[k]
+		p := rg.explicit.at(k)
 		if p < 0 {
 			continue
 		}
@@ -539,8 +548,8 @@ func treeAbandon(rg *treeRegion, gone []int32) []bool {
 	}
 	// The region's records by parent: kids[at[p]:at[p+1]] are p's children.
 	at := make([]int32, rg.n+1)
-	for _, p := range rg.explicit {
-		if p >= 0 && p < rg.n {
+	for k := range rg.n {
+		if p := rg.explicit.at(k); p >= 0 && p < rg.n {
 			at[p+1]++
 		}
 	}
@@ -549,9 +558,9 @@ func treeAbandon(rg *treeRegion, gone []int32) []bool {
 	}
 	kids := make([]int32, at[rg.n])
 	next := slices.Clone(at[:rg.n])
-	for k, p := range rg.explicit {
-		if p >= 0 && p < rg.n {
-			kids[next[p]] = int32(k)
+	for k := range rg.n {
+		if p := rg.explicit.at(k); p >= 0 && p < rg.n {
+			kids[next[p]] = k
 			next[p]++
 		}
 	}

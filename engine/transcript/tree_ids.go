@@ -18,6 +18,7 @@ import (
 // them: about 16 + 4/0.75…16 + 4/0.375 bytes a UUID, where a Go map keyed
 // by the 16 bytes took about 46 (one 1M-message session: 266 → 125 MB).
 type treeIDs struct {
+	arena  *treeArena   // where pages and slots are
 	pages  [][][16]byte // by number, treeIDPage a page; zero where the id is not a UUID
 	n      int32
 	slots  []int32 // a UUID's number + 1, at its hash or after; 0: free
@@ -29,8 +30,8 @@ type treeIDs struct {
 // treeIDPage is how many keys a page holds (1 MiB of them).
 const treeIDPage = 1 << 16
 
-func newTreeIDs() *treeIDs {
-	return &treeIDs{others: map[string]int32{}, plain: map[int32]string{}}
+func newTreeIDs(a *treeArena) *treeIDs {
+	return &treeIDs{arena: a, others: map[string]int32{}, plain: map[int32]string{}}
 }
 
 // len is how many ids are numbered.
@@ -69,7 +70,7 @@ func (t *treeIDs) find(u *[16]byte) (int32, bool) {
 func (t *treeIDs) add(id string) int32 {
 	k := t.n
 	if k%treeIDPage == 0 {
-		t.pages = append(t.pages, make([][16]byte, treeIDPage))
+		t.pages = append(t.pages, t.arena.keys(treeIDPage))
 	}
 	t.n++
 	u, ok := packUUID(id)
@@ -100,12 +101,13 @@ func (t *treeIDs) place(k int32) {
 // grow doubles the table, at least 1,024 slots.
 func (t *treeIDs) grow() {
 	old := t.slots
-	t.slots = make([]int32, max(1024, 2*len(old)))
+	t.slots = t.arena.int32s(max(1024, 2*len(old)))
 	for _, s := range old {
 		if s != 0 {
 			t.place(s - 1)
 		}
 	}
+	t.arena.release(old)
 }
 
 // uuidHash mixes both halves of u, so that UUIDs differing in any byte

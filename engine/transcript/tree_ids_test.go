@@ -17,7 +17,9 @@ func TestTreeIDs(t *testing.T) {
 		"msg_01",
 		"",
 	}
-	tab := newTreeIDs()
+	var a treeArena
+	defer a.free()
+	tab := newTreeIDs(&a)
 	for i, id := range ids {
 		if _, ok := tab.lookup(id); ok {
 			t.Fatalf("%q numbered before it was added", id)
