@@ -282,10 +282,16 @@ func (rg *treeRegion) hold(at int64, e treeEntry) {
 	rg.lines = append(rg.lines, treeLine{at, e})
 }
 
-// each gives fn every line of the region in file order: those held, then
-// those past the spill read again.
+// each gives fn every line of the region in file order, once: those held,
+// then those past the spill read again. A held line is let go as it is
+// given, so that what was held (up to treeHoldBytes) does not stay for the
+// rest of a long read.
 func (rg *treeRegion) each(r *run, f treeFormat, fn func(e treeEntry, at int64) error) error {
-	for _, l := range rg.lines {
+	lines := rg.lines
+	rg.lines = nil
+	for i := range lines {
+		l := lines[i]
+		lines[i] = treeLine{}
 		if err := fn(l.e, l.at); err != nil {
 			return err
 		}
