@@ -33,12 +33,20 @@ func (a *treeArena) keys(n int) [][16]byte {
 	return unsafe.Slice((*[16]byte)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
-// release frees the block that s (from int32s) lies at the start of.
-func (a *treeArena) release(s []int32) {
-	if len(s) == 0 {
+// bytes is n zeroed bytes.
+func (a *treeArena) bytes(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	return a.alloc(n)
+}
+
+// release frees the block that starts at p (the data of a slice from
+// int32s, keys or bytes); nil frees nothing.
+func (a *treeArena) release(p unsafe.Pointer) {
+	if p == nil {
 		return
 	}
-	p := unsafe.Pointer(unsafe.SliceData(s))
 	for i, b := range a.blocks {
 		if unsafe.Pointer(unsafe.SliceData(b)) == p {
 			a.blocks = append(a.blocks[:i], a.blocks[i+1:]...)

@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // treeIDs numbers the ids a region's first pass meets. A long transcript's
@@ -15,13 +16,16 @@ import (
 //
 // The UUIDs are found through an open-addressing table of record numbers
 // (slots) beside the 16-byte keys, in pages so that growing never copies
-// them: about 16 + 4/0.75…16 + 4/0.375 bytes a UUID, where a Go map keyed
-// by the 16 bytes took about 46 (one 1M-message session: 266 → 125 MB).
+// them: about 16 + 5/0.75…16 + 5/0.375 bytes a UUID, where a Go map keyed
+// by the 16 bytes took about 46 (one 1M-message session: 266 → 130 MB).
+// A byte of each slot's hash (tags) is checked before its key is: a key is
+// a cache miss away, and a new id's probe passes several slots.
 type treeIDs struct {
 	arena  *treeArena   // where pages and slots are
 	pages  [][][16]byte // by number, treeIDPage a page; zero where the id is not a UUID
 	n      int32
 	slots  []int32 // a UUID's number + 1, at its hash or after; 0: free
+	tags   []uint8 // beside each slot, 1 + its hash's top byte mod 255; 0: free
 	used   int     // UUIDs in slots
 	others map[string]int32
 	plain  map[int32]string // the ids that are not UUIDs, by number
@@ -54,17 +58,22 @@ func (t *treeIDs) find(u *[16]byte) (int32, bool) {
 	if len(t.slots) == 0 {
 		return 0, false
 	}
-	mask := uint64(len(t.slots) - 1)
-	for i := uuidHash(u) & mask; ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s == 0 {
+	h := uuidHash(u)
+	mask, tag := uint64(len(t.slots)-1), hashTag(h)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch t.tags[i] {
+		case 0:
 			return 0, false
-		}
-		if *t.key(s - 1) == *u {
-			return s - 1, true
+		case tag:
+			if s := t.slots[i]; *t.key(s - 1) == *u {
+				return s - 1, true
+			}
 		}
 	}
 }
+
+// hashTag is the tag of hash h: never 0, which marks a free slot.
+func hashTag(h uint64) uint8 { return uint8(1 + (h>>56)%255) }
 
 // add numbers id, which has no number yet, next.
 func (t *treeIDs) add(id string) int32 {
@@ -90,24 +99,27 @@ func (t *treeIDs) add(id string) int32 {
 
 // place puts number k in the first free slot from its key's hash.
 func (t *treeIDs) place(k int32) {
+	h := uuidHash(t.key(k))
 	mask := uint64(len(t.slots) - 1)
-	i := uuidHash(t.key(k)) & mask
-	for t.slots[i] != 0 {
+	i := h & mask
+	for t.tags[i] != 0 {
 		i = (i + 1) & mask
 	}
-	t.slots[i] = k + 1
+	t.slots[i], t.tags[i] = k+1, hashTag(h)
 }
 
 // grow doubles the table, at least 1,024 slots.
 func (t *treeIDs) grow() {
-	old := t.slots
+	old, oldTags := t.slots, t.tags
 	t.slots = t.arena.int32s(max(1024, 2*len(old)))
+	t.tags = t.arena.bytes(len(t.slots))
 	for _, s := range old {
 		if s != 0 {
 			t.place(s - 1)
 		}
 	}
-	t.arena.release(old)
+	t.arena.release(unsafe.Pointer(unsafe.SliceData(old)))
+	t.arena.release(unsafe.Pointer(unsafe.SliceData(oldTags)))
 }
 
 // uuidHash mixes both halves of u, so that UUIDs differing in any byte
