@@ -271,10 +271,11 @@ func header[C any](rec claudeRecord[C]) claudeRecord[struct{}] {
 	return h
 }
 
-func readClaude(r *run) error {
-	return readTree(r, treeFormat{record: claudeRecordOf,
-		idKey: `"uuid":"`, parentKey: `"parentUuid":"`, rewinds: true, start: claudeQueueStart})
-}
+func readClaude(r *run) error { return readTree(r, claudeTree) }
+
+// claudeTree is how Claude Code's lines make a tree.
+var claudeTree = treeFormat{record: claudeRecordOf,
+	idKey: `"uuid":"`, parentKey: `"parentUuid":"`, rewinds: true, start: claudeQueueStart}
 
 // claudeBookkeeping are the record types without a uuid that hold no message.
 var claudeBookkeeping = map[string]bool{"summary": true, "file-history-snapshot": true}

@@ -251,8 +251,9 @@ func writeProseClaude(tb testing.TB, path string, n int) {
 // BenchmarkReadLongClaude reads one prose-only Claude Code session of
 // MNEMO_TRANSCRIPT_LINES lines (e.g. 200000) from scratch, redaction left
 // out, and reports the peak of the live heap (as the collections found it)
-// above the heap before the read: what the reader's tree holds for a
-// session of that length. MNEMO_TRANSCRIPT_HEAP names a file that gets the
+// above the heap before the read: what the reader holds on the heap for a
+// session of that length (its tree's arena is outside the heap:
+// TestTreeFirstPassBytes counts both). MNEMO_TRANSCRIPT_HEAP names a file that gets the
 // heap profile of the highest sample.
 func BenchmarkReadLongClaude(b *testing.B) {
 	n, _ := strconv.Atoi(os.Getenv("MNEMO_TRANSCRIPT_LINES"))

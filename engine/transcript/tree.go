@@ -187,17 +187,21 @@ func readTree(r *run, f treeFormat) error {
 // the region (parents, the last record read before it) after them, so that
 // what the passes keep of a record is a few numbers beside its id.
 type treeRegion struct {
+	// arena holds ids' and explicit's arrays until free.
+	arena *treeArena
 	// ids numbers the region's records in file order (n of them), then
 	// the ids before the region that they name.
 	ids *treeIDs
 	n   int32
-	// parent is each record's parent as repaired, explicit the parent it
-	// names when that parent was written (-1: none).
-	parent, explicit []int32
-	flags            []uint8 // treeProse, treeAssistant
-	leaf             int32   // the last record read (-1: none)
-	end              int64
-	repaired         int
+	// explicit is each record's parent as it names it when that parent was
+	// written (-1: none). Where there is none, its parent as repaired is the
+	// record before it (first, for the region's first record): see parent.
+	explicit treeInts
+	first    int32   // the last record read before the region (-1: none)
+	flags    []uint8 // treeProse, treeAssistant
+	leaf     int32   // the last record read (-1: none)
+	end      int64
+	repaired int
 	// lines are the region's lines as the first pass read them, for the
 	// second, up to treeHoldBytes; from spill on (-1: none) the second pass
 	// reads the lines again.
@@ -226,6 +230,23 @@ func (rg *treeRegion) node(id string) int32 {
 	}
 	return k
 }
+
+// parent is record k's parent as repaired: the one it names when that was
+// written, else the previous record in file order. (Derived, not held: a
+// long session's first read is millions of records.)
+func (rg *treeRegion) parent(k int32) int32 {
+	switch {
+	case rg.explicit.at(k) >= 0:
+		return rg.explicit.at(k)
+	case k == 0:
+		return rg.first
+	}
+	return k - 1
+}
+
+// free gives back what the region holds outside the heap; it is not used
+// after.
+func (rg *treeRegion) free() { rg.arena.free() }
 
 // record is the number of the region's record id.
 func (rg *treeRegion) record(id string) (int32, bool) {
@@ -261,10 +282,16 @@ func (rg *treeRegion) hold(at int64, e treeEntry) {
 	rg.lines = append(rg.lines, treeLine{at, e})
 }
 
-// each gives fn every line of the region in file order: those held, then
-// those past the spill read again.
+// each gives fn every line of the region in file order, once: those held,
+// then those past the spill read again. A held line is let go as it is
+// given, so that what was held (up to treeHoldBytes) does not stay for the
+// rest of a long read.
 func (rg *treeRegion) each(r *run, f treeFormat, fn func(e treeEntry, at int64) error) error {
-	for _, l := range rg.lines {
+	lines := rg.lines
+	rg.lines = nil
+	for i := range lines {
+		l := lines[i]
+		lines[i] = treeLine{}
 		if err := fn(l.e, l.at); err != nil {
 			return err
 		}
@@ -289,6 +316,7 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 	if err != nil {
 		return false, err
 	}
+	defer rg.free()
 	var keep []bool // by record number
 	if f.rewinds {
 		var ok bool
@@ -324,10 +352,11 @@ func treeRead(r *run, f treeFormat, from int64, ex *treeExtra, resuming bool) (b
 // treeScan is the first pass: the region's records, their parents as
 // written and as repaired.
 func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, error) {
-	rg := &treeRegion{ids: newTreeIDs(), leaf: -1, spill: -1}
-	// named is the parent each record names: a record's number, treeNoParent,
-	// or treeParentLater with the id in later (not a record when it was read).
-	var named []int32
+	a := &treeArena{}
+	rg := &treeRegion{arena: a, ids: newTreeIDs(a), explicit: treeInts{a: a}, leaf: -1, spill: -1}
+	// rg.explicit is, until repair, the parent each record names: a record's
+	// number, treeNoParent, or treeParentLater with the id in later (not a
+	// record when it was read).
 	later := map[int32]string{}
 	end, err := r.lines(from, func(line []byte, at int64) error {
 		n, e := f.record(r, line, at)
@@ -338,12 +367,12 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 		k, dup := rg.ids.lookup(n.ID)
 		if !dup {
 			k = rg.ids.add(n.ID)
-			named = append(named, treeNoParent)
+			rg.explicit.push(treeNoParent)
 			if n.Parent != "" {
 				if p, ok := rg.ids.lookup(n.Parent); ok {
-					named[k] = p
+					rg.explicit.set(k, p)
 				} else {
-					named[k] = treeParentLater
+					rg.explicit.set(k, treeParentLater)
 					later[k] = n.Parent
 				}
 			}
@@ -359,30 +388,32 @@ func treeScan(r *run, f treeFormat, from int64, ex *treeExtra) (*treeRegion, err
 		return nil
 	})
 	if err != nil {
+		rg.free()
 		return nil, err
 	}
 	rg.end = end
 	rg.n = rg.ids.len()
-	rg.link(named, later)
-	written, err := treeWritten(r, f, from, rg.outside(ex, named, later))
+	rg.link(later)
+	written, err := treeWritten(r, f, from, rg.outside(ex, later))
 	if err != nil {
+		rg.free()
 		return nil, err
 	}
-	rg.repair(ex, named, later, written)
+	rg.repair(ex, later, written)
 	return rg, nil
 }
 
-// What named holds for a record whose parent is not a record's number.
+// What explicit holds, until repair, for a record whose parent is not a record's number.
 const (
 	treeNoParent    = -1 // it names none
 	treeParentLater = -2 // its id is in later
 )
 
 // link numbers the parents named before their record was read.
-func (rg *treeRegion) link(named []int32, later map[int32]string) {
+func (rg *treeRegion) link(later map[int32]string) {
 	for k, p := range later {
 		if num, in := rg.record(p); in {
-			named[k] = num
+			rg.explicit.set(k, num)
 			delete(later, k)
 		}
 	}
@@ -390,38 +421,33 @@ func (rg *treeRegion) link(named []int32, later map[int32]string) {
 
 // outside is the parents named that lie outside the region and that the
 // cursor does not know: those to search for in the lines delivered before.
-func (rg *treeRegion) outside(ex *treeExtra, named []int32, later map[int32]string) []string {
+func (rg *treeRegion) outside(ex *treeExtra, later map[int32]string) []string {
 	var out []string
-	for k, p := range named {
-		if p == treeParentLater && !slices.Contains(ex.Recent, later[int32(k)]) {
-			out = append(out, later[int32(k)])
+	for _, p := range later { // those link left: not the region's records
+		if !slices.Contains(ex.Recent, p) {
+			out = append(out, p)
 		}
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
-// repair sets each record's parent: the one it names when that was
-// written, else the previous record in file order.
-func (rg *treeRegion) repair(ex *treeExtra, named []int32, later map[int32]string, written map[string]bool) {
-	rg.parent = make([]int32, rg.n)
-	rg.explicit = make([]int32, rg.n)
-	prev := rg.node(ex.Leaf)
-	for k, p := range named {
-		rg.explicit[k] = -1
-		switch {
+// repair leaves in explicit the parent each record names when that was
+// written, else -1 (see parent). It numbers the parents written before
+// the region in the order of the records that name them.
+func (rg *treeRegion) repair(ex *treeExtra, later map[int32]string, written map[string]bool) {
+	rg.first = rg.node(ex.Leaf)
+	for k := range rg.n {
+		switch p := rg.explicit.at(k); {
 		case p >= 0:
-			rg.explicit[k] = p
-			rg.parent[k] = p
-		case p == treeParentLater && (slices.Contains(ex.Recent, later[int32(k)]) || written[later[int32(k)]]):
-			rg.explicit[k] = rg.node(later[int32(k)])
-			rg.parent[k] = rg.explicit[k]
+		case p == treeParentLater && (slices.Contains(ex.Recent, later[k]) || written[later[k]]):
+			rg.explicit.set(k, rg.node(later[k]))
 		case p == treeParentLater:
 			rg.repaired++ // named a record never written
-			rg.parent[k] = prev
+			rg.explicit.set(k, -1)
 		default:
-			rg.parent[k] = prev // a later root continues the conversation
+			rg.explicit.set(k, -1) // a later root continues the conversation
 		}
-		prev = int32(k)
 	}
 }
 
@@ -464,7 +490,7 @@ func treeBranch(rg *treeRegion) ([]bool, string) {
 			break // a cycle: the file is damaged; keep what we have
 		}
 		branch[u] = true
-		u = rg.parent[u]
+		u = rg.parent(u)
 	}
 	return branch, ""
 }
@@ -474,23 +500,23 @@ func treeBranch(rg *treeRegion) ([]bool, string) {
 // reply while it had one of its own, hangs under the same parent. ok is false when a new line rewinds to before a message
 // delivered by an earlier read.
 func treeUnrewound(r *run, f treeFormat, rg *treeRegion, from int64, resuming bool) ([]bool, bool, error) {
-	children := make([]int32, rg.ids.len()) // so far
-	last := make([]int32, rg.ids.len())     // parent -> its latest user child with prose
+	answered := make([]bool, rg.ids.len()) // has a child so far
+	last := make([]int32, rg.ids.len())    // parent -> its latest user child with prose
 	for i := range last {
 		last[i] = -1
 	}
 	var gone []int32
 	outside := map[string]bool{}
 	for k := range rg.n {
-		p := rg.explicit[k]
+		p := rg.explicit.at(k)
 		if p < 0 {
 			continue
 		}
-		children[p]++
+		answered[p] = true
 		if rg.flags[k]&treeAssistant != 0 {
 			// A reply under a parent whose user prompt already got one: the
 			// user rewound to that parent and had it answered again.
-			if prev := last[p]; prev >= 0 && children[prev] > 0 {
+			if prev := last[p]; prev >= 0 && answered[prev] {
 				gone = append(gone, prev)
 				last[p] = -1
 			}
@@ -528,8 +554,8 @@ func treeAbandon(rg *treeRegion, gone []int32) []bool {
 	}
 	// The region's records by parent: kids[at[p]:at[p+1]] are p's children.
 	at := make([]int32, rg.n+1)
-	for _, p := range rg.explicit {
-		if p >= 0 && p < rg.n {
+	for k := range rg.n {
+		if p := rg.explicit.at(k); p >= 0 && p < rg.n {
 			at[p+1]++
 		}
 	}
@@ -538,9 +564,9 @@ func treeAbandon(rg *treeRegion, gone []int32) []bool {
 	}
 	kids := make([]int32, at[rg.n])
 	next := slices.Clone(at[:rg.n])
-	for k, p := range rg.explicit {
-		if p >= 0 && p < rg.n {
-			kids[next[p]] = int32(k)
+	for k := range rg.n {
+		if p := rg.explicit.at(k); p >= 0 && p < rg.n {
+			kids[next[p]] = k
 			next[p]++
 		}
 	}
@@ -743,7 +769,7 @@ func treeRemember(rg *treeRegion, ex *treeExtra, lastDelivered string) {
 		last = -1
 	}
 	for k := range rg.n {
-		if p := rg.parent[k]; k == last || p >= 0 && desc[p] {
+		if p := rg.parent(k); k == last || p >= 0 && desc[p] {
 			desc[k] = true
 			kept = append(kept, rg.ids.id(k))
 		}

@@ -1,6 +1,9 @@
 package transcript
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // Every id comes back as it was written, whether it is held packed (a
 // canonical lowercase UUID) or as a string (anything else), and numbers
@@ -17,7 +20,9 @@ func TestTreeIDs(t *testing.T) {
 		"msg_01",
 		"",
 	}
-	tab := newTreeIDs()
+	var a treeArena
+	defer a.free()
+	tab := newTreeIDs(&a)
 	for i, id := range ids {
 		if _, ok := tab.lookup(id); ok {
 			t.Fatalf("%q numbered before it was added", id)
@@ -40,5 +45,38 @@ func TestTreeIDs(t *testing.T) {
 	}
 	if _, packed := packUUID(ids[1]); packed {
 		t.Errorf("an upper-case UUID is packed: it would come back lower-case")
+	}
+}
+
+// TestTreeIDsGrow numbers enough UUIDs to grow the table many times, ones
+// alike but for a byte among them, with other ids in between: each is
+// found under its number and comes back as written, and an id not added
+// is not found.
+func TestTreeIDsGrow(t *testing.T) {
+	var a treeArena
+	defer a.free()
+	tab := newTreeIDs(&a)
+	const n = 3*treeIDPage + 17
+	id := func(i int) string {
+		if i%1000 == 999 {
+			return fmt.Sprintf("msg_%d", i)
+		}
+		return fmt.Sprintf("%08x-0000-4000-8000-%012x", i>>8, i&0xff)
+	}
+	for i := range n {
+		if k := tab.add(id(i)); k != int32(i) {
+			t.Fatalf("%q numbered %d, want %d", id(i), k, i)
+		}
+	}
+	for i := range n {
+		if k, ok := tab.lookup(id(i)); !ok || k != int32(i) {
+			t.Fatalf("lookup(%q) = %d, %v; want %d", id(i), k, ok, i)
+		}
+		if got := tab.id(int32(i)); got != id(i) {
+			t.Fatalf("id(%d) = %q, want %q", i, got, id(i))
+		}
+	}
+	if k, ok := tab.lookup(id(n)); ok {
+		t.Errorf("lookup(%q) = %d, an id never added", id(n), k)
 	}
 }
