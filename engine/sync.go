@@ -98,7 +98,7 @@ func (e *Engine) Sync(ctx context.Context, full bool) (rep Report, err error) {
 		if err := e.markUnfinished(start); err != nil {
 			return rep, err
 		}
-		pace = gcpace.Start(gcpace.MemoryBudget) // everything is indexed: see engine/gcpace
+		pace = gcpace.Start(gcpace.MemoryBudget, 2) // everything is indexed: see engine/gcpace
 		defer pace.Stop()
 	}
 	found, shut, err := e.scan(ctx)

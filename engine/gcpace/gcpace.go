@@ -45,6 +45,7 @@ var gcPace struct {
 	users  int   // syncs pacing now
 	active bool  // the settings below are in force: restore them at the end
 	budget int64 // the least memory limit while pacing
+	growth int64 // the limit's headroom over the live heap, in halves of it (Start)
 	limit  int64 // the memory limit set now
 }
 
@@ -52,9 +53,12 @@ var gcPace struct {
 // nothing.
 type Pacer struct{ done bool }
 
-// Start starts pacing the collector for a full sync with budget bytes;
-// call KeepUp after every batch and Stop at the end.
-func Start(budget int64) *Pacer {
+// Start starts pacing the collector for a full sync with budget bytes,
+// the limit following a larger live heap at growth halves of it on top
+// (2: twice the live heap, as Go's default pacing; 1: one and a half
+// times); call KeepUp after every batch and Stop at the end. Syncs that
+// overlap keep the first one's budget and the least growth asked.
+func Start(budget int64, growth int64) *Pacer {
 	gcPace.mu.Lock()
 	defer gcPace.mu.Unlock()
 	gcPace.users++
@@ -65,8 +69,10 @@ func Start(budget int64) *Pacer {
 			debug.SetGCPercent(percent) // the process chose its own: leave it
 			return &Pacer{}
 		}
-		gcPace.active, gcPace.budget, gcPace.limit = true, budget, 0
+		gcPace.active, gcPace.budget, gcPace.growth, gcPace.limit = true, budget, growth, 0
 		keepUpLocked()
+	} else if growth < gcPace.growth {
+		gcPace.growth = growth
 	}
 	return &Pacer{}
 }
@@ -96,10 +102,26 @@ func keepUpLocked() {
 	if s[0].Value.Kind() == metrics.KindUint64 {
 		live = int64(min(s[0].Value.Uint64(), math.MaxInt64/4))
 	}
-	want := max(gcPace.budget, 2*live+16<<20)
+	want := max(gcPace.budget, live+gcPace.growth*live/2+16<<20)
 	if want != gcPace.limit {
 		debug.SetMemoryLimit(want)
 		gcPace.limit = want
+	}
+}
+
+// Tighten lowers the growth the limit allows over a live heap above the
+// budget (Start) to growth, if that is less, for as long as the pacing
+// lasts: for a sync that holds more than its batches (a sessions sync
+// reading one long transcript holds the reader's pass over all of it).
+func (p *Pacer) Tighten(growth int64) {
+	if p == nil || p.done {
+		return
+	}
+	gcPace.mu.Lock()
+	defer gcPace.mu.Unlock()
+	if gcPace.active && growth < gcPace.growth {
+		gcPace.growth = growth
+		keepUpLocked()
 	}
 }
 

@@ -23,11 +23,11 @@ func TestGCPacing(t *testing.T) {
 		t.Skipf("test binary runs with GOGC=%d, memory limit %d: the pacing leaves those alone", p, l)
 	}
 	const budget = 64 << 20
-	a := Start(budget)
+	a := Start(budget, 2)
 	if p, l := gcSettings(); p != -1 || l < budget {
 		t.Fatalf("while pacing: GOGC %d, limit %d; want off and at least %d", p, l, budget)
 	}
-	b := Start(budget)
+	b := Start(budget, 2)
 	a.Stop()
 	a.Stop() // a second stop is no second release
 	if p, _ := gcSettings(); p != -1 {
@@ -38,20 +38,27 @@ func TestGCPacing(t *testing.T) {
 		t.Fatalf("after the last sync: GOGC %d, limit %d; want 100 and none", p, l)
 	}
 
-	// A budget below the live heap gives way to twice the live heap.
-	tiny := Start(1 << 10)
-	live := make([]byte, 32<<20) // keep 32 MB live through the check
-	debug.FreeOSMemory()         // a collection, so the live heap counts it
-	tiny.KeepUp()
-	if _, l := gcSettings(); l < 2*int64(len(live)) {
-		t.Errorf("limit %d with %d bytes live: the collector would run back to back", l, len(live))
+	// A budget below the live heap gives way to the live heap and the
+	// growth asked on top: twice it, or one and a half times.
+	live := make([]byte, 32<<20) // keep 32 MB live through the checks
+	for _, c := range []struct {
+		growth   int64
+		min, max int64
+	}{{2, 64 << 20, 96 << 20}, {1, 48 << 20, 64<<20 + 8<<20}} {
+		tiny := Start(1<<10, 2)
+		tiny.Tighten(c.growth) // never looser than Start's
+		debug.FreeOSMemory()   // a collection, so the live heap counts it
+		tiny.KeepUp()
+		if _, l := gcSettings(); l < c.min || l > c.max {
+			t.Errorf("growth %d: limit %d MiB with %d MiB live, want %d–%d", c.growth, l>>20, len(live)>>20, c.min>>20, c.max>>20)
+		}
+		tiny.Stop()
 	}
-	tiny.Stop()
 	live[0] = 1
 
 	// A process that chose its own collector settings keeps them.
 	debug.SetGCPercent(50)
-	own := Start(budget)
+	own := Start(budget, 2)
 	if p, l := gcSettings(); p != 50 || l != math.MaxInt64 {
 		t.Errorf("with GOGC 50 set by the process: pacing made it %d, limit %d", p, l)
 	}

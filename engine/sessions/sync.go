@@ -38,6 +38,15 @@ const batchMessages = 4096
 // pair at 1M: peak RSS 923 → 815 MiB, CPU 195 → 184 s).
 const syncMemoryBudget = 384 << 20
 
+// slicedHeapGrowth is how far a sessions sync's memory limit follows a
+// live heap above the budget once it reads a transcript in slices:
+// one and a half times it (gcpace.Tighten), not twice. Such a read holds
+// the reader's pass over the whole transcript beside the batches. One
+// transcript of 1M messages (docs/benchmarks.md): peak RSS 1,124 → 870
+// MiB, CPU +3 %; the same limit for 5,000 sessions of 200 cost 10 % of
+// their sync's CPU (they are never sliced, and keep twice).
+const slicedHeapGrowth = 1
+
 // embedBatch is how many texts go to the embedder in one call.
 const embedBatch = 256
 
@@ -133,7 +142,7 @@ func (s *Corpus) prepare(ctx context.Context, start time.Time, full bool, rep *R
 		if err := s.markUnfinished(start); err != nil {
 			return nil, err
 		}
-		pace = gcpace.Start(syncMemoryBudget) // everything is read: see syncMemoryBudget
+		pace = gcpace.Start(syncMemoryBudget, 2) // everything is read: see syncMemoryBudget
 	}
 	if !full && why == "" {
 		return pace, nil
@@ -593,6 +602,7 @@ func (s *Corpus) slice(ctx context.Context, bt *batcher, t *transcriptRead, old 
 	bt.b.add(rec.SID, w)
 	t.w = sessionWrite{}
 	t.sliced = true
+	bt.pace.Tighten(slicedHeapGrowth)
 	// The slice is committed before the read goes on: its messages are
 	// numbered from what the store holds (seqFor).
 	if err := firstErr(s.flush(ctx, bt), s.settle(ctx, bt)); err != nil {
