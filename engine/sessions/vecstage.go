@@ -12,7 +12,8 @@ import (
 // to compare the query with every stored message (1M codes at 1M
 // messages: ~60 ms of CPU, most of a query's) and then use almost none of
 // what it found: with the weighted sum, a message found by meaning alone
-// fuses to at most VectorWeight/(TextWeight+VectorWeight) = 1/3, and a
+// fuses to at most VectorWeight/(TextWeight+VectorWeight), 0.2 with the
+// sessions weights (DefaultRanking: 1 and 0.25), and a
 // query that matches many messages by their words has ten sessions far
 // above that. So Hybrid over a scope too large to compare message by
 // message runs the text stage first and the vector scan only when the
