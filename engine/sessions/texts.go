@@ -43,7 +43,9 @@ var zstdCodec = sync.OnceValues(func() (*zstd.Encoder, *zstd.Decoder) {
 	if err != nil {
 		panic(err) // only for invalid options
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(64<<20))
+	// Not WithDecoderLowmem: on the 1M history's blocks (~7.9 KB stored, 32
+	// messages) it decoded one in 69 µs against 52 (a query decodes ~70).
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(64<<20))
 	if err != nil {
 		panic(err)
 	}
