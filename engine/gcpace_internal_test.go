@@ -5,22 +5,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"testing"
-)
 
-// gcSettings reads the collector's percent and memory limit without
-// changing them.
-func gcSettings() (percent int, limit int64) {
-	percent = debug.SetGCPercent(-1)
-	debug.SetGCPercent(percent)
-	return percent, debug.SetMemoryLimit(-1)
-}
+	"mnemo/engine/gcpace"
+)
 
 // TestSyncPacesGC: a full sync runs paced (seen from its progress
 // callback, called between batches) and restores the defaults after.
 func TestSyncPacesGC(t *testing.T) {
-	if p, l := gcSettings(); p != 100 || l != math.MaxInt64 {
+	if p, l := gcpace.Settings(); p != 100 || l != math.MaxInt64 {
 		t.Skipf("test binary runs with GOGC=%d, memory limit %d: the pacing leaves those alone", p, l)
 	}
 	root := t.TempDir()
@@ -36,7 +29,7 @@ func TestSyncPacesGC(t *testing.T) {
 	var during []int
 	cfg := Config{MemoryDir: mem, IndexDir: filepath.Join(root, "idx"), Progress: func(done, total int) {
 		if done > 0 {
-			p, _ := gcSettings()
+			p, _ := gcpace.Settings()
 			during = append(during, p)
 		}
 	}}
@@ -58,7 +51,7 @@ func TestSyncPacesGC(t *testing.T) {
 			t.Errorf("batch %d ran with GOGC %d, want off (paced by the memory limit)", i+1, p)
 		}
 	}
-	if p, l := gcSettings(); p != 100 || l != math.MaxInt64 {
+	if p, l := gcpace.Settings(); p != 100 || l != math.MaxInt64 {
 		t.Errorf("after the sync: GOGC %d, limit %d; want 100 and none", p, l)
 	}
 }

@@ -125,6 +125,14 @@ func (p *Pacer) Tighten(growth int64) {
 	}
 }
 
+// Settings reads the collector's percent and memory limit without
+// changing them (what tests of a paced sync look at).
+func Settings() (percent int, limit int64) {
+	percent = debug.SetGCPercent(-1)
+	debug.SetGCPercent(percent)
+	return percent, debug.SetMemoryLimit(-1)
+}
+
 // Stop ends this sync's share; the last one restores Go's default pacing.
 func (p *Pacer) Stop() {
 	if p == nil || p.done {

@@ -6,35 +6,27 @@ import (
 	"testing"
 )
 
-// gcSettings reads the collector's percent and memory limit without
-// changing them.
-func gcSettings() (percent int, limit int64) {
-	percent = debug.SetGCPercent(-1)
-	debug.SetGCPercent(percent)
-	return percent, debug.SetMemoryLimit(-1)
-}
-
 // TestGCPacing: a full sync runs with the collector paced by a memory
 // limit (GOGC off), overlapping syncs share it, the last one to end
 // restores Go's defaults, and a process with its own settings keeps them.
 // Not parallel: GC settings belong to the whole test binary.
 func TestGCPacing(t *testing.T) {
-	if p, l := gcSettings(); p != 100 || l != math.MaxInt64 {
+	if p, l := Settings(); p != 100 || l != math.MaxInt64 {
 		t.Skipf("test binary runs with GOGC=%d, memory limit %d: the pacing leaves those alone", p, l)
 	}
 	const budget = 64 << 20
 	a := Start(budget, 2)
-	if p, l := gcSettings(); p != -1 || l < budget {
+	if p, l := Settings(); p != -1 || l < budget {
 		t.Fatalf("while pacing: GOGC %d, limit %d; want off and at least %d", p, l, budget)
 	}
 	b := Start(budget, 2)
 	a.Stop()
 	a.Stop() // a second stop is no second release
-	if p, _ := gcSettings(); p != -1 {
+	if p, _ := Settings(); p != -1 {
 		t.Fatalf("one of two syncs ended: GOGC %d, want still off", p)
 	}
 	b.Stop()
-	if p, l := gcSettings(); p != 100 || l != math.MaxInt64 {
+	if p, l := Settings(); p != 100 || l != math.MaxInt64 {
 		t.Fatalf("after the last sync: GOGC %d, limit %d; want 100 and none", p, l)
 	}
 
@@ -49,7 +41,7 @@ func TestGCPacing(t *testing.T) {
 		tiny.Tighten(c.growth) // never looser than Start's
 		debug.FreeOSMemory()   // a collection, so the live heap counts it
 		tiny.KeepUp()
-		if _, l := gcSettings(); l < c.min || l > c.max {
+		if _, l := Settings(); l < c.min || l > c.max {
 			t.Errorf("growth %d: limit %d MiB with %d MiB live, want %d–%d", c.growth, l>>20, len(live)>>20, c.min>>20, c.max>>20)
 		}
 		tiny.Stop()
@@ -59,11 +51,11 @@ func TestGCPacing(t *testing.T) {
 	// A process that chose its own collector settings keeps them.
 	debug.SetGCPercent(50)
 	own := Start(budget, 2)
-	if p, l := gcSettings(); p != 50 || l != math.MaxInt64 {
+	if p, l := Settings(); p != 50 || l != math.MaxInt64 {
 		t.Errorf("with GOGC 50 set by the process: pacing made it %d, limit %d", p, l)
 	}
 	own.Stop()
-	if p, _ := gcSettings(); p != 50 {
+	if p, _ := Settings(); p != 50 {
 		t.Errorf("after pacing a tuned process: GOGC %d, want its 50", p)
 	}
 	debug.SetGCPercent(100)

@@ -3,24 +3,17 @@ package sessions
 import (
 	"context"
 	"math"
-	"runtime/debug"
 	"testing"
-)
 
-// gcSettings reads the collector's percent and memory limit without
-// changing them.
-func gcSettings() (percent int, limit int64) {
-	percent = debug.SetGCPercent(-1)
-	debug.SetGCPercent(percent)
-	return percent, debug.SetMemoryLimit(-1)
-}
+	"mnemo/engine/gcpace"
+)
 
 // TestSessionsSyncPacesGC: a first sync runs its batches with the
 // collector paced by a memory limit (GOGC off), restores Go's defaults
 // after, and a sync with nothing new to read leaves them alone. Not
 // parallel: GC settings belong to the whole test binary.
 func TestSessionsSyncPacesGC(t *testing.T) {
-	if p, l := gcSettings(); p != 100 || l != math.MaxInt64 {
+	if p, l := gcpace.Settings(); p != 100 || l != math.MaxInt64 {
 		t.Skipf("test binary runs with GOGC=%d, memory limit %d: the pacing leaves those alone", p, l)
 	}
 	c := newMixedCorpus(t, 7, 7)
@@ -29,7 +22,7 @@ func TestSessionsSyncPacesGC(t *testing.T) {
 	var during [][2]int64
 	progress := func(done, total int) {
 		if done > 0 {
-			p, l := gcSettings()
+			p, l := gcpace.Settings()
 			during = append(during, [2]int64{int64(p), l})
 		}
 	}
@@ -54,7 +47,7 @@ func TestSessionsSyncPacesGC(t *testing.T) {
 			if tt.paced && len(during) < 2 {
 				t.Fatalf("progress after %d batches, want several", len(during))
 			}
-			if p, l := gcSettings(); p != 100 || l != math.MaxInt64 {
+			if p, l := gcpace.Settings(); p != 100 || l != math.MaxInt64 {
 				t.Errorf("after the sync: GOGC %d, limit %d; want 100 and none", p, l)
 			}
 		})
