@@ -92,18 +92,8 @@ func TestSessionsRerankPhrase(t *testing.T) {
 // eachText reads what text reads, for refs in any order, across blocks,
 // from texts still kept one by one, and skips a message with no text.
 func TestEachText(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st := &sessionStore{db: db}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{sbTexts, sbTextBlocks} {
-			if _, err := tx.CreateBucket(b); err != nil {
-				return err
-			}
-		}
+	db, st := newTextStore(t)
+	err := db.Update(func(tx *bolt.Tx) error {
 		for _, e := range entries(0, 10, "o") {
 			if err := tx.Bucket(sbTexts).Put(seqKey(3, e.seq), []byte(e.text)); err != nil {
 				return err

@@ -69,18 +69,8 @@ func TestPutTexts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			st := &sessionStore{db: db}
-			err = db.Update(func(tx *bolt.Tx) error {
-				for _, b := range [][]byte{sbTexts, sbTextBlocks} {
-					if _, err := tx.CreateBucket(b); err != nil {
-						return err
-					}
-				}
+			db, st := newTextStore(t)
+			err := db.Update(func(tx *bolt.Tx) error {
 				for _, e := range tc.old {
 					if err := tx.Bucket(sbTexts).Put(seqKey(2, e.seq), []byte(e.text)); err != nil {
 						return err
@@ -237,4 +227,27 @@ func TestBlockCache(t *testing.T) {
 	if got := st.text(1, 5); got != "b5" {
 		t.Errorf("text(1, 5) once evicted = %q, want b5", got)
 	}
+}
+
+// newTextStore is a state store with the two buckets texts are kept in,
+// closed when the test ends.
+func newTextStore(t *testing.T) (*bolt.DB, *sessionStore) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{sbTexts, sbTextBlocks} {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, &sessionStore{db: db}
 }
