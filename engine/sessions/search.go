@@ -296,23 +296,17 @@ func (s *Corpus) indexingNow() bool {
 	return s.unfinished != "" || (s.indexing.Load() && (s.lastSync.IsZero() || s.needFull != ""))
 }
 
-// maxScopedScan is how many in-scope messages semanticCandidates compares
+// maxScopedScan is how many in-scope messages startSemantic compares
 // one by one before it asks the vector store to search instead.
 const maxScopedScan = 50_000
 
-// semanticCandidates is stage two: the messages nearest qv. When the query
-// names sessions (a project, an agent, a session id) and they hold few
-// enough messages, each in-scope message is compared directly, a few dot
-// products each, and the answer is complete; otherwise the vector store
-// searches all messages with the exact-match part of the scope as labels.
+// semanticCandidates is stage two over a scope too large to compare
+// message by message (startSemantic decides): the vector store scans
+// every message for the n nearest qv, with the exact-match part of the
+// scope as labels.
 func (s *Corpus) semanticCandidates(ctx context.Context, qv []float32, sc sessionScope, n int) (vectors.NumFound, error) {
 	if err := s.vectorsLoaded(); err != nil {
 		return vectors.NumFound{}, err
-	}
-	if sc.q.Project != "" || sc.q.SessionID != "" || sc.q.Agent != "" {
-		if in, ok := s.scopedMessages(sc); ok {
-			return s.compareEach(ctx, qv, in)
-		}
 	}
 	s.vecScans.Add(1)
 	return s.vec.Query(ctx, qv, n, sc.labels())
@@ -514,11 +508,16 @@ func (p sessionPlan) wantsMore(groups []*sessionGroup, found vectors.NumFound) b
 		}
 	}
 	bound := p.fuser.Ceiling(p.mode, float64(found.Bound), seen)
+	return bound >= kthBest(groups, p.limit)
+}
+
+// kthBest is the k-th highest best score among groups (k ≤ len(groups)).
+func kthBest(groups []*sessionGroup, k int) float64 {
 	bests := make([]float64, len(groups))
 	for i, g := range groups {
 		bests[i] = g.best
 	}
-	return bound >= rank.KthLargest(bests, p.limit)
+	return rank.KthLargest(bests, k)
 }
 
 // firstGroups is the first n sessions of gs in page order, found without

@@ -447,14 +447,10 @@ func (s *sessionStore) forEachVector(dim int, fn func(sid, seq uint32, c vectors
 // milliseconds, where loading all of 1M takes half a second and ~100 MB.
 func (s *sessionStore) similarities(ctx context.Context, q []float32, refs []textRef) ([]float32, error) {
 	sims := make([]float32, len(refs))
-	order := make([]int, len(refs))
-	for i := range order {
-		order[i] = i
+	for i := range sims {
 		sims[i] = -2
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Or(cmp.Compare(refs[a].sid, refs[b].sid), cmp.Compare(refs[a].seq, refs[b].seq))
-	})
+	order := keyOrder(refs)
 	buf := make([]int8, len(q))
 	var k [8]byte
 	err := s.db.View(func(tx *bolt.Tx) error {

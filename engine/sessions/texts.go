@@ -386,6 +386,19 @@ func (s *sessionStore) convertTexts() (int, error) {
 // textRef names one message's text for eachText.
 type textRef struct{ sid, seq uint32 }
 
+// keyOrder is the indexes of refs in the store's key order (session, then
+// sequence number), in which one read transaction visits their pages.
+func keyOrder(refs []textRef) []int {
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(refs[a].sid, refs[b].sid), cmp.Compare(refs[a].seq, refs[b].seq))
+	})
+	return order
+}
+
 // eachText calls use with the stored text of each of refs that has one,
 // in the order of refs' sessions and sequence numbers, from one read
 // transaction: a block shared by several refs is decoded once, into a
@@ -397,13 +410,7 @@ type textRef struct{ sid, seq uint32 }
 // refs and the others are still read; the first such error is returned
 // at the end.
 func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i int, text []byte)) error {
-	order := make([]int, len(refs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Or(cmp.Compare(refs[a].sid, refs[b].sid), cmp.Compare(refs[a].seq, refs[b].seq))
-	})
+	order := keyOrder(refs)
 	var broken error
 	err := s.db.View(func(tx *bolt.Tx) error {
 		r := blockReader{tx: tx}

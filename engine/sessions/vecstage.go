@@ -13,19 +13,19 @@ import (
 // messages: ~60 ms of CPU, most of a query's) and then use almost none of
 // what it found: with the weighted sum, a message found by meaning alone
 // fuses to at most VectorWeight/(TextWeight+VectorWeight), 0.2 with the
-// sessions weights (DefaultRanking: 1 and 0.25), and a
-// query that matches many messages by their words has ten sessions far
-// above that. So Hybrid over a scope too large to compare message by
-// message runs the text stage first and the vector scan only when the
-// text candidates cannot decide the page alone (textDecides). When they
-// can, a page's hits are its sessions' text candidates: what a scan adds
-// inside them is a message that shares none of the query's words and
-// fuses below every hit with a word of it (on the 1M history, ~0.13
-// beside hits at 0.3–0.9), and the scan's nearest few hundred of 1M
-// rarely fall in a page's sessions anyway (1.9 hits a session with the
-// scan, the text candidates alone ~1.8: docs/benchmarks.md). Semantic mode, a small scope (scopedMessages), sort
-// by recency and RRF fusion (whose ranks a late candidate shifts) keep
-// the scan beside the text stage.
+// sessions weights (DefaultRanking: 1 and 0.25), and a query that matches
+// many messages by their words has ten sessions far above that. So
+// Hybrid over a scope too large to compare message by message runs the
+// text stage first and the vector scan only when the text candidates
+// cannot decide the page alone (textDecides). When they can, a page's
+// hits are its sessions' text candidates: what a scan adds inside them is
+// a message that shares none of the query's words and fuses below every
+// hit with a word of it (on the 1M history ~0.13, beside hits at
+// 0.3–0.9), to a quarter of the page's sessions (1.9 hits a session with
+// the scan, 1.6 without: docs/benchmarks.md). Semantic mode, a small
+// scope (scopedMessages: every message in it compared, a complete
+// answer), sort by recency and RRF fusion (whose ranks a late candidate
+// shifts) keep the vector stage beside the text stage.
 
 // semanticResult is what the vector stage found.
 type semanticResult struct {
@@ -80,7 +80,10 @@ func (s *Corpus) deferVectors(q Query) bool {
 // it waits for the text candidates (startSemantic); cut is the highest
 // text score a match left out of text can have (textCut).
 func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionScope, text []msgCandidate, cut float64, qv []float32, semDone chan semanticResult) ([]*sessionGroup, error) {
-	if semDone == nil {
+	var sem semanticResult
+	if semDone != nil {
+		sem = <-semDone
+	} else {
 		cands, err := s.fuse(ctx, p, sc, text, qv, vectors.NumFound{Bound: -1, Complete: true})
 		if err != nil {
 			return nil, err
@@ -88,11 +91,8 @@ func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionS
 		if groups := s.group(p, cands); p.textDecides(groups, cut) {
 			return groups, nil
 		}
-		semDone = make(chan semanticResult, 1)
-		found, err := s.semanticCandidates(ctx, qv, sc, p.chunks)
-		semDone <- semanticResult{found: found, err: err}
+		sem.found, sem.err = s.semanticCandidates(ctx, qv, sc, p.chunks)
 	}
-	sem := <-semDone
 	if sem.err != nil {
 		return nil, sem.err
 	}
@@ -136,11 +136,7 @@ func (p sessionPlan) textDecides(groups []*sessionGroup, cut float64) bool {
 	if len(groups) < p.limit {
 		return false
 	}
-	bests := make([]float64, len(groups))
-	for i, g := range groups {
-		bests[i] = g.best
-	}
-	return p.fuser.Fuse(cut, 1, 0, 0) < rank.KthLargest(bests, p.limit)
+	return p.fuser.Fuse(cut, 1, 0, 0) < kthBest(groups, p.limit)
 }
 
 // compareEach is the vector stage over a small scope: each message in it
