@@ -214,6 +214,11 @@ func (f *Flat) Len() int {
 func (f *Flat) Nearest(q []float32, n uint32) (float32, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	return f.similarity(q, n)
+}
+
+// similarity is Nearest under the caller's read lock.
+func (f *Flat) similarity(q []float32, n uint32) (float32, bool) {
 	if int(n) >= len(f.slotOf) || f.slotOf[n] < 0 || len(q) != f.dim {
 		return -2, false
 	}
@@ -228,11 +233,7 @@ func (f *Flat) NearestEach(q []float32, nums []uint32, out []float32) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	for i, n := range nums {
-		out[i] = -2
-		if int(n) < len(f.slotOf) && f.slotOf[n] >= 0 && len(q) == f.dim {
-			j := int(f.slotOf[n])
-			out[i] = dotCode(q, f.dims[j*f.dim:], f.scales[j])
-		}
+		out[i], _ = f.similarity(q, n)
 	}
 }
 
