@@ -342,7 +342,7 @@ func (s *Corpus) compactStore() error {
 	if err != nil {
 		return fmt.Errorf("reopen the compacted state store: %w", err)
 	}
-	s.st = &sessionStore{db: db}
+	s.st = newSessionStore(db)
 	return nil
 }
 

@@ -258,19 +258,12 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 		}
 		page.Sessions = append(page.Sessions, r)
 	}
-	// The hits' records and text blocks were read once, for this page: a
-	// serve that kept every page it ever read mapped grew by ~150 MB of
-	// them over 100 queries at 1M messages. A release advises the whole
-	// mapping (1.2 ms of a 30 ms query at 1M), so it comes every
-	// releaseEvery searches, ~25 MB of pages apart.
-	if s.searches.Add(1)%releaseEvery == 0 {
-		s.releasePages()
-	}
+	// The hits' records and text blocks were read once, for this page:
+	// a serve that kept every page it ever read mapped grew by ~150 MB of
+	// them over 100 queries at 1M messages (searchPages).
+	s.st.pages.Tend()
 	return nil
 }
-
-// releaseEvery is how many searches read pages between two releases.
-const releaseEvery = 16
 
 // searchableLocked checks that the index can answer q and analyses its
 // text. done says the answer is page as it stands (a first sync that

@@ -158,7 +158,6 @@ type Corpus struct {
 	vecLoads atomic.Int32 // how many times vec was loaded: once (tests check)
 	vecScans atomic.Int64 // how many queries scanned every vector in scope (tests check)
 	vecReady atomic.Bool  // vec holds every stored vector (vectorsLoaded succeeded)
-	searches atomic.Int64 // searches answered, for releasing their pages every releaseEvery
 
 	syncMu    sync.Mutex
 	batchMsgs int // messages per batch: batchMessages (tests set fewer)
@@ -276,7 +275,7 @@ func Open(ctx context.Context, cfg Config) (*Corpus, error) {
 // open is Open's stages once the state store db is open (rebuild:
 // why the index must be rebuilt, when a fresh store replaced a damaged one).
 func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
-	s.st, s.needFull = &sessionStore{db: db}, rebuild
+	s.st, s.needFull = newSessionStore(db), rebuild
 	meta := s.st.metaAll()
 	if err := s.checkMeta(meta); err != nil {
 		return err
@@ -308,7 +307,7 @@ func (s *Corpus) open(ctx context.Context, db *bolt.DB, rebuild string) error {
 // again: they would stay in the process's RSS (store.ReleasePages). A
 // failure costs only memory, so it is not an error of the open.
 func (s *Corpus) releasePages() {
-	_ = store.ReleasePages(s.st.db)
+	s.st.pages.Release()
 }
 
 // checkMeta compares what the stored meta says the index was built with
@@ -486,7 +485,7 @@ type preloaded struct {
 // takes it (load) only once verify found nothing wrong.
 func (s *Corpus) preload(tx *bolt.Tx, tend func()) error {
 	s.pre = nil
-	p := &Corpus{st: &sessionStore{db: tx.DB()}}
+	p := &Corpus{st: newSessionStore(tx.DB())}
 	if err := p.resetMemory(); err != nil {
 		return err
 	}
