@@ -402,11 +402,8 @@ func (s *Corpus) join(ctx context.Context, p sessionPlan, sc sessionScope, text 
 	}
 	taken := make(map[msgNum]bool, len(cands))
 	for i := range cands {
-		c := &cands[i]
-		taken[c.Rec.num] = true
-		if sim := sims[i]; sim > 0 {
-			c.Sem, c.Chunk, c.SemRank = math.Min(float64(sim), 1), 0, 1
-		}
+		taken[cands[i].Rec.num] = true
+		setSim(&cands[i], sims[i])
 	}
 	for _, h := range found.Hits {
 		if float64(h.Similarity) < p.floor || taken[h.Num] || !s.inScope(sc, h.Num) {
@@ -415,6 +412,14 @@ func (s *Corpus) join(ctx context.Context, p sessionPlan, sc sessionScope, text 
 		cands = append(cands, msgCandidate{Rec: s.cols.item(h.Num), Sem: math.Min(float64(h.Similarity), 1), SemRank: 1})
 	}
 	return cands, nil
+}
+
+// setSim gives text candidate c its similarity sim (-2 for none): a
+// positive one is its semantic evidence, clipped at 1.
+func setSim(c *msgCandidate, sim float32) {
+	if sim > 0 {
+		c.Sem, c.Chunk, c.SemRank = math.Min(float64(sim), 1), 0, 1
+	}
 }
 
 // textSims is qv's similarity to each text candidate (-2: it has no

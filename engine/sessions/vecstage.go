@@ -1,8 +1,10 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
@@ -84,11 +86,11 @@ func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionS
 	if semDone != nil {
 		sem = <-semDone
 	} else {
-		cands, err := s.fuse(ctx, p, sc, text, qv, vectors.NumFound{Bound: -1, Complete: true})
+		groups, err := s.textGroups(ctx, p, text, qv)
 		if err != nil {
 			return nil, err
 		}
-		if groups := s.group(p, cands); p.textDecides(groups, cut) {
+		if p.textDecides(groups, cut) {
 			return groups, nil
 		}
 		sem.found, sem.err = s.semanticCandidates(ctx, qv, sc, p.chunks)
@@ -155,4 +157,90 @@ func (s *Corpus) compareEach(ctx context.Context, qv []float32, in []msgNum) (ve
 		}
 	}
 	return f, nil
+}
+
+// textGroups is the text candidates fused and grouped without a vector
+// scan (the deferred path of candidateGroups), each with its similarity
+// looked up only where it can matter: the candidates in order of text
+// score, a batch at a time, until the next one could not reach the
+// limit-th session's best even with a similarity of 1; then the rest of
+// the sessions at or above that best. A session off the page may keep a
+// candidate without its similarity, so a best below its own, but below
+// the page's last as well: the page, its hits and scores, totalSessions
+// and textDecides are what every similarity gives. On the 1M history a
+// query looked up 372 similarities on average, not 2,000 (docs/benchmarks.md).
+func (s *Corpus) textGroups(ctx context.Context, p sessionPlan, text []msgCandidate, qv []float32) ([]*sessionGroup, error) {
+	cands := slices.Clone(text)
+	order := indexes(len(cands))
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(cands[b].Text, cands[a].Text) })
+	best := map[uint32]float64{} // by session: the best fused score of its candidates looked up
+	next := 0
+	for batch := 64; next < len(order); batch *= 2 {
+		end := min(next+batch, len(order))
+		if err := s.lookUpSims(ctx, qv, cands, order[next:end]); err != nil {
+			return nil, err
+		}
+		for _, i := range order[next:end] {
+			c := &cands[i]
+			if s.sessions[c.Rec.sid] == nil {
+				continue // as group passes it over
+			}
+			best[c.Rec.sid] = math.Max(best[c.Rec.sid], p.fuser.Fuse(c.Text, c.Sem, 0, 0))
+		}
+		next = end
+		if kth, ok := kthOf(best, p.limit); ok && next < len(order) && p.fuser.Fuse(cands[order[next]].Text, 1, 0, 0) < kth {
+			if err := s.lookUpSims(ctx, qv, cands, onPage(cands, order[next:], best, kth)); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	rank.FuseAll(p.fuser, cands, p.mode)
+	for i := range cands {
+		cands[i].Score = cands[i].Fused // sessions are not decayed
+	}
+	return s.group(p, cands), nil
+}
+
+// lookUpSims sets the similarity of cands[i] for each i of which.
+func (s *Corpus) lookUpSims(ctx context.Context, qv []float32, cands []msgCandidate, which []int) error {
+	if len(which) == 0 {
+		return nil
+	}
+	part := make([]msgCandidate, len(which))
+	for j, i := range which {
+		part[j] = cands[i]
+	}
+	sims, err := s.textSims(ctx, qv, part)
+	if err != nil {
+		return err
+	}
+	for j, i := range which {
+		setSim(&cands[i], sims[j])
+	}
+	return nil
+}
+
+// kthOf is the k-th highest of best's values; false when it has fewer.
+func kthOf(best map[uint32]float64, k int) (float64, bool) {
+	if len(best) < k {
+		return 0, false
+	}
+	vs := make([]float64, 0, len(best))
+	for _, v := range best {
+		vs = append(vs, v)
+	}
+	return rank.KthLargest(vs, k), true
+}
+
+// onPage is those of rest whose session's best reaches kth: the page's
+// sessions, whose every hit needs its score.
+func onPage(cands []msgCandidate, rest []int, best map[uint32]float64, kth float64) []int {
+	var out []int
+	for _, i := range rest {
+		if best[cands[i].Rec.sid] >= kth {
+			out = append(out, i)
+		}
+	}
+	return out
 }

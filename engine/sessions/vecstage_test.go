@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -187,4 +188,124 @@ func TestTextSimsFromStore(t *testing.T) {
 	if slices.Max(stored) <= 0 {
 		t.Errorf("no candidate is similar to the query: %v", stored)
 	}
+}
+
+// TestTextGroupsAsEverySimilarity: textGroups, which looks up only the
+// similarities that can matter, gives the page every similarity gives:
+// the same sessions with the same bests and every hit of theirs scored
+// the same, the same number of sessions, and the same textDecides. And
+// it does skip some: sessions off the page keep candidates unlooked-up.
+func TestTextGroupsAsEverySimilarity(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 4))
+	// Three topics, so that a message holding a query word among words of
+	// another topic is less similar to the query than one among its own.
+	topics := [][]string{
+		strings.Fields("apple orchard harvest pear cider blossom ladder basket"),
+		strings.Fields("server database query index cache network latency disk"),
+		strings.Fields("football goal match team score referee stadium season"),
+	}
+	pick := func(ws []string) string { return ws[r.IntN(len(ws))] }
+	root := filepath.Join(t.TempDir(), "t")
+	for i := range 60 {
+		var ms []lineMsg
+		for k := range 50 {
+			topic := topics[r.IntN(len(topics))]
+			ws := make([]string, 1+r.IntN(r.IntN(40)+1)) // lengths spread BM25's scores
+			for j := range ws {
+				ws[j] = pick(topic)
+			}
+			if r.IntN(3) == 0 {
+				ws = append(ws, pick(topics[r.IntN(len(topics))]))
+			}
+			// quince: common in four sessions, rare in the others, so that the
+			// last sessions of a page are weak ones that its similarity orders
+			if r.IntN(100) < []int{40, 5}[min(i/4, 1)] {
+				ws = append(ws, "quince")
+				for len(ws) < 30 && i >= 4 { // long: a lower BM25 than the four's
+					ws = append(ws, pick(topic))
+				}
+			}
+			ms = append(ms, msgAt(fmt.Sprintf("m%d-%d", i, k), "user", strings.Join(ws, " "), r.IntN(5000)))
+		}
+		writeLines(t, filepath.Join(root, fmt.Sprintf("p/s%d.jsonl", i)), ms, false)
+	}
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	ctx := context.Background()
+	skipped := 0
+	for range 200 {
+		words := pick(topics[r.IntN(3)])
+		if r.IntN(2) == 0 {
+			words = "quince"
+		} else if r.IntN(4) == 0 { // the re-rank lifts the best 50 of a longer query far above the rest
+			words += " " + pick(topics[r.IntN(3)])
+		}
+		q := Query{Text: words, Mode: rank.Hybrid, Limit: 1 + r.IntN(14), MaxHits: 1 + r.IntN(5)}
+		p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor, limit: q.Limit, hits: q.MaxHits}
+		terms, err := s.ft.QueryTerms(q.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qv, err := vectors.EmbedQuery(ctx, s.emb, q.Text, q.Mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _, err := s.textCandidates(ctx, terms, newSessionScope(q), 2000)
+		if err == nil {
+			err = s.rerank(ctx, text, q.Text)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := s.textGroups(ctx, p, text, qv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cands, err := s.fuse(ctx, p, sessionScope{}, text, qv, vectors.NumFound{Bound: -1, Complete: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		every := s.group(p, cands)
+		if len(lazy) != len(every) || p.textDecides(lazy, 0) != p.textDecides(every, 0) {
+			t.Fatalf("%q: %d sessions (decides %v), every similarity %d (%v)", q.Text, len(lazy), p.textDecides(lazy, 0), len(every), p.textDecides(every, 0))
+		}
+		if got, want := pageOf(lazy, q), pageOf(every, q); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q limit %d: page\ngot  %v\nwant %v", q.Text, q.Limit, got, want)
+		}
+		sem := map[msgNum]float64{}
+		for _, c := range cands {
+			sem[c.Rec.num] = c.Sem
+		}
+		for _, g := range lazy {
+			for _, c := range g.hits {
+				if c.Sem != sem[c.Rec.num] {
+					skipped++ // its similarity was not looked up
+				}
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Error("every similarity was looked up: the test does not reach textGroups' early stop")
+	}
+}
+
+// pageOf is the first q.Limit sessions of groups in page order, each
+// with its best and its hits' messages and scores, best first.
+func pageOf(groups []*sessionGroup, q Query) []string {
+	var out []string
+	for _, g := range firstGroups(groups, q.Sort, q.Limit) {
+		line := fmt.Sprintf("%d %.9f:", g.ss.SID, g.best)
+		hits := slices.Clone(g.hits)
+		slices.SortFunc(hits, func(a, b *msgCandidate) int {
+			if a.Score != b.Score {
+				return cmp.Compare(b.Score, a.Score)
+			}
+			return cmp.Compare(a.Rec.num, b.Rec.num)
+		})
+		for _, c := range hits {
+			line += fmt.Sprintf(" %d=%.9f", c.Rec.num, c.Score)
+		}
+		out = append(out, line)
+	}
+	return out
 }
