@@ -107,13 +107,14 @@ func (q queryWords) boost(cover float64, run int) float64 {
 
 // rerank multiplies the text score of the best rerankDepth candidates
 // by the evidence their stored text holds of the query's words (boost),
-// then divides every score by the new best, so that the best is 1 again.
-// A query of one word has no more to say than its BM25. Candidates past
-// the depth keep their score: below every one re-read, before and after.
-func (s *Corpus) rerank(ctx context.Context, cands []msgCandidate, text string) error {
+// then divides every score by the new best, so that the best is 1 again,
+// and returns what it divided by (1 when it did not). A query of one
+// word has no more to say than its BM25. Candidates past the depth keep
+// their score: below every one re-read, before and after.
+func (s *Corpus) rerank(ctx context.Context, cands []msgCandidate, text string) (float64, error) {
 	q := newQueryWords(text)
 	if len(q.seq) < 2 || len(cands) == 0 {
-		return nil
+		return 1, nil
 	}
 	top := firstN(indexes(len(cands)), rerankDepth, func(a, b int) bool { return textBefore(&cands[a], &cands[b]) })
 	refs := make([]textRef, len(top))
@@ -128,18 +129,19 @@ func (s *Corpus) rerank(ctx context.Context, cands []msgCandidate, text string) 
 		c := &cands[top[i]]
 		c.Text *= q.boost(q.evidence(t, &buf))
 	}); err != nil && ctx.Err() != nil {
-		return err
+		return 1, err
 	}
 	var best float64
 	for i := range cands {
 		best = math.Max(best, cands[i].Text)
 	}
-	if best > 0 {
-		for i := range cands {
-			cands[i].Text /= best
-		}
+	if best <= 0 {
+		return 1, nil
 	}
-	return nil
+	for i := range cands {
+		cands[i].Text /= best
+	}
+	return best, nil
 }
 
 // indexes is 0 … n-1.

@@ -228,10 +228,11 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 	var textSessions *sidSet
 	semDone := s.startSemantic(ctx, q, sc, qv, embedErr, p.chunks)
 	var err error
+	div := 1.0
 	if q.Mode != rank.Semantic {
 		text, textSessions, err = textStage(s, ctx, terms, sc, max(maxTextCandidates, 20*p.limit*p.hits))
 		if err == nil {
-			err = s.rerank(ctx, text, q.Text)
+			div, err = s.rerank(ctx, text, q.Text)
 		}
 	}
 	if err != nil {
@@ -240,7 +241,11 @@ func (s *Corpus) searchLocked(ctx context.Context, q Query, terms fulltext.Terms
 		}
 		return err
 	}
-	groups, err := s.candidateGroups(ctx, p, sc, text, textCut(text, textSessions != nil), qv, semDone)
+	var wider widerText
+	if textSessions != nil {
+		wider = func(k int) ([]msgCandidate, float64, error) { return s.widerText(ctx, terms, sc, k, text, div) }
+	}
+	groups, err := s.candidateGroups(ctx, p, sc, text, textCut(text, textSessions != nil), qv, semDone, wider)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
 )
@@ -81,7 +82,7 @@ func (s *Corpus) deferVectors(q Query) bool {
 // semDone is the vector stage started beside the text stage, or nil when
 // it waits for the text candidates (startSemantic); cut is the highest
 // text score a match left out of text can have (textCut).
-func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionScope, text []msgCandidate, cut float64, qv []float32, semDone chan semanticResult) ([]*sessionGroup, error) {
+func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionScope, text []msgCandidate, cut float64, qv []float32, semDone chan semanticResult, wider widerText) ([]*sessionGroup, error) {
 	var sem semanticResult
 	if semDone != nil {
 		sem = <-semDone
@@ -92,6 +93,9 @@ func (s *Corpus) candidateGroups(ctx context.Context, p sessionPlan, sc sessionS
 		}
 		if p.textDecides(groups, cut) {
 			return groups, nil
+		}
+		if groups, ok, err := s.widerGroups(ctx, p, groups, qv, wider); err != nil || ok {
+			return groups, err
 		}
 		sem.found, sem.err = s.semanticCandidates(ctx, qv, sc, p.chunks)
 	}
@@ -243,4 +247,69 @@ func onPage(cands []msgCandidate, rest []int, best map[uint32]float64, kth float
 		}
 	}
 	return out
+}
+
+// widerText is the text stage run again keeping up to k matches, scored
+// as the first run's re-ranked ones (Corpus.widerText), and its cut.
+type widerText func(k int) ([]msgCandidate, float64, error)
+
+// widerTextCandidates is how many matches the text stage keeps when its
+// first 2,000 cannot decide the page but every message that could is a
+// match (widerGroups).
+const widerTextCandidates = 16 * maxTextCandidates
+
+// widerGroups decides the page from more text candidates when the first
+// run's cut is what kept them from deciding it. A message without a word
+// of the query fuses to at most Fuse(0, 1); when the limit-th session's
+// best is above that, only a match can change the page, and only one
+// whose text score could reach that best with a similarity of 1. The
+// text stage keeps widerTextCandidates matches instead; if those reach
+// below every such score, they decide the page (its sessions and their
+// hits: every match that could matter is among them), and the vector
+// scan is not needed. On the 1M history it answered 17 of the 37
+// queries that scanned (docs/benchmarks.md). ok is false when the scan
+// is still needed.
+func (s *Corpus) widerGroups(ctx context.Context, p sessionPlan, groups []*sessionGroup, qv []float32, wider widerText) ([]*sessionGroup, bool, error) {
+	if wider == nil || len(groups) < p.limit {
+		return nil, false, nil
+	}
+	kth := kthBest(groups, p.limit)
+	if p.fuser.Fuse(0, 1, 0, 0) >= kth {
+		return nil, false, nil // a message found by meaning alone could reach the page
+	}
+	wide, cut, err := wider(widerTextCandidates)
+	if err != nil || (cut > 0 && p.fuser.Fuse(cut, 1, 0, 0) >= kth) {
+		return nil, false, err
+	}
+	keep := wide[:0]
+	for _, c := range wide {
+		if p.fuser.Fuse(c.Text, 1, 0, 0) >= kth { // every first-run candidate: its text reaches the first cut
+			keep = append(keep, c)
+		}
+	}
+	groups, err = s.textGroups(ctx, p, keep, qv)
+	return groups, err == nil, err
+}
+
+// widerText is the text stage again keeping k matches, each scored as
+// the re-rank left the first run's (first, divided by div): a match the
+// first run kept keeps its score, another is divided by div alone (the
+// re-rank read only the first run's best, which are the same).
+func (s *Corpus) widerText(ctx context.Context, terms fulltext.Terms, sc sessionScope, k int, first []msgCandidate, div float64) ([]msgCandidate, float64, error) {
+	wide, all, err := textStage(s, ctx, terms, sc, k)
+	if err != nil {
+		return nil, 0, err
+	}
+	scored := make(map[msgNum]float64, len(first))
+	for _, c := range first {
+		scored[c.Rec.num] = c.Text
+	}
+	for i := range wide {
+		if t, ok := scored[wide[i].Rec.num]; ok {
+			wide[i].Text = t
+		} else {
+			wide[i].Text /= div
+		}
+	}
+	return wide, textCut(wide, all != nil), nil
 }

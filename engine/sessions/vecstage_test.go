@@ -143,6 +143,35 @@ func TestVectorsWaitForMeaning(t *testing.T) {
 	if meaning == 0 {
 		t.Errorf("no session found by meaning alone on the page: %v", sessionScores(got))
 	}
+	// Nor do more text candidates decide it (widerGroups): those sessions
+	// hold no word of the query.
+	ctx := context.Background()
+	sc := newSessionScope(q)
+	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor, limit: q.Limit, hits: q.MaxHits}
+	terms, err := s.ft.QueryTerms(q.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qv, err := vectors.EmbedQuery(ctx, s.emb, q.Text, q.Mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, dropped, err := s.textCandidates(ctx, terms, sc, 11) // of the 12 that hold "apple"
+	if err != nil || dropped == nil {
+		t.Fatalf("first run of 11: dropped %v, %v", dropped, err)
+	}
+	div, err := s.rerank(ctx, first, q.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := s.textGroups(ctx, p, first, qv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wider := func(int) ([]msgCandidate, float64, error) { return s.widerText(ctx, terms, sc, 1000, first, div) }
+	if _, ok, err := s.widerGroups(ctx, p, groups, qv, wider); ok || err != nil {
+		t.Errorf("the text candidates widened decided a page that sessions found by meaning alone belong on (%v)", err)
+	}
 }
 
 // TestTextSimsFromStore: before the vector store is loaded, the text
@@ -195,7 +224,12 @@ func TestTextSimsFromStore(t *testing.T) {
 // the same sessions with the same bests and every hit of theirs scored
 // the same, the same number of sessions, and the same textDecides. And
 // it does skip some: sessions off the page keep candidates unlooked-up.
-func TestTextGroupsAsEverySimilarity(t *testing.T) {
+// topicSessions is 60 sessions of 50 messages over three topics of
+// words, and "quince": common in four sessions, rare and in long
+// messages in the others, so that the last sessions of a page are weak
+// ones that the query's similarity orders. It returns the corpus, the
+// random source that made it, and the topics.
+func topicSessions(t *testing.T) (*Corpus, *rand.Rand, [][]string) {
 	r := rand.New(rand.NewPCG(25, 4))
 	// Three topics, so that a message holding a query word among words of
 	// another topic is less similar to the query than one among its own.
@@ -231,6 +265,12 @@ func TestTextGroupsAsEverySimilarity(t *testing.T) {
 	}
 	s := openTestSessions(t, t.TempDir(), lineSource{root})
 	mustSync(t, s)
+	return s, r, topics
+}
+
+func TestTextGroupsAsEverySimilarity(t *testing.T) {
+	s, r, topics := topicSessions(t)
+	pick := func(ws []string) string { return ws[r.IntN(len(ws))] }
 	ctx := context.Background()
 	skipped := 0
 	for range 200 {
@@ -252,7 +292,7 @@ func TestTextGroupsAsEverySimilarity(t *testing.T) {
 		}
 		text, _, err := s.textCandidates(ctx, terms, newSessionScope(q), 2000)
 		if err == nil {
-			err = s.rerank(ctx, text, q.Text)
+			_, err = s.rerank(ctx, text, q.Text)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -306,6 +346,147 @@ func pageOf(groups []*sessionGroup, q Query) []string {
 			line += fmt.Sprintf(" %d=%.9f", c.Rec.num, c.Score)
 		}
 		out = append(out, line)
+	}
+	return out
+}
+
+// TestWiderText: the text stage widened after a re-ranked first run
+// scores every match as a first run of that width, re-ranked, does.
+func TestWiderText(t *testing.T) {
+	s, _, _ := topicSessions(t)
+	ctx := context.Background()
+	for _, text := range []string{"quince", "quince orchard", "server cache latency", "goal"} {
+		q := Query{Text: text, Mode: rank.Hybrid}
+		sc := newSessionScope(q)
+		terms, err := s.ft.QueryTerms(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, dropped, err := s.textCandidates(ctx, terms, sc, 200)
+		if err != nil || dropped == nil {
+			t.Fatalf("%q: first run of 200: dropped %v, %v", text, dropped, err)
+		}
+		div, err := s.rerank(ctx, first, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wide, cut, err := s.widerText(ctx, terms, sc, 1000, first, div)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _, err := s.textCandidates(ctx, terms, sc, 1000)
+		if err == nil {
+			_, err = s.rerank(ctx, ref, text)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[msgNum]float64{}
+		for _, c := range ref {
+			want[c.Rec.num] = c.Text
+		}
+		if len(wide) != len(ref) || cut != textCut(ref, len(ref) == 1000) {
+			t.Fatalf("%q: %d wide candidates, cut %v; a run of 1,000: %d, cut %v", text, len(wide), cut, len(ref), textCut(ref, len(ref) == 1000))
+		}
+		for _, c := range wide {
+			if w, ok := want[c.Rec.num]; !ok || w != c.Text {
+				t.Fatalf("%q: message %d scored %v widened, %v (%v) in a run of 1,000", text, c.Rec.num, c.Text, w, ok)
+			}
+		}
+	}
+}
+
+// TestWiderGroupsAsEveryMatch: when the first run's cut keeps the text
+// candidates from deciding the page, the widened ones decide it as every
+// match and every message by meaning would (the same sessions and
+// bests), or
+// leave it to the vector scan when a message without the query's words
+// could reach it.
+func TestWiderGroupsAsEveryMatch(t *testing.T) {
+	s, r, topics := topicSessions(t)
+	pick := func(ws []string) string { return ws[r.IntN(len(ws))] }
+	ctx := context.Background()
+	var every []msgNum
+	for _, ss := range s.sessions {
+		ss.each(func(_ uint32, n msgNum) { every = append(every, n) })
+	}
+	decided, scanned := 0, 0
+	for range 150 {
+		words := "quince"
+		if r.IntN(3) == 0 {
+			words = pick(topics[r.IntN(3)])
+		}
+		q := Query{Text: words, Mode: rank.Hybrid, Limit: 1 + r.IntN(14), MaxHits: 3}
+		p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor, limit: q.Limit, hits: q.MaxHits}
+		sc := newSessionScope(q)
+		terms, err := s.ft.QueryTerms(q.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qv, err := vectors.EmbedQuery(ctx, s.emb, q.Text, q.Mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, dropped, err := s.textCandidates(ctx, terms, sc, 20+r.IntN(40))
+		if err != nil {
+			t.Fatal(err)
+		}
+		div, err := s.rerank(ctx, first, q.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups, err := s.textGroups(ctx, p, first, qv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dropped == nil || p.textDecides(groups, textCut(first, true)) {
+			continue
+		}
+		wider := func(int) ([]msgCandidate, float64, error) { return s.widerText(ctx, terms, sc, 3000, first, div) }
+		got, ok, err := s.widerGroups(ctx, p, groups, qv, wider)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			if len(groups) >= p.limit && kthBest(groups, p.limit) > p.fuser.Fuse(0, 1, 0, 0) {
+				// every match was kept, so nothing but a message without
+				// the query's words could stop it deciding
+				t.Fatalf("%q limit %d: every match widened and still undecided", q.Text, q.Limit)
+			}
+			scanned++
+			continue
+		}
+		decided++
+		all, _, err := s.textCandidates(ctx, terms, sc, 3000)
+		if err == nil {
+			_, err = s.rerank(ctx, all, q.Text)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := s.compareEach(ctx, qv, every) // every message by meaning, too
+		if err != nil {
+			t.Fatal(err)
+		}
+		cands, err := s.fuse(ctx, p, sc, all, qv, found)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := bestsOf(got, q), bestsOf(s.group(p, cands), q); !reflect.DeepEqual(g, w) {
+			t.Fatalf("%q limit %d: page\ngot  %v\nwant %v", q.Text, q.Limit, g, w)
+		}
+	}
+	if decided < 10 || scanned < 10 {
+		t.Errorf("%d pages decided by wider text candidates and %d left to the scan, want 10 or more of each", decided, scanned)
+	}
+}
+
+// bestsOf is the first q.Limit sessions of groups in page order, each
+// with its best.
+func bestsOf(groups []*sessionGroup, q Query) []string {
+	var out []string
+	for _, g := range firstGroups(groups, q.Sort, q.Limit) {
+		out = append(out, fmt.Sprintf("%d %.9f", g.ss.SID, g.best))
 	}
 	return out
 }
