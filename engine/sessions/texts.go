@@ -76,10 +76,9 @@ func encodeBlock(es []textEntry) []byte {
 }
 
 func decodeBlock(b []byte) ([]textEntry, error) {
-	_, dec := zstdCodec()
-	raw, err := dec.DecodeAll(b, nil)
+	raw, err := decompressBlock(b)
 	if err != nil {
-		return nil, fmt.Errorf("text block: %w", err)
+		return nil, err
 	}
 	var out []textEntry
 	for len(raw) > 0 {
@@ -96,6 +95,17 @@ func decodeBlock(b []byte) ([]textEntry, error) {
 		raw = raw[n+int(l):]
 	}
 	return out, nil
+}
+
+// decompressBlock is a stored block's entries as encodeBlock wrote them
+// (entryIn reads them).
+func decompressBlock(b []byte) ([]byte, error) {
+	_, dec := zstdCodec()
+	raw, err := dec.DecodeAll(b, nil)
+	if err != nil {
+		return nil, fmt.Errorf("text block: %w", err)
+	}
+	return raw, nil
 }
 
 // blockAt positions c on the block of sid that holds seq if any: the one
@@ -119,14 +129,17 @@ func blockAt(c *bolt.Cursor, sid, seq uint32) (k, v []byte) {
 func textTx(tx *bolt.Tx, cache *blockCache, sid, seq uint32) (string, bool, error) {
 	if bb := tx.Bucket(sbTextBlocks); bb != nil {
 		if k, v := blockAt(bb.Cursor(), sid, seq); k != nil {
-			es, err := cache.decode(binary.BigEndian.Uint64(k), v)
+			raw, err := cache.decode(binary.BigEndian.Uint64(k), v)
+			var t []byte
+			var ok bool
+			if err == nil {
+				t, ok, err = entryIn(raw, seq)
+			}
 			if err != nil {
 				return "", false, fmt.Errorf("text of %s: %w", docID(sid, seq), err)
 			}
-			for _, e := range es {
-				if e.seq == seq {
-					return e.text, true, nil
-				}
+			if ok {
+				return string(t), true, nil
 			}
 		}
 	}
@@ -138,15 +151,18 @@ func textTx(tx *bolt.Tx, cache *blockCache, sid, seq uint32) (string, bool, erro
 	return "", false, nil
 }
 
-// blockCacheSize is how many decoded blocks a store keeps for snippets:
-// a page's hits in one session mostly share a block (the LoCoMo bench:
-// up to 100 snippets a query, +1.8 ms of CPU a query when each decoded
-// its block), and 128 blocks are ~3 MB.
+// blockCacheSize is how many decoded blocks a store keeps for the
+// re-rank and snippets: a page's hits in one session mostly share a block
+// (the LoCoMo bench: up to 100 snippets a query, +1.8 ms of CPU a query
+// when each decoded its block), most of a page's hits are among the
+// re-rank's fifty candidates (at 1M messages 10 of the 14 blocks a page's
+// snippets read), and 128 blocks are ~3 MB.
 const blockCacheSize = 128
 
-// blockCache keeps the last blocks decoded, by key, each with the bytes
-// it was decoded from: an entry serves only a block stored with the same
-// bytes, so no write needs to invalidate it.
+// blockCache keeps the last blocks decoded (decompressBlock), by key,
+// each with the bytes it was decoded from: an entry serves only a block
+// stored with the same bytes, so no write needs to invalidate it. What
+// it hands out is shared: read, never written.
 type blockCache struct {
 	mu      sync.Mutex
 	entries map[uint64]cachedBlock
@@ -156,22 +172,22 @@ type blockCache struct {
 
 type cachedBlock struct {
 	stored []byte
-	texts  []textEntry
+	raw    []byte
 }
 
-// decode is decodeBlock(v) for the block at key, from the cache when it
-// holds the same bytes; a nil cache decodes.
-func (c *blockCache) decode(key uint64, v []byte) ([]textEntry, error) {
+// decode is decompressBlock(v) for the block at key, from the cache when
+// it holds the same bytes; a nil cache decodes.
+func (c *blockCache) decode(key uint64, v []byte) ([]byte, error) {
 	if c == nil {
-		return decodeBlock(v)
+		return decompressBlock(v)
 	}
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if ok && bytes.Equal(e.stored, v) {
-		return e.texts, nil
+		return e.raw, nil
 	}
-	es, err := decodeBlock(v)
+	raw, err := decompressBlock(v)
 	if err != nil {
 		return nil, err
 	}
@@ -189,8 +205,8 @@ func (c *blockCache) decode(key uint64, v []byte) ([]textEntry, error) {
 			c.next = (c.next + 1) % blockCacheSize
 		}
 	}
-	c.entries[key] = cachedBlock{stored: bytes.Clone(v), texts: es}
-	return es, nil
+	c.entries[key] = cachedBlock{stored: bytes.Clone(v), raw: raw}
+	return raw, nil
 }
 
 // textsTx yields the texts of sid with seq in [from, to), in order, from
@@ -401,19 +417,16 @@ func keyOrder(refs []textRef) []int {
 
 // eachText calls use with the stored text of each of refs that has one,
 // in the order of refs' sessions and sequence numbers, from one read
-// transaction: a block shared by several refs is decoded once, into a
-// buffer the call reuses, and no text becomes a string. It reads beside
-// the snippet cache (blockCache), not through it: the texts of a
-// re-rank's candidates are spread over the history, and fifty blocks
-// would evict the few a page's snippets share. The bytes use gets are
-// valid only during the call. A block that does not decode skips its
-// refs and the others are still read; the first such error is returned
-// at the end.
+// transaction, through the block cache (the page's snippets then read
+// most of their blocks decoded): no text becomes a string. The bytes use
+// gets must not be written or kept. A block that does not decode skips
+// its refs and the others are still read; the first such error is
+// returned at the end.
 func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i int, text []byte)) error {
 	order := keyOrder(refs)
 	var broken error
 	err := s.db.View(func(tx *bolt.Tx) error {
-		r := blockReader{tx: tx}
+		r := blockReader{tx: tx, cache: &s.blocks}
 		for _, i := range order {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -432,12 +445,13 @@ func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i 
 	return cmp.Or(err, broken)
 }
 
-// blockReader reads texts as textTx does, keeping the last block it
-// decoded (its key and raw entries) for the next read.
+// blockReader reads texts as textTx does, through cache, keeping the
+// last block it read (its key and raw entries) for the next read.
 type blockReader struct {
-	tx  *bolt.Tx
-	key []byte
-	raw []byte
+	tx    *bolt.Tx
+	cache *blockCache
+	key   []byte
+	raw   []byte
 }
 
 // text is the text of (sid, seq), nil if the store holds none.
@@ -445,11 +459,10 @@ func (r *blockReader) text(sid, seq uint32) ([]byte, error) {
 	if bb := r.tx.Bucket(sbTextBlocks); bb != nil {
 		if k, v := blockAt(bb.Cursor(), sid, seq); k != nil {
 			if !bytes.Equal(k, r.key) {
-				_, dec := zstdCodec()
-				raw, err := dec.DecodeAll(v, r.raw[:0])
+				raw, err := r.cache.decode(binary.BigEndian.Uint64(k), v)
 				if err != nil {
 					r.key = nil
-					return nil, fmt.Errorf("text of %s: text block: %w", docID(sid, seq), err)
+					return nil, fmt.Errorf("text of %s: %w", docID(sid, seq), err)
 				}
 				r.key, r.raw = append(r.key[:0], k...), raw
 			}

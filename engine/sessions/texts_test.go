@@ -251,3 +251,42 @@ func newTextStore(t *testing.T) (*bolt.DB, *sessionStore) {
 	}
 	return db, &sessionStore{db: db}
 }
+
+// TestEachTextFillsTheCache: the blocks eachText reads (the re-rank's)
+// stay decoded in the block cache, where a snippet's text then finds
+// them; and a block rewritten since is read anew.
+func TestEachTextFillsTheCache(t *testing.T) {
+	db, st := newTextStore(t)
+	err := db.Update(func(tx *bolt.Tx) error {
+		for sid := uint32(1); sid <= 3; sid++ {
+			if err := putTextsTx(tx, sid, entries(0, 2*textBlock, fmt.Sprintf("s%d-", sid))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := []textRef{{1, 0}, {1, textBlock + 1}, {3, 2}}
+	if err := st.eachText(context.Background(), refs, func(int, []byte) {}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(st.blocks.entries); n != 3 {
+		t.Fatalf("%d blocks cached after reading three, want 3", n)
+	}
+	if got := st.text(3, 2); got != "s3-2" {
+		t.Errorf("text(3, 2) = %q, want s3-2", got)
+	}
+	if n := len(st.blocks.entries); n != 3 {
+		t.Errorf("%d blocks cached after a text from one of them, want still 3", n)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { return putTextsTx(tx, 3, entries(2, 3, "new-")) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := st.eachText(context.Background(), []textRef{{3, 2}}, func(_ int, b []byte) { got = string(b) }); err != nil || got != "new-2" {
+		t.Errorf("text (3, 2) after a rewrite = %q (%v), want new-2", got, err)
+	}
+}
