@@ -35,6 +35,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -482,6 +483,9 @@ func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []posti
 	if n < docAtATimeFrom {
 		return scoreTermAtATime(ctx, rd, n, lists, p, use)
 	}
+	if is, ok := rd.(*scorch.IndexSnapshot); ok {
+		return scoreSegments(ctx, is, lists, p, use)
+	}
 	return scoreDocAtATime(ctx, rd, n, lists, p, use)
 }
 
@@ -799,10 +803,16 @@ func (tw termWeight) idf(df uint64) float64 {
 
 // part is the term's BM25 contribution to the document of posting d.
 func (tw termWeight) part(d *index.TermFieldDoc, idf float64, p BM25) float64 {
-	tf := float64(d.Freq)
+	return tw.partOf(float64(d.Freq), d.Norm, idf, p)
+}
+
+// partOf is the term's BM25 contribution to a document that holds it tf
+// times in a field of norm 1/√length (Bleve's, 0 for none): both ways
+// of reading postings score through it, so they agree to the bit.
+func (tw termWeight) partOf(tf, norm, idf float64, p BM25) float64 {
 	dl := tw.avg
-	if d.Norm > 0 {
-		dl = 1 / (d.Norm * d.Norm)
+	if norm > 0 {
+		dl = 1 / (norm * norm)
 	}
 	return tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
 }

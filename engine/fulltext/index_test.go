@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"mnemo/engine/rank"
@@ -60,8 +61,11 @@ func TestSortedSumOrderBlind(t *testing.T) {
 	}
 }
 
+// scoringWay is one of scoreAll's ways to score.
+type scoringWay = func(context.Context, index.IndexReader, uint64, []postingList, BM25, func(Snapshot, []NumHit) error) error
+
 // scoredBy is what one of scoreAll's ways scores q with in snapshot rd.
-func scoredBy(t *testing.T, way func(context.Context, index.IndexReader, uint64, []postingList, BM25, func(Snapshot, []NumHit) error) error,
+func scoredBy(t *testing.T, way scoringWay,
 	rd index.IndexReader, n uint64, q Terms, p BM25, totals [NumFields]int64) map[uint64]NumHit {
 	t.Helper()
 	out := map[uint64]NumHit{}
@@ -80,15 +84,12 @@ func scoredBy(t *testing.T, way func(context.Context, index.IndexReader, uint64,
 	return out
 }
 
-// TestScoreMatchesTermAtATime: scoring document at a time, the postings of
-// every query term and field read in step, finds every document that
-// scoring term at a time (into a table by number) finds, with the same
-// score (to the bit) and term count, in the same snapshot, over random
-// documents of a small vocabulary in several segments, some deleted or
-// replaced, and random queries: repeated, absent and shared terms, titles
-// as well as bodies.
-func TestScoreMatchesTermAtATime(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 11))
+// segmentedIndex is an index of random documents of a small vocabulary in
+// several segments (a batch each), some deleted or replaced, opened
+// read-only (so that no merge changes the snapshot between two queries),
+// its totals, and a maker of random texts of up to max words.
+func segmentedIndex(t *testing.T, r *rand.Rand) (*Index, [NumFields]int64, func(max int) string) {
+	t.Helper()
 	words := strings.Fields("apple orchard harvest ladder basket pear cider press frost blossom root graft prune soil rain wind bee hive honey wax")
 	text := func(max int) string {
 		ws := make([]string, r.IntN(max+1))
@@ -127,14 +128,34 @@ func TestScoreMatchesTermAtATime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// read-only, the index merges no segment between two queries' snapshots
 	if err := ft.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if ft, err = Open(path, false, DurableBatches, nil); err != nil {
 		t.Fatal(err)
 	}
-	defer ft.Close()
+	t.Cleanup(func() { ft.Close() })
+	return ft, totals, text
+}
+
+// TestScoreMatchesTermAtATime: scoring document at a time, the postings of
+// every query term and field read in step, finds every document that
+// scoring term at a time (into a table by number) finds, with the same
+// score (to the bit) and term count, in the same snapshot, over random
+// documents of a small vocabulary in several segments, some deleted or
+// replaced, and random queries: repeated, absent and shared terms, titles
+// as well as bodies.
+func TestScoreMatchesTermAtATime(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	ft, totals, text := segmentedIndex(t, r)
+	sameScores(t, ft, totals, text, scoreTermAtATime, scoreDocAtATime)
+}
+
+// sameScores holds way got to way want over 200 random queries of text's
+// vocabulary in one snapshot of ft: the same documents, scores (to the
+// bit) and term counts.
+func sameScores(t *testing.T, ft *Index, totals [NumFields]int64, text func(int) string, want, got scoringWay) {
+	t.Helper()
 	p := NewBM25(rank.DefaultRanking())
 	rd, n, err := ft.reader()
 	if err != nil {
@@ -145,8 +166,8 @@ func TestScoreMatchesTermAtATime(t *testing.T) {
 	for i := range 200 {
 		qt := text(6) + " " + []string{"", "absentword", "apple apple", "honey"}[i%4]
 		q := ft.AnalyzeQuery(qt)
-		want := scoredBy(t, scoreTermAtATime, rd, n, q, p, totals)
-		got := scoredBy(t, scoreDocAtATime, rd, n, q, p, totals)
+		want := scoredBy(t, want, rd, n, q, p, totals)
+		got := scoredBy(t, got, rd, n, q, p, totals)
 		if len(got) != len(want) {
 			t.Errorf("%q: %d hits, want %d", qt, len(got), len(want))
 		}
@@ -162,4 +183,37 @@ func TestScoreMatchesTermAtATime(t *testing.T) {
 	if found < 150 {
 		t.Errorf("%d of 200 queries matched a document, want 150 or more: the case tests little", found)
 	}
+}
+
+// TestScoreSegmentsMatchTermFieldReader: reading scorch's segments'
+// postings directly, each numbered from its segment's offset, scores
+// every document as reading them through Bleve's TermFieldReader does
+// (the same numbers, scores to the bit, term counts, and so the same
+// document frequencies), over an index of several segments where later
+// batches replaced and deleted documents of earlier ones.
+func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 4))
+	ft, totals, text := segmentedIndex(t, r)
+	rd, _, err := ft.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, ok := rd.(*scorch.IndexSnapshot)
+	if !ok {
+		t.Fatalf("the reader is a %T, not scorch's snapshot: the case tests nothing", rd)
+	}
+	deleted := 0
+	for _, ss := range is.Segments() {
+		if d := ss.Deleted(); d != nil {
+			deleted += int(d.GetCardinality())
+		}
+	}
+	if len(is.Segments()) < 2 || deleted == 0 {
+		t.Fatalf("%d segments, %d deleted documents: the case tests little", len(is.Segments()), deleted)
+	}
+	rd.Close()
+	bySegments := func(ctx context.Context, rd index.IndexReader, _ uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
+		return scoreSegments(ctx, rd.(*scorch.IndexSnapshot), lists, p, use)
+	}
+	sameScores(t, ft, totals, text, scoreDocAtATime, bySegments)
 }

@@ -1,0 +1,178 @@
+package fulltext
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// hitChunk is how many hits scoreSegments hands use at a time: enough
+// that a call costs nothing beside them, few enough that the buffer stays
+// in a core's cache (a query of common words matches most of 1M
+// messages, and a slice of all of them was 2 MB of garbage a query).
+const hitChunk = 1024
+
+// scoreSegments scores document at a time as scoreDocAtATime does, over
+// scorch's segments rather than through its TermFieldReader: each
+// segment's postings are read in step by their number in the segment,
+// and a hit's number in the snapshot is the segment's offset plus it.
+// The TermFieldReader wrapped every posting in a TermFieldDoc with an
+// 8-byte id, a segment switch and four interface calls, which cost more
+// than reading the posting (docs/benchmarks.md, "The text stage per
+// posting"). Hits go to use in ascending number, hitChunk at a time.
+//
+// A segment's documents are numbered from the running sum of the counts
+// (deleted documents included) of the segments before it, in the
+// snapshot's order: scorch's introducer and persister number them so.
+func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
+	segs := is.Segments()
+	pls, err := openSegmentLists(is, lists)
+	if err != nil {
+		return err
+	}
+	snap := Snapshot{is}
+	s := segScorer{p: p, hits: make([]NumHit, 0, hitChunk), cs: make([]segCursor, 0, len(lists))}
+	its := make([]segment.PostingsIterator, len(lists)) // reused from segment to segment
+	var offset uint64
+	for si, ss := range segs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.cs = s.cs[:0]
+		for li := range lists {
+			pl := pls[li*len(segs)+si]
+			if pl == nil {
+				continue
+			}
+			its[li] = pl.Iterator(true, true, false, its[li])
+			c := segCursor{l: &lists[li], it: its[li]}
+			if err := c.next(p); err != nil {
+				return err
+			}
+			s.cs = append(s.cs, c)
+		}
+		if err := s.segment(ctx, snap, offset, use); err != nil {
+			return err
+		}
+		offset += ss.Segment().Count()
+	}
+	return use(snap, s.hits)
+}
+
+// openSegmentLists opens every list's postings in every segment of is
+// (by list, then segment; nil where the segment holds none of it alive),
+// and sets each list's document frequency (the sum of its segments'
+// counts, what a TermFieldReader's Count is) and idf.
+func openSegmentLists(is *scorch.IndexSnapshot, lists []postingList) ([]segment.PostingsList, error) {
+	segs := is.Segments()
+	pls := make([]segment.PostingsList, len(lists)*len(segs))
+	dicts := map[string][]segment.TermDictionary{} // by field: lists share them
+	for li := range lists {
+		l := &lists[li]
+		ds, ok := dicts[l.tw.field]
+		if !ok {
+			ds = make([]segment.TermDictionary, len(segs))
+			for si, ss := range segs {
+				d, err := ss.Segment().Dictionary(l.tw.field)
+				if err != nil {
+					return nil, fmt.Errorf("dictionary of %s: %w", l.tw.field, err)
+				}
+				ds[si] = d
+			}
+			dicts[l.tw.field] = ds
+		}
+		term := []byte(l.term)
+		l.df = 0
+		for si, ss := range segs {
+			pl, err := ds[si].PostingsList(term, ss.Deleted(), nil)
+			if err != nil {
+				return nil, fmt.Errorf("postings of %q: %w", l.term, err)
+			}
+			if c := pl.Count(); c > 0 {
+				pls[li*len(segs)+si] = pl
+				l.df += c
+			}
+		}
+		if l.df > 0 {
+			l.idf = l.tw.idf(l.df)
+		}
+	}
+	return pls, nil
+}
+
+// segScorer is one query's document-at-a-time pass over one segment at a
+// time: the cursors of the lists the segment holds, and the hits not
+// handed over yet.
+type segScorer struct {
+	p     BM25
+	cs    []segCursor
+	hits  []NumHit
+	parts []float64
+}
+
+// segment scores every document of the segment whose documents are
+// numbered from offset in the snapshot, handing use the hits as they
+// fill a chunk.
+func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, use func(Snapshot, []NumHit) error) error {
+	for n := 0; ; n++ {
+		num := uint64(math.MaxUint64)
+		for i := range s.cs {
+			num = min(num, s.cs[i].num)
+		}
+		if num == math.MaxUint64 {
+			return nil
+		}
+		if n%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		s.parts = s.parts[:0]
+		var terms uint64
+		for i := range s.cs {
+			c := &s.cs[i]
+			if c.num == num {
+				s.parts, terms = append(s.parts, c.part), terms|c.l.tw.bit
+				if err := c.next(s.p); err != nil {
+					return err
+				}
+			}
+		}
+		s.hits = append(s.hits, NumHit{Num: offset + num, Score: sortedSum(s.parts), Matched: bits.OnesCount64(terms)})
+		if len(s.hits) == cap(s.hits) {
+			if err := use(snap, s.hits); err != nil {
+				return err
+			}
+			s.hits = s.hits[:0]
+		}
+	}
+}
+
+// segCursor is one list's postings in one segment read in step with the
+// others: the document it is at, by number in the segment
+// (math.MaxUint64 past the last), and its part there.
+type segCursor struct {
+	l    *postingList
+	it   segment.PostingsIterator
+	num  uint64
+	part float64
+}
+
+// next moves c to its next posting.
+func (c *segCursor) next(p BM25) error {
+	ps, err := c.it.Next()
+	if err != nil {
+		return fmt.Errorf("postings of %q: %w", c.l.term, err)
+	}
+	if ps == nil {
+		c.num = math.MaxUint64
+		return nil
+	}
+	c.num = ps.Number()
+	c.part = c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, p)
+	return nil
+}
