@@ -3,6 +3,7 @@ package fulltext
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -189,7 +190,7 @@ func sameScores(t *testing.T, ft *Index, totals [NumFields]int64, text func(int)
 // postings directly, each numbered from its segment's offset, scores
 // every document as reading them through Bleve's TermFieldReader does
 // (the same numbers, scores to the bit, term counts, and so the same
-// document frequencies), over an index of several segments where later
+// document frequencies), its parts cached or not, over an index of several segments where later
 // batches replaced and deleted documents of earlier ones.
 func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 4))
@@ -212,8 +213,10 @@ func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
 		t.Fatalf("%d segments, %d deleted documents: the case tests little", len(is.Segments()), deleted)
 	}
 	rd.Close()
-	bySegments := func(ctx context.Context, rd index.IndexReader, _ uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
-		return scoreSegments(ctx, rd.(*scorch.IndexSnapshot), lists, p, use)
+	for _, from := range []uint64{0, math.MaxUint64} { // every list's parts cached, or none
+		bySegments := func(ctx context.Context, rd index.IndexReader, _ uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
+			return scoreSegments(ctx, rd.(*scorch.IndexSnapshot), lists, p, from, use)
+		}
+		sameScores(t, ft, totals, text, scoreDocAtATime, bySegments)
 	}
-	sameScores(t, ft, totals, text, scoreDocAtATime, bySegments)
 }

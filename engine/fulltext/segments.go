@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+	zap "github.com/blevesearch/zapx/v17"
 )
 
 // hitChunk is how many hits scoreSegments hands use at a time: enough
@@ -28,7 +30,10 @@ const hitChunk = 1024
 // A segment's documents are numbered from the running sum of the counts
 // (deleted documents included) of the segments before it, in the
 // snapshot's order: scorch's introducer and persister number them so.
-func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
+//
+// The lists of cacheFrom documents or more cache their parts (partCache;
+// cachedFrom but in tests).
+func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postingList, p BM25, cacheFrom uint64, use func(Snapshot, []NumHit) error) error {
 	segs := is.Segments()
 	pls, err := openSegmentLists(is, lists)
 	if err != nil {
@@ -37,6 +42,19 @@ func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postin
 	snap := Snapshot{is}
 	s := segScorer{p: p, hits: make([]NumHit, 0, hitChunk), cs: make([]segCursor, 0, len(lists))}
 	its := make([]segment.PostingsIterator, len(lists)) // reused from segment to segment
+	parts := make([]*partCache, len(lists))
+	defer func() {
+		for _, pc := range parts {
+			if pc != nil {
+				partCaches.Put(pc)
+			}
+		}
+	}()
+	for li := range lists {
+		if lists[li].df >= cacheFrom {
+			parts[li] = newPartCache()
+		}
+	}
 	var offset uint64
 	for si, ss := range segs {
 		if err := ctx.Err(); err != nil {
@@ -49,7 +67,7 @@ func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postin
 				continue
 			}
 			its[li] = pl.Iterator(true, true, false, its[li])
-			c := segCursor{l: &lists[li], it: its[li]}
+			c := segCursor{l: &lists[li], it: its[li], parts: parts[li]}
 			if err := c.next(p); err != nil {
 				return err
 			}
@@ -156,13 +174,17 @@ func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, u
 // others: the document it is at, by number in the segment
 // (math.MaxUint64 past the last), and its part there.
 type segCursor struct {
-	l    *postingList
-	it   segment.PostingsIterator
-	num  uint64
-	part float64
+	l     *postingList
+	it    segment.PostingsIterator
+	parts *partCache // nil for a short list
+	num   uint64
+	part  float64
 }
 
-// next moves c to its next posting.
+// next moves c to its next posting. A posting of zapx's segments (what
+// scorch writes) is read through its own type, with no interface call,
+// and its part looked up by frequency and field length when c's list is
+// long enough to have a cache; any other segment's through the interface.
 func (c *segCursor) next(p BM25) error {
 	ps, err := c.it.Next()
 	if err != nil {
@@ -172,7 +194,51 @@ func (c *segCursor) next(p BM25) error {
 		c.num = math.MaxUint64
 		return nil
 	}
-	c.num = ps.Number()
-	c.part = c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, p)
+	zp, ok := ps.(*zap.Posting)
+	if !ok {
+		c.num = ps.Number()
+		c.part = c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, p)
+		return nil
+	}
+	c.num = zp.Number()
+	tf, length := zp.Frequency(), zp.NormUint64()
+	if c.parts == nil || tf-1 >= cachedTF || length >= cachedLen {
+		c.part = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, p)
+		return nil
+	}
+	at := &c.parts[(tf-1)*cachedLen+length]
+	if *at == 0 {
+		*at = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, p)
+	}
+	c.part = *at
 	return nil
+}
+
+// A list's part depends on a posting's frequency and its field's length
+// alone (zapx keeps the length as the norm's bits; the norm, 1/√length
+// rounded to a float32, is what Bleve hands over): a long list's parts
+// are computed once for each pair met, of frequencies below cachedTF and
+// lengths below cachedLen, by the same partOf, so they are the same to
+// the bit. A list of cachedFrom documents or more gets a cache: computing
+// the part (a square root and two divisions) was a fifth of the cost of
+// a posting at 1M messages, and clearing a cache costs about what
+// computing the parts of a few thousand postings does.
+const (
+	cachedTF   = 4
+	cachedLen  = 1024
+	cachedFrom = 4096
+)
+
+// partCache is a list's parts by frequency − 1, then field length; 0 for
+// one not computed yet (a part is never 0: its idf, weight and frequency
+// are positive).
+type partCache [cachedTF * cachedLen]float64
+
+var partCaches = sync.Pool{New: func() any { return new(partCache) }}
+
+// newPartCache is a cleared cache from the pool.
+func newPartCache() *partCache {
+	pc := partCaches.Get().(*partCache)
+	clear(pc[:])
+	return pc
 }

@@ -23,32 +23,38 @@ type docCache struct {
 	mu   sync.Mutex
 	snap fulltext.Snapshot
 	gen  uint64
-	nums []msgNum // by document number: 0 not resolved yet, noMsg gone, else the message's number + 1
-	// by document number: its message's session, read in document order
-	// beside nums (the columns' sid, by message number, is read at random)
-	sids []uint32
+	docs []docEntry // by document number
 }
 
-// resolved is the number + 1 of hit h's message and its session's number
-// (noMsg when the corpus holds none), read from the cache or else from h's
-// stored id. The caller holds c.mu, and s.mu (read or write): msgsGen
+// docEntry is what a document number resolved to: its message's number +
+// 1 (0 not resolved yet, noMsg none), and that message's session, kept
+// beside it so that a match reads one cache line, in document order (the
+// columns' sid, by message number, is read at random).
+type docEntry struct {
+	msg msgNum
+	sid uint32
+}
+
+// resolved is the number + 1 of document num's message and its session's
+// number (noMsg when the corpus holds none), read from the cache or else
+// from the document's stored id. The caller holds c.mu, and s.mu (read or write): msgsGen
 // cannot change under it.
 func (s *Corpus) resolved(c *docCache, snap fulltext.Snapshot, num uint64) (msgNum, uint32, error) {
-	if num >= uint64(len(c.nums)) {
-		c.nums = append(c.nums, make([]msgNum, int(num)+1-len(c.nums))...)
-		c.sids = append(c.sids, make([]uint32, int(num)+1-len(c.sids))...)
+	if num >= uint64(len(c.docs)) {
+		c.docs = append(c.docs, make([]docEntry, int(num)+1-len(c.docs))...)
 	}
-	if c.nums[num] == 0 {
+	e := &c.docs[num]
+	if e.msg == 0 {
 		ext, err := snap.ExternalID(num)
 		if err != nil {
 			return noMsg, 0, err
 		}
-		c.nums[num] = noMsg
+		e.msg = noMsg
 		if n := s.messageOf(ext); n != noMsg {
-			c.nums[num], c.sids[num] = n+1, s.cols.sid[n]
+			*e = docEntry{n + 1, s.cols.sid[n]}
 		}
 	}
-	return c.nums[num], c.sids[num], nil
+	return e.msg, e.sid, nil
 }
 
 // messageOf is the number of the message of document id ext; noMsg when
@@ -141,7 +147,7 @@ func (t *textPass) add(snap fulltext.Snapshot, hits []fulltext.NumHit) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.snap.Same(snap) || c.gen != s.msgsGen {
-		c.snap, c.gen, c.nums, c.sids = snap, s.msgsGen, c.nums[:0], c.sids[:0]
+		c.snap, c.gen, c.docs = snap, s.msgsGen, c.docs[:0]
 	}
 	for _, h := range hits {
 		v, sid, err := s.resolved(c, snap, h.Num)
