@@ -68,7 +68,7 @@ func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postin
 			}
 			its[li] = pl.Iterator(true, true, false, its[li])
 			c := segCursor{l: &lists[li], it: its[li], parts: parts[li]}
-			if err := c.next(p); err != nil {
+			if err := c.next(&p); err != nil {
 				return err
 			}
 			s.cs = append(s.cs, c)
@@ -134,15 +134,21 @@ type segScorer struct {
 
 // segment scores every document of the segment whose documents are
 // numbered from offset in the snapshot, handing use the hits as they
-// fill a chunk.
+// fill a chunk. Once one list alone is left in the segment (a query's
+// common word outlasts its rare ones) its postings are read on their own.
 func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, use func(Snapshot, []NumHit) error) error {
 	for n := 0; ; n++ {
-		num := uint64(math.MaxUint64)
+		num, live := uint64(math.MaxUint64), 0
 		for i := range s.cs {
-			num = min(num, s.cs[i].num)
+			if c := s.cs[i].num; c != math.MaxUint64 {
+				num, live = min(num, c), live+1
+			}
 		}
-		if num == math.MaxUint64 {
+		switch live {
+		case 0:
 			return nil
+		case 1:
+			return s.alone(ctx, snap, offset, use)
 		}
 		if n%4096 == 4095 {
 			if err := ctx.Err(); err != nil {
@@ -155,19 +161,52 @@ func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, u
 			c := &s.cs[i]
 			if c.num == num {
 				s.parts, terms = append(s.parts, c.part), terms|c.l.tw.bit
-				if err := c.next(s.p); err != nil {
+				if err := c.next(&s.p); err != nil {
 					return err
 				}
 			}
 		}
-		s.hits = append(s.hits, NumHit{Num: offset + num, Score: sortedSum(s.parts), Matched: bits.OnesCount64(terms)})
-		if len(s.hits) == cap(s.hits) {
-			if err := use(snap, s.hits); err != nil {
-				return err
-			}
-			s.hits = s.hits[:0]
+		if err := s.hit(snap, NumHit{Num: offset + num, Score: sortedSum(s.parts), Matched: bits.OnesCount64(terms)}, use); err != nil {
+			return err
 		}
 	}
+}
+
+// alone scores the rest of the one list left in the segment: a hit's
+// score is its one part (what sortedSum makes of it).
+func (s *segScorer) alone(ctx context.Context, snap Snapshot, offset uint64, use func(Snapshot, []NumHit) error) error {
+	var c *segCursor
+	for i := range s.cs {
+		if s.cs[i].num != math.MaxUint64 {
+			c = &s.cs[i]
+		}
+	}
+	for n := 0; c.num != math.MaxUint64; n++ {
+		if n%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		h := NumHit{Num: offset + c.num, Score: c.part, Matched: 1}
+		if err := c.next(&s.p); err != nil {
+			return err
+		}
+		if err := s.hit(snap, h, use); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hit adds h to the hits, handing them to use when they fill a chunk.
+func (s *segScorer) hit(snap Snapshot, h NumHit, use func(Snapshot, []NumHit) error) error {
+	s.hits = append(s.hits, h)
+	if len(s.hits) < cap(s.hits) {
+		return nil
+	}
+	err := use(snap, s.hits)
+	s.hits = s.hits[:0]
+	return err
 }
 
 // segCursor is one list's postings in one segment read in step with the
@@ -185,7 +224,7 @@ type segCursor struct {
 // scorch writes) is read through its own type, with no interface call,
 // and its part looked up by frequency and field length when c's list is
 // long enough to have a cache; any other segment's through the interface.
-func (c *segCursor) next(p BM25) error {
+func (c *segCursor) next(p *BM25) error {
 	ps, err := c.it.Next()
 	if err != nil {
 		return fmt.Errorf("postings of %q: %w", c.l.term, err)
@@ -197,18 +236,18 @@ func (c *segCursor) next(p BM25) error {
 	zp, ok := ps.(*zap.Posting)
 	if !ok {
 		c.num = ps.Number()
-		c.part = c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, p)
+		c.part = c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, *p)
 		return nil
 	}
 	c.num = zp.Number()
 	tf, length := zp.Frequency(), zp.NormUint64()
 	if c.parts == nil || tf-1 >= cachedTF || length >= cachedLen {
-		c.part = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, p)
+		c.part = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, *p)
 		return nil
 	}
 	at := &c.parts[(tf-1)*cachedLen+length]
 	if *at == 0 {
-		*at = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, p)
+		*at = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, *p)
 	}
 	c.part = *at
 	return nil
