@@ -86,10 +86,10 @@ func scoredBy(t *testing.T, way scoringWay,
 }
 
 // segmentedIndex is an index of random documents of a small vocabulary in
-// several segments (a batch each), some deleted or replaced, opened
+// several segments (a batch of perBatch each), some deleted or replaced, opened
 // read-only (so that no merge changes the snapshot between two queries),
 // its totals, and a maker of random texts of up to max words.
-func segmentedIndex(t *testing.T, r *rand.Rand) (*Index, [NumFields]int64, func(max int) string) {
+func segmentedIndex(t *testing.T, r *rand.Rand, perBatch int) (*Index, [NumFields]int64, func(max int) string) {
 	t.Helper()
 	words := strings.Fields("apple orchard harvest ladder basket pear cider press frost blossom root graft prune soil rain wind bee hive honey wax")
 	text := func(max int) string {
@@ -114,15 +114,15 @@ func segmentedIndex(t *testing.T, r *rand.Rand) (*Index, [NumFields]int64, func(
 	}
 	for b := range 6 { // a batch a segment
 		batch := ft.NewBatch()
-		for i := range 150 {
+		for i := range perBatch {
 			title, body := text(3), text(12)
 			count(0, title)
 			count(1, body)
-			if err := batch.Index(fmt.Sprintf("d%d", r.IntN(700)), MappedDoc(title, body)); err != nil {
+			if err := batch.Index(fmt.Sprintf("d%d", r.IntN(perBatch*14/3)), MappedDoc(title, body)); err != nil {
 				t.Fatal(err)
 			}
 			if b > 0 && i%10 == 0 {
-				batch.Delete(fmt.Sprintf("d%d", r.IntN(700)))
+				batch.Delete(fmt.Sprintf("d%d", r.IntN(perBatch*14/3)))
 			}
 		}
 		if err := ft.Batch(batch); err != nil {
@@ -148,7 +148,7 @@ func segmentedIndex(t *testing.T, r *rand.Rand) (*Index, [NumFields]int64, func(
 // as well as bodies.
 func TestScoreMatchesTermAtATime(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
-	ft, totals, text := segmentedIndex(t, r)
+	ft, totals, text := segmentedIndex(t, r, 150)
 	sameScores(t, ft, totals, text, scoreTermAtATime, scoreDocAtATime)
 }
 
@@ -194,7 +194,9 @@ func sameScores(t *testing.T, ft *Index, totals [NumFields]int64, text func(int)
 // batches replaced and deleted documents of earlier ones.
 func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 4))
-	ft, totals, text := segmentedIndex(t, r)
+	// segments long enough that a common word's postings in one take
+	// several of a cursor's blocks
+	ft, totals, text := segmentedIndex(t, r, 4*blockLen)
 	rd, _, err := ft.reader()
 	if err != nil {
 		t.Fatal(err)
@@ -209,8 +211,24 @@ func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
 			deleted += int(d.GetCardinality())
 		}
 	}
-	if len(is.Segments()) < 2 || deleted == 0 {
-		t.Fatalf("%d segments, %d deleted documents: the case tests little", len(is.Segments()), deleted)
+	honey, err := EnglishTerms("honey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := uint64(0) // honey's postings in one segment, at most
+	for _, ss := range is.Segments() {
+		d, err := ss.Segment().Dictionary(fBody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := d.PostingsList([]byte(honey[0]), ss.Deleted(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		longest = max(longest, pl.Count())
+	}
+	if len(is.Segments()) < 2 || deleted == 0 || longest <= blockLen {
+		t.Fatalf("%d segments, %d deleted documents, %d postings of a word in a segment: the case tests little", len(is.Segments()), deleted, longest)
 	}
 	rd.Close()
 	for _, from := range []uint64{0, math.MaxUint64} { // every list's parts cached, or none

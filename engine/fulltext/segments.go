@@ -40,19 +40,19 @@ func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postin
 		return err
 	}
 	snap := Snapshot{is}
-	s := segScorer{p: p, hits: make([]NumHit, 0, hitChunk), cs: make([]segCursor, 0, len(lists))}
-	its := make([]segment.PostingsIterator, len(lists)) // reused from segment to segment
-	parts := make([]*partCache, len(lists))
+	s := segScorer{hits: make([]NumHit, 0, hitChunk), cs: make([]*segCursor, 0, len(lists))}
+	cursors := make([]segCursor, len(lists)) // one a list, its iterator and cache reused from segment to segment
 	defer func() {
-		for _, pc := range parts {
-			if pc != nil {
-				partCaches.Put(pc)
+		for _, c := range cursors {
+			if c.parts != nil {
+				partCaches.Put(c.parts)
 			}
 		}
 	}()
 	for li := range lists {
+		cursors[li] = segCursor{l: &lists[li], p: &p, bit: lists[li].tw.bit}
 		if lists[li].df >= cacheFrom {
-			parts[li] = newPartCache()
+			cursors[li].parts = newPartCache()
 		}
 	}
 	var offset uint64
@@ -62,16 +62,13 @@ func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postin
 		}
 		s.cs = s.cs[:0]
 		for li := range lists {
-			pl := pls[li*len(segs)+si]
-			if pl == nil {
-				continue
+			if pl := pls[li*len(segs)+si]; pl != nil {
+				c := &cursors[li]
+				if err := c.open(pl); err != nil {
+					return err
+				}
+				s.cs = append(s.cs, c)
 			}
-			its[li] = pl.Iterator(true, true, false, its[li])
-			c := segCursor{l: &lists[li], it: its[li], parts: parts[li]}
-			if err := c.next(&p); err != nil {
-				return err
-			}
-			s.cs = append(s.cs, c)
 		}
 		if err := s.segment(ctx, snap, offset, use); err != nil {
 			return err
@@ -126,8 +123,7 @@ func openSegmentLists(is *scorch.IndexSnapshot, lists []postingList) ([]segment.
 // time: the cursors of the lists the segment holds, and the hits not
 // handed over yet.
 type segScorer struct {
-	p     BM25
-	cs    []segCursor
+	cs    []*segCursor
 	hits  []NumHit
 	parts []float64
 }
@@ -139,9 +135,9 @@ type segScorer struct {
 func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, use func(Snapshot, []NumHit) error) error {
 	for n := 0; ; n++ {
 		num, live := uint64(math.MaxUint64), 0
-		for i := range s.cs {
-			if c := s.cs[i].num; c != math.MaxUint64 {
-				num, live = min(num, c), live+1
+		for _, c := range s.cs {
+			if c.at < c.n {
+				num, live = min(num, c.nums[c.at]), live+1
 			}
 		}
 		switch live {
@@ -157,12 +153,13 @@ func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, u
 		}
 		s.parts = s.parts[:0]
 		var terms uint64
-		for i := range s.cs {
-			c := &s.cs[i]
-			if c.num == num {
-				s.parts, terms = append(s.parts, c.part), terms|c.l.tw.bit
-				if err := c.next(&s.p); err != nil {
-					return err
+		for _, c := range s.cs {
+			if c.at < c.n && c.nums[c.at] == num {
+				s.parts, terms = append(s.parts, c.parts1[c.at]), terms|c.bit
+				if c.at++; c.at == c.n {
+					if err := c.fill(); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -176,22 +173,21 @@ func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, u
 // score is its one part (what sortedSum makes of it).
 func (s *segScorer) alone(ctx context.Context, snap Snapshot, offset uint64, use func(Snapshot, []NumHit) error) error {
 	var c *segCursor
-	for i := range s.cs {
-		if s.cs[i].num != math.MaxUint64 {
-			c = &s.cs[i]
+	for _, x := range s.cs {
+		if x.at < x.n {
+			c = x
 		}
 	}
-	for n := 0; c.num != math.MaxUint64; n++ {
-		if n%4096 == 4095 {
-			if err := ctx.Err(); err != nil {
+	for c.at < c.n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i := c.at; i < c.n; i++ {
+			if err := s.hit(snap, NumHit{Num: offset + c.nums[i], Score: c.parts1[i], Matched: 1}, use); err != nil {
 				return err
 			}
 		}
-		h := NumHit{Num: offset + c.num, Score: c.part, Matched: 1}
-		if err := c.next(&s.p); err != nil {
-			return err
-		}
-		if err := s.hit(snap, h, use); err != nil {
+		if err := c.fill(); err != nil {
 			return err
 		}
 	}
@@ -209,48 +205,67 @@ func (s *segScorer) hit(snap Snapshot, h NumHit, use func(Snapshot, []NumHit) er
 	return err
 }
 
-// segCursor is one list's postings in one segment read in step with the
-// others: the document it is at, by number in the segment
-// (math.MaxUint64 past the last), and its part there.
+// blockLen is how many postings a cursor decodes at a time: the merge of
+// the lists then reads arrays, not a call a posting.
+const blockLen = 256
+
+// segCursor is one list's postings in the segment being scored, read in
+// step with the others a block at a time: nums[at:n] and parts1[at:n]
+// are the documents (by number in the segment) and parts not consumed
+// yet; at == n once the list has no more in the segment.
 type segCursor struct {
-	l     *postingList
-	it    segment.PostingsIterator
-	parts *partCache // nil for a short list
-	num   uint64
-	part  float64
+	l      *postingList
+	p      *BM25
+	bit    uint64
+	it     segment.PostingsIterator // reused from segment to segment
+	parts  *partCache               // nil for a short list
+	at, n  int
+	nums   [blockLen]uint64
+	parts1 [blockLen]float64
 }
 
-// next moves c to its next posting. A posting of zapx's segments (what
-// scorch writes) is read through its own type, with no interface call,
-// and its part looked up by frequency and field length when c's list is
-// long enough to have a cache; any other segment's through the interface.
-func (c *segCursor) next(p *BM25) error {
-	ps, err := c.it.Next()
-	if err != nil {
-		return fmt.Errorf("postings of %q: %w", c.l.term, err)
+// open starts c on the postings of its list in the next segment.
+func (c *segCursor) open(pl segment.PostingsList) error {
+	c.it = pl.Iterator(true, true, false, c.it)
+	return c.fill()
+}
+
+// fill decodes c's next block. A posting of zapx's segments (what scorch
+// writes) is read through its own type, with no interface call, and its
+// part looked up by frequency and field length when c's list is long
+// enough to have a cache; any other segment's through the interface.
+func (c *segCursor) fill() error {
+	c.at, c.n = 0, 0
+	for c.n < blockLen {
+		ps, err := c.it.Next()
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", c.l.term, err)
+		}
+		if ps == nil {
+			return nil
+		}
+		zp, ok := ps.(*zap.Posting)
+		if ok {
+			c.nums[c.n], c.parts1[c.n] = zp.Number(), c.part(zp)
+		} else {
+			c.nums[c.n], c.parts1[c.n] = ps.Number(), c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, *c.p)
+		}
+		c.n++
 	}
-	if ps == nil {
-		c.num = math.MaxUint64
-		return nil
-	}
-	zp, ok := ps.(*zap.Posting)
-	if !ok {
-		c.num = ps.Number()
-		c.part = c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, *p)
-		return nil
-	}
-	c.num = zp.Number()
+	return nil
+}
+
+// part is the part of zapx posting zp, from c's cache where it has one.
+func (c *segCursor) part(zp *zap.Posting) float64 {
 	tf, length := zp.Frequency(), zp.NormUint64()
 	if c.parts == nil || tf-1 >= cachedTF || length >= cachedLen {
-		c.part = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, *p)
-		return nil
+		return c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, *c.p)
 	}
 	at := &c.parts[(tf-1)*cachedLen+length]
 	if *at == 0 {
-		*at = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, *p)
+		*at = c.l.tw.partOf(float64(tf), zp.Norm(), c.l.idf, *c.p)
 	}
-	c.part = *at
-	return nil
+	return *at
 }
 
 // A list's part depends on a posting's frequency and its field's length
