@@ -484,7 +484,7 @@ func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []posti
 		return scoreTermAtATime(ctx, rd, n, lists, p, use)
 	}
 	if is, ok := rd.(*scorch.IndexSnapshot); ok {
-		return scoreSegments(ctx, is, lists, p, cachedFrom, use)
+		return scoreSegments(ctx, is, lists, p, segConfig{cacheFrom: cachedFrom}, use)
 	}
 	return scoreDocAtATime(ctx, rd, n, lists, p, use)
 }

@@ -190,8 +190,10 @@ func sameScores(t *testing.T, ft *Index, totals [NumFields]int64, text func(int)
 // postings directly, each numbered from its segment's offset, scores
 // every document as reading them through Bleve's TermFieldReader does
 // (the same numbers, scores to the bit, term counts, and so the same
-// document frequencies), its parts cached or not, over an index of several segments where later
-// batches replaced and deleted documents of earlier ones.
+// document frequencies), parts cached or not, postings read by zapx's
+// own types or through the segment interfaces, over an index of several
+// segments where later batches replaced and deleted documents of earlier
+// ones.
 func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 4))
 	// segments long enough that a common word's postings in one take
@@ -231,9 +233,11 @@ func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
 		t.Fatalf("%d segments, %d deleted documents, %d postings of a word in a segment: the case tests little", len(is.Segments()), deleted, longest)
 	}
 	rd.Close()
-	for _, from := range []uint64{0, math.MaxUint64} { // every list's parts cached, or none
+	// zapx's postings with every list's parts cached, none, and through
+	// the segment interfaces alone
+	for _, cfg := range []segConfig{{cacheFrom: 0}, {cacheFrom: math.MaxUint64}, {generic: true}} {
 		bySegments := func(ctx context.Context, rd index.IndexReader, _ uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
-			return scoreSegments(ctx, rd.(*scorch.IndexSnapshot), lists, p, from, use)
+			return scoreSegments(ctx, rd.(*scorch.IndexSnapshot), lists, p, cfg, use)
 		}
 		sameScores(t, ft, totals, text, scoreDocAtATime, bySegments)
 	}

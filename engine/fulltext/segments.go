@@ -31,9 +31,9 @@ const hitChunk = 1024
 // (deleted documents included) of the segments before it, in the
 // snapshot's order: scorch's introducer and persister number them so.
 //
-// The lists of cacheFrom documents or more cache their parts (partCache;
-// cachedFrom but in tests).
-func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postingList, p BM25, cacheFrom uint64, use func(Snapshot, []NumHit) error) error {
+// How it reads them is cfg's (tests try every way; scoreAll reads
+// zapx's postings by their own type and caches the parts of long lists).
+func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postingList, p BM25, cfg segConfig, use func(Snapshot, []NumHit) error) error {
 	segs := is.Segments()
 	pls, err := openSegmentLists(is, lists)
 	if err != nil {
@@ -50,8 +50,8 @@ func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postin
 		}
 	}()
 	for li := range lists {
-		cursors[li] = segCursor{l: &lists[li], p: &p, bit: lists[li].tw.bit}
-		if lists[li].df >= cacheFrom {
+		cursors[li] = segCursor{l: &lists[li], p: &p, bit: lists[li].tw.bit, generic: cfg.generic}
+		if lists[li].df >= cfg.cacheFrom {
 			cursors[li].parts = newPartCache()
 		}
 	}
@@ -76,6 +76,15 @@ func scoreSegments(ctx context.Context, is *scorch.IndexSnapshot, lists []postin
 		offset += ss.Segment().Count()
 	}
 	return use(snap, s.hits)
+}
+
+// segConfig is how scoreSegments reads postings: the lists of cacheFrom
+// documents or more cache their parts (partCache), and generic reads
+// every segment's through the segment interfaces alone, as it reads a
+// segment that is not zapx's.
+type segConfig struct {
+	cacheFrom uint64
+	generic   bool
 }
 
 // openSegmentLists opens every list's postings in every segment of is
@@ -214,28 +223,39 @@ const blockLen = 256
 // are the documents (by number in the segment) and parts not consumed
 // yet; at == n once the list has no more in the segment.
 type segCursor struct {
-	l      *postingList
-	p      *BM25
-	bit    uint64
-	it     segment.PostingsIterator // reused from segment to segment
-	parts  *partCache               // nil for a short list
-	at, n  int
-	nums   [blockLen]uint64
-	parts1 [blockLen]float64
+	l   *postingList
+	p   *BM25
+	bit uint64
+	it  segment.PostingsIterator // reused from segment to segment
+	zit *zap.PostingsIterator    // it, when zapx's: called with no interface
+	// generic: read it through the interface even if it is zapx's (tests)
+	generic bool
+	parts   *partCache // nil for a short list
+	at, n   int
+	nums    [blockLen]uint64
+	parts1  [blockLen]float64
 }
 
 // open starts c on the postings of its list in the next segment.
 func (c *segCursor) open(pl segment.PostingsList) error {
 	c.it = pl.Iterator(true, true, false, c.it)
+	c.zit = nil
+	if zit, ok := c.it.(*zap.PostingsIterator); ok && !c.generic {
+		c.zit = zit
+	}
 	return c.fill()
 }
 
 // fill decodes c's next block. A posting of zapx's segments (what scorch
 // writes) is read through its own type, with no interface call, and its
 // part looked up by frequency and field length when c's list is long
-// enough to have a cache; any other segment's through the interface.
+// enough to have a cache (fillZap); any other segment's through the
+// interface.
 func (c *segCursor) fill() error {
 	c.at, c.n = 0, 0
+	if c.zit != nil {
+		return c.fillZap()
+	}
 	for c.n < blockLen {
 		ps, err := c.it.Next()
 		if err != nil {
@@ -244,12 +264,27 @@ func (c *segCursor) fill() error {
 		if ps == nil {
 			return nil
 		}
-		zp, ok := ps.(*zap.Posting)
-		if ok {
-			c.nums[c.n], c.parts1[c.n] = zp.Number(), c.part(zp)
-		} else {
-			c.nums[c.n], c.parts1[c.n] = ps.Number(), c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, *c.p)
+		c.nums[c.n], c.parts1[c.n] = ps.Number(), c.l.tw.partOf(float64(ps.Frequency()), ps.Norm(), c.l.idf, *c.p)
+		c.n++
+	}
+	return nil
+}
+
+// fillZap is fill from zapx's iterator.
+func (c *segCursor) fillZap() error {
+	for c.n < blockLen {
+		ps, err := c.zit.Next()
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", c.l.term, err)
 		}
+		if ps == nil {
+			return nil
+		}
+		zp, ok := ps.(*zap.Posting)
+		if !ok {
+			return fmt.Errorf("postings of %q: a %T from zapx's iterator", c.l.term, ps)
+		}
+		c.nums[c.n], c.parts1[c.n] = zp.Number(), c.part(zp)
 		c.n++
 	}
 	return nil
