@@ -142,18 +142,17 @@ type segScorer struct {
 // fill a chunk. Once one list alone is left in the segment (a query's
 // common word outlasts its rare ones) its postings are read on their own.
 func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, use func(Snapshot, []NumHit) error) error {
+	s.drop()
 	for n := 0; ; n++ {
-		num, live := uint64(math.MaxUint64), 0
-		for _, c := range s.cs {
-			if c.at < c.n {
-				num, live = min(num, c.nums[c.at]), live+1
-			}
-		}
-		switch live {
+		switch len(s.cs) {
 		case 0:
 			return nil
 		case 1:
 			return s.alone(ctx, snap, offset, use)
+		}
+		num := uint64(math.MaxUint64)
+		for _, c := range s.cs {
+			num = min(num, c.nums[c.at])
 		}
 		if n%4096 == 4095 {
 			if err := ctx.Err(); err != nil {
@@ -162,15 +161,20 @@ func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, u
 		}
 		s.parts = s.parts[:0]
 		var terms uint64
+		ended := false
 		for _, c := range s.cs {
-			if c.at < c.n && c.nums[c.at] == num {
+			if c.nums[c.at] == num {
 				s.parts, terms = append(s.parts, c.parts1[c.at]), terms|c.bit
 				if c.at++; c.at == c.n {
 					if err := c.fill(); err != nil {
 						return err
 					}
+					ended = ended || c.at == c.n
 				}
 			}
+		}
+		if ended {
+			s.drop()
 		}
 		if err := s.hit(snap, NumHit{Num: offset + num, Score: sortedSum(s.parts), Matched: bits.OnesCount64(terms)}, use); err != nil {
 			return err
@@ -178,15 +182,22 @@ func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, u
 	}
 }
 
+// drop takes the cursors at the end of their lists out of s.cs, so that
+// the merge looks at live ones alone (a rare word's list ends early).
+func (s *segScorer) drop() {
+	live := s.cs[:0]
+	for _, c := range s.cs {
+		if c.at < c.n {
+			live = append(live, c)
+		}
+	}
+	s.cs = live
+}
+
 // alone scores the rest of the one list left in the segment: a hit's
 // score is its one part (what sortedSum makes of it).
 func (s *segScorer) alone(ctx context.Context, snap Snapshot, offset uint64, use func(Snapshot, []NumHit) error) error {
-	var c *segCursor
-	for _, x := range s.cs {
-		if x.at < x.n {
-			c = x
-		}
-	}
+	c := s.cs[0]
 	for c.at < c.n {
 		if err := ctx.Err(); err != nil {
 			return err
