@@ -370,7 +370,7 @@ type Hit = rank.TextHit
 // totals holds each field's total token count over all documents.
 func (ft *Index) Score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64) (hits []Hit, err error) {
 	err = ft.ScoreEach(ctx, q, p, totals, func(snap Snapshot, nums []NumHit) error {
-		hits = make([]Hit, 0, len(nums))
+		hits = slices.Grow(hits, len(nums)) // one call, or a chunk a call
 		for _, h := range nums {
 			ext, err := snap.ExternalID(h.Num)
 			if err != nil {
@@ -415,8 +415,11 @@ func (s Snapshot) ExternalID(num uint64) (string, error) {
 // ScoreEach scores q as Score does, and hands use the hits by number in
 // the snapshot they were scored in, in no order, while it is open: a
 // caller that knows documents by number (a cache of what it resolved
-// before) reads no stored id again. A damaged index fails ScoreEach as
-// it fails Score, use's reads included.
+// before) reads no stored id again. Use is called once or more, each
+// time with the next hits (a chunk of them from docAtATimeFrom documents
+// on, in ascending number), in a slice scoring reuses once use returns.
+// A damaged index fails ScoreEach as it fails Score, use's reads
+// included.
 func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
 	return ft.guarded(ctx, func() error { return ft.score(ctx, q, p, totals, use) })
 }
@@ -474,8 +477,8 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 const docAtATimeFrom = 1 << 17
 
 // scoreAll scores every document of snapshot rd (n documents) that one
-// of lists holds, and hands use the hits (in ascending number from
-// docAtATimeFrom documents on, in no order below).
+// of lists holds, and hands use the hits (in ascending number and in
+// chunks from docAtATimeFrom documents on, in no order and at once below).
 func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
 	if n == 0 {
 		return use(Snapshot{rd}, nil)
