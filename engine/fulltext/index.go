@@ -733,7 +733,12 @@ func (c *cursor) next(p BM25) error {
 // order instead: the same for the same parts, in whatever order they
 // came. It sorts parts in place.
 func sortedSum(parts []float64) float64 {
-	if len(parts) > 1 {
+	switch {
+	case len(parts) == 2: // most documents that match more than one list
+		if parts[1] < parts[0] {
+			parts[0], parts[1] = parts[1], parts[0]
+		}
+	case len(parts) > 2:
 		slices.Sort(parts)
 	}
 	var s float64

@@ -143,6 +143,9 @@ type segScorer struct {
 // common word outlasts its rare ones) its postings are read on their own.
 func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, use func(Snapshot, []NumHit) error) error {
 	s.drop()
+	if cap(s.parts) < len(s.cs) {
+		s.parts = make([]float64, len(s.cs))
+	}
 	for n := 0; ; n++ {
 		switch len(s.cs) {
 		case 0:
@@ -159,27 +162,46 @@ func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, u
 				return err
 			}
 		}
-		s.parts = s.parts[:0]
-		var terms uint64
-		ended := false
+		// Without a branch on which lists hold num (the branch was
+		// mispredicted a document in two): every live cursor writes its
+		// part, and those at num count it and move on.
+		parts := s.parts[:len(s.cs)]
+		k, terms, refill := 0, uint64(0), false
 		for _, c := range s.cs {
-			if c.nums[c.at] == num {
-				s.parts, terms = append(s.parts, c.parts1[c.at]), terms|c.bit
-				if c.at++; c.at == c.n {
-					if err := c.fill(); err != nil {
-						return err
-					}
-					ended = ended || c.at == c.n
-				}
+			at := c.at
+			parts[k] = c.parts1[at]
+			on, mask := 0, uint64(0)
+			if c.nums[at] == num {
+				on, mask = 1, ^uint64(0)
+			}
+			k, terms = k+on, terms|c.bit&mask
+			if c.at = at + on; c.at == c.n {
+				refill = true
 			}
 		}
-		if ended {
-			s.drop()
+		if refill {
+			if err := s.refill(); err != nil {
+				return err
+			}
 		}
-		if err := s.hit(snap, NumHit{Num: offset + num, Score: sortedSum(s.parts), Matched: bits.OnesCount64(terms)}, use); err != nil {
+		if err := s.hit(snap, NumHit{Num: offset + num, Score: sortedSum(parts[:k]), Matched: bits.OnesCount64(terms)}, use); err != nil {
 			return err
 		}
 	}
+}
+
+// refill decodes the next block of every cursor at the end of its block,
+// and drops those at the end of their list.
+func (s *segScorer) refill() error {
+	for _, c := range s.cs {
+		if c.at == c.n {
+			if err := c.fill(); err != nil {
+				return err
+			}
+		}
+	}
+	s.drop()
+	return nil
 }
 
 // drop takes the cursors at the end of their lists out of s.cs, so that
