@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"sync"
 
@@ -40,7 +41,12 @@ type docEntry struct {
 // holds c.mu, and s.mu (read or write): msgsGen cannot change under it.
 func (s *Corpus) resolve(c *docCache, snap fulltext.Snapshot, num uint64) (docEntry, error) {
 	if num >= uint64(len(c.docs)) {
-		c.docs = append(c.docs, make([]docEntry, int(num)+1-len(c.docs))...)
+		// grown by a quarter at least: a cold query's hits come in
+		// ascending number, and growing to each one allocated a slice a hit
+		n := len(c.docs)
+		want := max(int(num)+1, n+n/4+4096)
+		c.docs = slices.Grow(c.docs, want-n)[:want]
+		clear(c.docs[n:]) // what a snapshot before left past n
 	}
 	ext, err := snap.ExternalID(num)
 	if err != nil {
