@@ -30,6 +30,10 @@ const hitChunk = 1024
 // A segment's documents are numbered from the running sum of the counts
 // (deleted documents included) of the segments before it, in the
 // snapshot's order: scorch's introducer and persister number them so.
+// Each field's dictionary is the field's own: the TermFieldReader also
+// honours scorch's record of fields whose mapping an index update
+// dropped, which mnemo's indexes never have (their mapping is fixed,
+// newMapping, and an index of another is rebuilt).
 //
 // How it reads them is cfg's (tests try every way; scoreAll reads
 // zapx's postings by their own type and caches the parts of long lists).
@@ -112,9 +116,15 @@ func openSegmentLists(is *scorch.IndexSnapshot, lists []postingList) ([]segment.
 		term := []byte(l.term)
 		l.df = 0
 		for si, ss := range segs {
+			if ds[si] == nil { // a segment type that has no dictionary for the field
+				continue
+			}
 			pl, err := ds[si].PostingsList(term, ss.Deleted(), nil)
 			if err != nil {
 				return nil, fmt.Errorf("postings of %q: %w", l.term, err)
+			}
+			if pl == nil {
+				continue
 			}
 			if c := pl.Count(); c > 0 {
 				pls[li*len(segs)+si] = pl
