@@ -172,9 +172,9 @@ func (s *segScorer) segment(ctx context.Context, snap Snapshot, offset uint64, u
 				return err
 			}
 		}
-		// Without a branch on which lists hold num (the branch was
-		// mispredicted a document in two): every live cursor writes its
-		// part, and those at num count it and move on.
+		// Without a branch on which lists hold num, which the processor
+		// cannot predict: every live cursor writes its part, and those at
+		// num count it and move on.
 		parts := s.parts[:len(s.cs)]
 		k, terms, refill := 0, uint64(0), false
 		for _, c := range s.cs {
