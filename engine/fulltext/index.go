@@ -35,6 +35,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -369,7 +370,7 @@ type Hit = rank.TextHit
 // totals holds each field's total token count over all documents.
 func (ft *Index) Score(ctx context.Context, q Terms, p BM25, totals [NumFields]int64) (hits []Hit, err error) {
 	err = ft.ScoreEach(ctx, q, p, totals, func(snap Snapshot, nums []NumHit) error {
-		hits = make([]Hit, 0, len(nums))
+		hits = slices.Grow(hits, len(nums)) // one call, or a chunk a call
 		for _, h := range nums {
 			ext, err := snap.ExternalID(h.Num)
 			if err != nil {
@@ -414,8 +415,11 @@ func (s Snapshot) ExternalID(num uint64) (string, error) {
 // ScoreEach scores q as Score does, and hands use the hits by number in
 // the snapshot they were scored in, in no order, while it is open: a
 // caller that knows documents by number (a cache of what it resolved
-// before) reads no stored id again. A damaged index fails ScoreEach as
-// it fails Score, use's reads included.
+// before) reads no stored id again. Use is called once or more, each
+// time with the next hits (a chunk of them from docAtATimeFrom documents
+// on, in ascending number), in a slice scoring reuses once use returns.
+// A damaged index fails ScoreEach as it fails Score, use's reads
+// included.
 func (ft *Index) ScoreEach(ctx context.Context, q Terms, p BM25, totals [NumFields]int64, use func(Snapshot, []NumHit) error) error {
 	return ft.guarded(ctx, func() error { return ft.score(ctx, q, p, totals, use) })
 }
@@ -473,14 +477,17 @@ func (ft *Index) score(ctx context.Context, q Terms, p BM25, totals [NumFields]i
 const docAtATimeFrom = 1 << 17
 
 // scoreAll scores every document of snapshot rd (n documents) that one
-// of lists holds, and hands use the hits (in ascending number from
-// docAtATimeFrom documents on, in no order below).
+// of lists holds, and hands use the hits (in ascending number and in
+// chunks from docAtATimeFrom documents on, in no order and at once below).
 func scoreAll(ctx context.Context, rd index.IndexReader, n uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
 	if n == 0 {
 		return use(Snapshot{rd}, nil)
 	}
 	if n < docAtATimeFrom {
 		return scoreTermAtATime(ctx, rd, n, lists, p, use)
+	}
+	if is, ok := rd.(*scorch.IndexSnapshot); ok {
+		return scoreSegments(ctx, is, lists, p, segConfig{cacheFrom: cachedFrom}, use)
 	}
 	return scoreDocAtATime(ctx, rd, n, lists, p, use)
 }
@@ -726,7 +733,12 @@ func (c *cursor) next(p BM25) error {
 // order instead: the same for the same parts, in whatever order they
 // came. It sorts parts in place.
 func sortedSum(parts []float64) float64 {
-	if len(parts) > 1 {
+	switch {
+	case len(parts) == 2: // most documents that match more than one list
+		if parts[1] < parts[0] {
+			parts[0], parts[1] = parts[1], parts[0]
+		}
+	case len(parts) > 2:
 		slices.Sort(parts)
 	}
 	var s float64
@@ -799,10 +811,16 @@ func (tw termWeight) idf(df uint64) float64 {
 
 // part is the term's BM25 contribution to the document of posting d.
 func (tw termWeight) part(d *index.TermFieldDoc, idf float64, p BM25) float64 {
-	tf := float64(d.Freq)
+	return tw.partOf(float64(d.Freq), d.Norm, idf, p)
+}
+
+// partOf is the term's BM25 contribution to a document that holds it tf
+// times in a field of norm 1/√length (Bleve's, 0 for none): both ways
+// of reading postings score through it, so they agree to the bit.
+func (tw termWeight) partOf(tf, norm, idf float64, p BM25) float64 {
 	dl := tw.avg
-	if d.Norm > 0 {
-		dl = 1 / (d.Norm * d.Norm)
+	if norm > 0 {
+		dl = 1 / (norm * norm)
 	}
 	return tw.w * idf * tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/tw.avg))
 }

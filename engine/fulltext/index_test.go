@@ -3,12 +3,14 @@ package fulltext
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"mnemo/engine/rank"
@@ -60,8 +62,11 @@ func TestSortedSumOrderBlind(t *testing.T) {
 	}
 }
 
+// scoringWay is one of scoreAll's ways to score.
+type scoringWay = func(context.Context, index.IndexReader, uint64, []postingList, BM25, func(Snapshot, []NumHit) error) error
+
 // scoredBy is what one of scoreAll's ways scores q with in snapshot rd.
-func scoredBy(t *testing.T, way func(context.Context, index.IndexReader, uint64, []postingList, BM25, func(Snapshot, []NumHit) error) error,
+func scoredBy(t *testing.T, way scoringWay,
 	rd index.IndexReader, n uint64, q Terms, p BM25, totals [NumFields]int64) map[uint64]NumHit {
 	t.Helper()
 	out := map[uint64]NumHit{}
@@ -80,15 +85,12 @@ func scoredBy(t *testing.T, way func(context.Context, index.IndexReader, uint64,
 	return out
 }
 
-// TestScoreMatchesTermAtATime: scoring document at a time, the postings of
-// every query term and field read in step, finds every document that
-// scoring term at a time (into a table by number) finds, with the same
-// score (to the bit) and term count, in the same snapshot, over random
-// documents of a small vocabulary in several segments, some deleted or
-// replaced, and random queries: repeated, absent and shared terms, titles
-// as well as bodies.
-func TestScoreMatchesTermAtATime(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 11))
+// segmentedIndex is an index of random documents of a small vocabulary in
+// several segments (a batch of perBatch each), some deleted or replaced, opened
+// read-only (so that no merge changes the snapshot between two queries),
+// its totals, and a maker of random texts of up to max words.
+func segmentedIndex(t *testing.T, r *rand.Rand, perBatch int) (*Index, [NumFields]int64, func(max int) string) {
+	t.Helper()
 	words := strings.Fields("apple orchard harvest ladder basket pear cider press frost blossom root graft prune soil rain wind bee hive honey wax")
 	text := func(max int) string {
 		ws := make([]string, r.IntN(max+1))
@@ -112,29 +114,49 @@ func TestScoreMatchesTermAtATime(t *testing.T) {
 	}
 	for b := range 6 { // a batch a segment
 		batch := ft.NewBatch()
-		for i := range 150 {
+		for i := range perBatch {
 			title, body := text(3), text(12)
 			count(0, title)
 			count(1, body)
-			if err := batch.Index(fmt.Sprintf("d%d", r.IntN(700)), MappedDoc(title, body)); err != nil {
+			if err := batch.Index(fmt.Sprintf("d%d", r.IntN(perBatch*14/3)), MappedDoc(title, body)); err != nil {
 				t.Fatal(err)
 			}
 			if b > 0 && i%10 == 0 {
-				batch.Delete(fmt.Sprintf("d%d", r.IntN(700)))
+				batch.Delete(fmt.Sprintf("d%d", r.IntN(perBatch*14/3)))
 			}
 		}
 		if err := ft.Batch(batch); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// read-only, the index merges no segment between two queries' snapshots
 	if err := ft.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if ft, err = Open(path, false, DurableBatches, nil); err != nil {
 		t.Fatal(err)
 	}
-	defer ft.Close()
+	t.Cleanup(func() { ft.Close() })
+	return ft, totals, text
+}
+
+// TestScoreMatchesTermAtATime: scoring document at a time, the postings of
+// every query term and field read in step, finds every document that
+// scoring term at a time (into a table by number) finds, with the same
+// score (to the bit) and term count, in the same snapshot, over random
+// documents of a small vocabulary in several segments, some deleted or
+// replaced, and random queries: repeated, absent and shared terms, titles
+// as well as bodies.
+func TestScoreMatchesTermAtATime(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	ft, totals, text := segmentedIndex(t, r, 150)
+	sameScores(t, ft, totals, text, scoreTermAtATime, scoreDocAtATime)
+}
+
+// sameScores holds way got to way want over 200 random queries of text's
+// vocabulary in one snapshot of ft: the same documents, scores (to the
+// bit) and term counts.
+func sameScores(t *testing.T, ft *Index, totals [NumFields]int64, text func(int) string, want, got scoringWay) {
+	t.Helper()
 	p := NewBM25(rank.DefaultRanking())
 	rd, n, err := ft.reader()
 	if err != nil {
@@ -145,8 +167,8 @@ func TestScoreMatchesTermAtATime(t *testing.T) {
 	for i := range 200 {
 		qt := text(6) + " " + []string{"", "absentword", "apple apple", "honey"}[i%4]
 		q := ft.AnalyzeQuery(qt)
-		want := scoredBy(t, scoreTermAtATime, rd, n, q, p, totals)
-		got := scoredBy(t, scoreDocAtATime, rd, n, q, p, totals)
+		want := scoredBy(t, want, rd, n, q, p, totals)
+		got := scoredBy(t, got, rd, n, q, p, totals)
 		if len(got) != len(want) {
 			t.Errorf("%q: %d hits, want %d", qt, len(got), len(want))
 		}
@@ -161,5 +183,62 @@ func TestScoreMatchesTermAtATime(t *testing.T) {
 	}
 	if found < 150 {
 		t.Errorf("%d of 200 queries matched a document, want 150 or more: the case tests little", found)
+	}
+}
+
+// TestScoreSegmentsMatchTermFieldReader: reading scorch's segments'
+// postings directly, each numbered from its segment's offset, scores
+// every document as reading them through Bleve's TermFieldReader does
+// (the same numbers, scores to the bit, term counts, and so the same
+// document frequencies), parts cached or not, postings read by zapx's
+// own types or through the segment interfaces, over an index of several
+// segments where later batches replaced and deleted documents of earlier
+// ones.
+func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 4))
+	// segments long enough that a common word's postings in one take
+	// several of a cursor's blocks
+	ft, totals, text := segmentedIndex(t, r, 4*blockLen)
+	rd, _, err := ft.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, ok := rd.(*scorch.IndexSnapshot)
+	if !ok {
+		t.Fatalf("the reader is a %T, not scorch's snapshot: the case tests nothing", rd)
+	}
+	deleted := 0
+	for _, ss := range is.Segments() {
+		if d := ss.Deleted(); d != nil {
+			deleted += int(d.GetCardinality())
+		}
+	}
+	honey, err := EnglishTerms("honey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := uint64(0) // honey's postings in one segment, at most
+	for _, ss := range is.Segments() {
+		d, err := ss.Segment().Dictionary(fBody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := d.PostingsList([]byte(honey[0]), ss.Deleted(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		longest = max(longest, pl.Count())
+	}
+	if len(is.Segments()) < 2 || deleted == 0 || longest <= blockLen {
+		t.Fatalf("%d segments, %d deleted documents, %d postings of a word in a segment: the case tests little", len(is.Segments()), deleted, longest)
+	}
+	rd.Close()
+	// zapx's postings with every list's parts cached, none, and through
+	// the segment interfaces alone
+	for _, cfg := range []segConfig{{cacheFrom: 0}, {cacheFrom: math.MaxUint64}, {generic: true}} {
+		bySegments := func(ctx context.Context, rd index.IndexReader, _ uint64, lists []postingList, p BM25, use func(Snapshot, []NumHit) error) error {
+			return scoreSegments(ctx, rd.(*scorch.IndexSnapshot), lists, p, cfg, use)
+		}
+		sameScores(t, ft, totals, text, scoreDocAtATime, bySegments)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"sync"
 
@@ -23,44 +24,40 @@ type docCache struct {
 	mu   sync.Mutex
 	snap fulltext.Snapshot
 	gen  uint64
-	nums []msgNum // by document number: 0 not resolved yet, noMsg gone, else the message's number + 1
-	// by document number: its message's session, read in document order
-	// beside nums (the columns' sid, by message number, is read at random)
-	sids []uint32
+	docs []docEntry // by document number
 }
 
-// resolve is the hits whose message the corpus holds and sc keeps, each
-// with its message. The caller holds s.mu (read or write): msgsGen cannot
-// change under it.
-func (s *Corpus) resolve(snap fulltext.Snapshot, hits []fulltext.NumHit, sc sessionScope) ([]textMatch, error) {
-	c := &s.docs
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.snap.Same(snap) || c.gen != s.msgsGen {
-		c.snap, c.gen, c.nums, c.sids = snap, s.msgsGen, c.nums[:0], c.sids[:0]
+// docEntry is what a document number resolved to: its message's number +
+// 1 (0 not resolved yet, noMsg none), and that message's session, kept
+// beside it so that a match reads one cache line, in document order (the
+// columns' sid, by message number, is read at random).
+type docEntry struct {
+	msg msgNum
+	sid uint32
+}
+
+// resolve is what document num resolves to, read from its stored id and
+// kept in c (its message noMsg when the corpus holds none). The caller
+// holds c.mu, and s.mu (read or write): msgsGen cannot change under it.
+func (s *Corpus) resolve(c *docCache, snap fulltext.Snapshot, num uint64) (docEntry, error) {
+	if num >= uint64(len(c.docs)) {
+		// grown by a quarter at least: a cold query's hits come in
+		// ascending number, and growing to each one allocated a slice a hit
+		n := len(c.docs)
+		want := max(int(num)+1, n+n/4+4096)
+		c.docs = slices.Grow(c.docs, want-n)[:want]
+		clear(c.docs[n:]) // what a snapshot before left past n
 	}
-	out := make([]textMatch, 0, len(hits))
-	filters := sc.filters() // asked once: most queries have none, and a match costs a few ns
-	for _, h := range hits {
-		if h.Num >= uint64(len(c.nums)) {
-			c.nums = append(c.nums, make([]msgNum, int(h.Num)+1-len(c.nums))...)
-			c.sids = append(c.sids, make([]uint32, int(h.Num)+1-len(c.sids))...)
-		}
-		if c.nums[h.Num] == 0 {
-			ext, err := snap.ExternalID(h.Num)
-			if err != nil {
-				return nil, err
-			}
-			c.nums[h.Num] = noMsg
-			if n := s.messageOf(ext); n != noMsg {
-				c.nums[h.Num], c.sids[h.Num] = n+1, s.cols.sid[n]
-			}
-		}
-		if v := c.nums[h.Num]; v != noMsg && (!filters || s.inScope(sc, v-1)) {
-			out = append(out, textMatch{n: v - 1, sid: c.sids[h.Num], text: h.Score, matched: h.Matched})
-		}
+	ext, err := snap.ExternalID(num)
+	if err != nil {
+		return docEntry{}, err
 	}
-	return out, nil
+	e := docEntry{msg: noMsg}
+	if n := s.messageOf(ext); n != noMsg {
+		e = docEntry{n + 1, s.cols.sid[n]}
+	}
+	c.docs[num] = e
+	return e, nil
 }
 
 // messageOf is the number of the message of document id ext; noMsg when
@@ -94,42 +91,151 @@ type textMatch struct {
 // in the page's order), and then the sessions all of them belong to, so
 // that totalSessions still counts every session with a match (nil when
 // none was dropped). Only the kept matches become candidates.
+//
+// The hits come from the index a chunk at a time and each is touched
+// once (textPass): resolved, held to the scope, counted for the best
+// score and the sessions, and kept only if it can still be among the
+// best k. Dividing by the best is monotone, so the best k by raw BM25
+// are the best k divided, and bestMatches then cuts the few kept exactly
+// as it cut every match before (ties included).
 func (s *Corpus) textCandidates(ctx context.Context, terms fulltext.Terms, sc sessionScope, k int) ([]msgCandidate, *sidSet, error) {
-	var matches []textMatch
-	err := s.ft.ScoreEach(ctx, terms, fulltext.NewBM25(s.rank), s.totals, func(snap fulltext.Snapshot, hits []fulltext.NumHit) error {
-		var err error
-		matches, err = s.resolve(snap, hits, sc)
-		return err
-	})
+	t := textPasses.Get().(*textPass)
+	defer func() {
+		t.s, t.all = nil, nil // a pooled pass holds no corpus alive
+		textPasses.Put(t)
+	}()
+	t.start(s, sc, k)
+	err := s.ft.ScoreEach(ctx, terms, fulltext.NewBM25(s.rank), s.totals, t.add)
 	if err != nil {
 		s.noteDamage(err)
 		return nil, nil, err
 	}
-	var best float64
-	for _, t := range matches {
-		best = math.Max(best, t.text)
+	cands, all := t.candidates()
+	return cands, all, nil
+}
+
+// textPass is one query's single pass over its text matches: how many
+// are in scope, the best score, the sessions they belong to, and the
+// ones that can still be among the best k by raw BM25, in the index's
+// order. Passes are pooled for their kept matches' arrays.
+type textPass struct {
+	s       *Corpus
+	sc      sessionScope
+	filters bool // asked once: most queries have none, and a match costs a few ns
+	k       int
+	n       int     // matches in scope
+	best    float64 // their best BM25 score (0 for none)
+	all     *sidSet // their sessions
+	last    uint32  // the session added last: a session's matches mostly come together
+	kept    []textMatch
+	// floor is what a match must score to be kept: a hair below the k-th
+	// best kept at the last cut (see cut), -Inf before it.
+	floor  float64
+	limit  int // the length of kept that calls for a cut
+	scores []float64
+	ents   []docEntry // a chunk's hits' entries in the doc cache
+}
+
+var textPasses = sync.Pool{New: func() any { return &textPass{} }}
+
+// start readies t for a query of scope sc that keeps k matches.
+func (t *textPass) start(s *Corpus, sc sessionScope, k int) {
+	*t = textPass{s: s, sc: sc, filters: sc.filters(), k: k, all: &sidSet{}, last: ^uint32(0),
+		kept: t.kept[:0], floor: math.Inf(-1), limit: max(2*k, 64), scores: t.scores[:0], ents: t.ents[:0]}
+}
+
+// add takes one chunk of the index's hits (ScoreEach's use).
+func (t *textPass) add(snap fulltext.Snapshot, hits []fulltext.NumHit) error {
+	s := t.s
+	c := &s.docs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.snap.Same(snap) || c.gen != s.msgsGen {
+		c.snap, c.gen, c.docs = snap, s.msgsGen, c.docs[:0]
 	}
-	for i := range matches {
-		matches[i].text /= best
+	// Each hit's entry is read first, in a loop of nothing else, so that
+	// the reads of a table of 8 bytes a document (8 MB at 1M messages)
+	// wait for memory side by side rather than one a hit.
+	ents := t.ents[:0]
+	for _, h := range hits {
+		var e docEntry
+		if h.Num < uint64(len(c.docs)) {
+			e = c.docs[h.Num]
+		}
+		ents = append(ents, e)
 	}
-	var all *sidSet
-	if len(matches) > k {
-		all = &sidSet{}
-		last := ^uint32(0)
-		for _, t := range matches {
-			// by document number, a session's matches mostly come together
-			if sid := t.sid; sid != last {
-				all.add(sid)
-				last = sid
+	t.ents = ents
+	for i, h := range hits {
+		e := ents[i]
+		if e.msg == 0 {
+			var err error
+			if e, err = s.resolve(c, snap, h.Num); err != nil {
+				return err
 			}
 		}
-		matches = bestMatches(&s.cols, matches, k)
+		v, sid := e.msg, e.sid
+		if v == noMsg || (t.filters && !s.inScope(t.sc, v-1)) {
+			continue
+		}
+		t.n++
+		if h.Score > t.best {
+			t.best = h.Score
+		}
+		if sid != t.last {
+			t.all.add(sid)
+			t.last = sid
+		}
+		if h.Score >= t.floor {
+			t.kept = append(t.kept, textMatch{n: v - 1, sid: sid, text: h.Score, matched: h.Matched})
+			if len(t.kept) >= t.limit {
+				t.cut()
+			}
+		}
+	}
+	return nil
+}
+
+// candidates is the pass's kept matches, divided by the best score and
+// cut to the best k, as candidates, and the sessions of every match (nil
+// when none was dropped).
+func (t *textPass) candidates() ([]msgCandidate, *sidSet) {
+	matches := t.kept
+	for i := range matches {
+		matches[i].text /= t.best
+	}
+	var all *sidSet
+	if t.n > t.k {
+		all = t.all
+		matches = bestMatches(&t.s.cols, matches, t.k)
 	}
 	cands := make([]msgCandidate, len(matches))
-	for i, t := range matches {
-		cands[i] = msgCandidate{Rec: s.cols.item(t.n), Text: t.text, Matched: t.matched, TextRank: 1}
+	for i, m := range matches {
+		cands[i] = msgCandidate{Rec: t.s.cols.item(m.n), Text: m.text, Matched: m.matched, TextRank: 1}
 	}
-	return cands, all, nil
+	return cands, all
+}
+
+// cut drops the kept matches that can no longer be among the best k, in
+// place and in order. A match below the k-th best score kept so far is
+// out, save one so close to it (within 2⁻⁵⁰ of it, relatively) that
+// divided by the best it could round to the same quotient as the k-th
+// and tie with it at bestMatches' cut: those stay, so that the cut ties
+// exactly what dividing every match first tied.
+func (t *textPass) cut() {
+	t.scores = t.scores[:0]
+	for _, m := range t.kept {
+		t.scores = append(t.scores, m.text)
+	}
+	kth := rank.KthLargest(t.scores, t.k)
+	t.floor = kth - kth*0x1p-50
+	kept := t.kept[:0]
+	for _, m := range t.kept {
+		if m.text >= t.floor {
+			kept = append(kept, m)
+		}
+	}
+	t.kept = kept
+	t.limit = max(t.limit, 2*len(kept)) // many ties at the floor: cut less often
 }
 
 // bestMatches keeps the k best of ms by score; ties at the cut fill what

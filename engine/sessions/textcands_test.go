@@ -165,3 +165,80 @@ func TestFirstN(t *testing.T) {
 		}
 	}
 }
+
+// TestTextPassInChunks: the one pass over the text matches keeps, fed the
+// index's hits in chunks of any size, the candidates (scores to the bit)
+// and the sessions that the exhaustive stage finds, for cuts far below
+// the matches' count (so that the pass cuts its kept matches many times,
+// among many ties) as well as above it, with and without filters.
+func TestTextPassInChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 7))
+	words := strings.Fields("apple orchard harvest ladder basket pear cider press frost blossom")
+	sentence := func() string {
+		ws := make([]string, 1+r.IntN(6))
+		for i := range ws {
+			ws[i] = words[r.IntN(len(words))]
+		}
+		return strings.Join(ws, " ")
+	}
+	root := filepath.Join(t.TempDir(), "t")
+	for i := range 6 {
+		var ms []lineMsg
+		for k := range 400 {
+			ms = append(ms, msgAt(fmt.Sprintf("s%d-%d", i, k), []string{"user", "assistant"}[k%2], sentence(), r.IntN(3000)))
+		}
+		writeLines(t, filepath.Join(root, "p", fmt.Sprintf("s%d.jsonl", i)), ms, false)
+	}
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	ctx := context.Background()
+	byNum := func(cs []msgCandidate) []msgCandidate {
+		return slices.SortedFunc(slices.Values(cs), func(a, b msgCandidate) int { return int(a.Rec.num) - int(b.Rec.num) })
+	}
+	cuts := 0
+	for i := range 40 {
+		q := Query{Text: sentence()}
+		if i%3 == 1 {
+			q.Role = "user"
+		}
+		sc := newSessionScope(q)
+		terms, err := s.ft.QueryTerms(q.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []int{1, 3, 40, 700, 5000} {
+			want, wantAll, err := exhaustiveText(s, ctx, terms, sc, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pass := &textPass{}
+			pass.start(s, sc, k)
+			err = s.ft.ScoreEach(ctx, terms, fulltext.NewBM25(s.rank), s.totals, func(snap fulltext.Snapshot, hits []fulltext.NumHit) error {
+				for len(hits) > 0 {
+					n := min(len(hits), 1+r.IntN(300))
+					if err := pass.add(snap, hits[:n]); err != nil {
+						return err
+					}
+					hits = hits[n:]
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pass.limit > 2*k {
+				cuts++
+			}
+			got, gotAll := pass.candidates()
+			if !reflect.DeepEqual(byNum(got), byNum(want)) {
+				t.Fatalf("%q, k %d: %d candidates %v,\nwant %d %v", q.Text, k, len(got), byNum(got), len(want), byNum(want))
+			}
+			if (gotAll == nil) != (wantAll == nil) || gotAll != nil && gotAll.len() != wantAll.len() {
+				t.Fatalf("%q, k %d: sessions %v, want %v", q.Text, k, gotAll, wantAll)
+			}
+		}
+	}
+	if cuts < 20 {
+		t.Errorf("the pass cut its kept matches in %d queries, want 20 or more: the case tests little", cuts)
+	}
+}
