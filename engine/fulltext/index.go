@@ -137,6 +137,7 @@ type Index struct {
 	cjkFilters []analysis.TokenFilter
 	opts       map[string]index.FieldIndexingOptions
 	kinds      runeKinds // which runes the pass segments itself (wordbreak.go)
+	snippets   sync.Pool // *Analyser, for matchSpans (snippets.go)
 }
 
 // BatchMode says when a Batch on a writer's full-text index returns.
