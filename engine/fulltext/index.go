@@ -402,6 +402,45 @@ type Snapshot struct{ rd index.IndexReader }
 // the other. Bleve hands out the same snapshot until the index changes.
 func (s Snapshot) Same(o Snapshot) bool { return s.rd != nil && s.rd == o.rd }
 
+// SegmentSpan is one segment of a snapshot: its id in the index, and the
+// numbers its documents take in the snapshot, [Offset, Offset+Count).
+type SegmentSpan struct{ ID, Offset, Count uint64 }
+
+// Layout is the snapshot's segments in number order; nil for an index
+// that is not scorch's. A segment keeps its id and documents from one
+// snapshot to the next until a merge replaces it, and scorch adds new and
+// merged segments after those it keeps, so two snapshots' documents
+// have the same numbers up to the first segment their layouts do not
+// share (KeptNumbers).
+func (s Snapshot) Layout() []SegmentSpan {
+	is, ok := s.rd.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil
+	}
+	var out []SegmentSpan
+	var offset uint64
+	for _, ss := range is.Segments() {
+		n := ss.Segment().Count()
+		out = append(out, SegmentSpan{ID: ss.Id(), Offset: offset, Count: n})
+		offset += n
+	}
+	return out
+}
+
+// KeptNumbers is how many of the first document numbers mean the same
+// documents in the snapshots of layouts a and b: those of the segments
+// both begin with.
+func KeptNumbers(a, b []SegmentSpan) uint64 {
+	var n uint64
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			break
+		}
+		n = a[i].Offset + a[i].Count
+	}
+	return n
+}
+
 // ExternalID is the id of document num.
 func (s Snapshot) ExternalID(num uint64) (string, error) {
 	var b [8]byte

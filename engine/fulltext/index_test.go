@@ -242,3 +242,25 @@ func TestScoreSegmentsMatchTermFieldReader(t *testing.T) {
 		sameScores(t, ft, totals, text, scoreDocAtATime, bySegments)
 	}
 }
+
+// TestKeptNumbers: two snapshots' documents share their numbers up to
+// the first segment their layouts do not share.
+func TestKeptNumbers(t *testing.T) {
+	a := []SegmentSpan{{1, 0, 100}, {2, 100, 50}, {3, 150, 5}}
+	for _, tc := range []struct {
+		name string
+		b    []SegmentSpan
+		want uint64
+	}{
+		{"the same", a, 155},
+		{"a segment added", append(append([]SegmentSpan{}, a...), SegmentSpan{4, 155, 9}), 155},
+		{"the newest merged", []SegmentSpan{{1, 0, 100}, {2, 100, 50}, {5, 150, 5}}, 150},
+		{"the first replaced", []SegmentSpan{{6, 0, 100}, {2, 100, 50}}, 0},
+		{"none", nil, 0},
+		{"a count changed", []SegmentSpan{{1, 0, 100}, {2, 100, 51}}, 100},
+	} {
+		if got := KeptNumbers(a, tc.b); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -192,8 +192,11 @@ type Corpus struct {
 	// purging is the purge mark of a forget whose files are not all
 	// rewritten yet ("" when none is).
 	purging string
-	// msgsGen changes whenever msgs does: what docs learnt of msgs holds
-	// while it stands.
+	// msgsGen changes whenever a message number may come to mean another
+	// message (a message dropped, its number free; the columns reset):
+	// what docs learnt of message numbers holds while it stands. A
+	// message added takes a free number or a new one, which no document
+	// resolved to before.
 	msgsGen uint64
 	// docs is the full-text index's document numbers resolved to messages
 	// (its own lock: searches fill it under the read lock).
@@ -628,7 +631,6 @@ func (s *Corpus) addMessage(ss *session, seq uint32, m colRec) (msgNum, error) {
 		s.cols.remove(n)
 		return noMsg, err
 	}
-	s.msgsGen++
 	for i := range s.totals {
 		s.totals[i] += int64(m.lens[i])
 	}

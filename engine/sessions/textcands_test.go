@@ -242,3 +242,103 @@ func TestTextPassInChunks(t *testing.T) {
 		t.Errorf("the pass cut its kept matches in %d queries, want 20 or more: the case tests little", cuts)
 	}
 }
+
+// TestDocCacheAcrossChanges: what the text stage resolved of the index's
+// document numbers holds across an append (only the new documents'
+// stored ids are read again) and is dropped when a message is rewritten,
+// and every answer is what a cold cache gives.
+func TestDocCacheAcrossChanges(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "t")
+	for i := range 20 {
+		var ms []lineMsg
+		for k := range 30 {
+			ms = append(ms, msgAt(fmt.Sprintf("m%d-%d", i, k), "user", fmt.Sprintf("the ledger entry %d of batch %d", k, i), k))
+		}
+		writeLines(t, filepath.Join(root, fmt.Sprintf("p/s%d.jsonl", i)), ms, false)
+	}
+	s := openTestSessions(t, t.TempDir(), lineSource{root})
+	mustSync(t, s)
+	ctx := context.Background()
+	q := Query{Text: "ledger batch"}
+	terms, err := s.ft.QueryTerms(q.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// stage is the text stage's candidates, the stored ids it read, and
+	// what a cold cache gives.
+	stage := func() (got []string, reads uint64, cold []string) {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		names := func(cs []msgCandidate) []string {
+			var out []string
+			for _, c := range cs {
+				out = append(out, fmt.Sprintf("%s %v", docID(c.Rec.sid, c.Rec.seq), c.Text))
+			}
+			slices.Sort(out)
+			return out
+		}
+		before := s.docs.reads
+		cs, _, err := s.textCandidates(ctx, terms, newSessionScope(q), 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads = s.docs.reads - before
+		c := &s.docs
+		ft, snap, layout, gen, docs := c.ft, c.snap, c.layout, c.gen, c.docs
+		c.ft, c.docs = nil, nil // cold
+		cold0, _, err := s.textCandidates(ctx, terms, newSessionScope(q), 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ft, c.snap, c.layout, c.gen, c.docs = ft, snap, layout, gen, docs
+		return names(cs), reads, names(cold0)
+	}
+	got, reads, cold := stage()
+	if len(got) != 600 || reads != 600 || !reflect.DeepEqual(got, cold) {
+		t.Fatalf("first query: %d candidates, %d ids read, same as cold %v", len(got), reads, reflect.DeepEqual(got, cold))
+	}
+	if _, reads, _ = stage(); reads != 0 {
+		t.Fatalf("a second query read %d ids, want 0", reads)
+	}
+
+	// Appends: five messages at the end of a session, and a session of
+	// five. Scorch may merge the new segment with the others before the
+	// query (a small index is all one merge tier), so they are repeated
+	// until one leaves the segments before it in place.
+	want, kept := 600, uint64(0)
+	for round := 0; round < 20 && kept == 0; round++ {
+		layout := s.docs.layout
+		var ms []lineMsg
+		for k := range 5 {
+			ms = append(ms, msgAt(fmt.Sprintf("a%d-%d", round, k), "user", fmt.Sprintf("ledger batch appended %d", k), 100+10*round+k))
+		}
+		writeLines(t, filepath.Join(root, "p/s3.jsonl"), ms, true)
+		writeLines(t, filepath.Join(root, fmt.Sprintf("p/new%d.jsonl", round)), ms, false)
+		mustSync(t, s)
+		want += 10
+		got, reads, cold = stage()
+		if !reflect.DeepEqual(got, cold) || len(got) != want {
+			t.Fatalf("after an append: %d candidates (want %d), the same as a cold cache's: %v", len(got), want, reflect.DeepEqual(got, cold))
+		}
+		kept = fulltext.KeptNumbers(layout, s.docs.layout)
+		if reads > uint64(want)-kept {
+			t.Fatalf("after an append, %d ids read; the %d documents of the segments kept needed none", reads, kept)
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no append's snapshot kept the segments before it")
+	}
+
+	// A rewrite: a message's text changes, its number is dropped; nothing is kept.
+	var ms []lineMsg
+	for k := range 30 {
+		ms = append(ms, msgAt(fmt.Sprintf("m7-%d", k), "user", fmt.Sprintf("the ledger entry %d of batch %d", k, 7), k))
+	}
+	ms[4].Text = "rewritten ledger batch"
+	writeLines(t, filepath.Join(root, "p/s7.jsonl"), ms, false)
+	mustSync(t, s)
+	got, reads, cold = stage()
+	if !reflect.DeepEqual(got, cold) || reads < 600 {
+		t.Errorf("after a rewrite: %d ids read (want every match's), the same as a cold cache's: %v", reads, reflect.DeepEqual(got, cold))
+	}
+}
