@@ -364,3 +364,38 @@ func FuzzAnalysisPass(f *testing.F) {
 		}
 	})
 }
+
+// TestAnalyserMemo: Memo counts the distinct words an Analyser has
+// analysed, which a text already seen does not add to (what a sync worker
+// bounds it by), and a memo that old texts filled gives a new text the
+// terms a fresh Analyser gives it.
+func TestAnalyserMemo(t *testing.T) {
+	ft := testAnalyzers(t)
+	a := ft.NewAnalyser()
+	if n := a.Memo(); n != 0 {
+		t.Fatalf("a new Analyser remembers %d words", n)
+	}
+	a.Message("running runs the cafés 数据库")
+	n := a.Memo()
+	if n < 4 {
+		t.Fatalf("Memo = %d after five words and a CJK run", n)
+	}
+	a.Message("the cafés running")
+	if got := a.Memo(); got != n {
+		t.Errorf("Memo = %d after words it knew, want %d", got, n)
+	}
+	for _, s := range analysisSamples {
+		a.Message(s.title + " " + s.text)
+	}
+	for _, s := range analysisSamples {
+		got, want := a.Message(s.text), ft.NewAnalyser().Message(s.text)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d fields with a full memo, %d fresh", s.text, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].name != want[i].name || got[i].length != want[i].length || mapDiff(freqMap(got[i].freqs), freqMap(want[i].freqs)) != "" {
+				t.Errorf("%q: field %s differs with a full memo", s.text, got[i].name)
+			}
+		}
+	}
+}
