@@ -103,10 +103,11 @@ func (ft *Index) NewAnalyser() *Analyser {
 		forms: map[string]*cjkForm{}, cjkTerms: map[string]*aword{}}
 }
 
-// Memo is how many distinct words and tokens a remembers (its English
-// and bigram memos): what it holds grows with it, and a caller that keeps
-// one Analyser for many texts renews it once this passes a bound.
-func (a *Analyser) Memo() int { return len(a.words) + len(a.forms) }
+// Memo is how many distinct words, tokens and bigrams a remembers (its
+// English and bigram memos): what it holds grows with it, and a caller
+// that keeps one Analyser for many texts renews it once this passes a
+// bound.
+func (a *Analyser) Memo() int { return len(a.words) + len(a.forms) + len(a.cjkTerms) }
 
 // englishChain checks that the index's English analyzer is one the pass
 // reproduces — asciifolding, which folds rune by rune, then Unicode word
