@@ -210,8 +210,9 @@ func (pl *pipeline) hold(ah *aheadRead, n int) bool {
 }
 
 // pipelineTrace, when set (tests), is told what the parts hold each time
-// a worker takes room ("held"), and of every transcript the committer
-// reads itself although workers read ahead ("read here").
+// a worker takes room ("held"), of every transcript the committer reads
+// itself although workers read ahead ("read here"), and of every analyser
+// a worker renews ("analyser").
 var pipelineTrace func(what string, n int)
 
 // inContainer runs fn, a read or a drop of the transcript at path, under
@@ -413,6 +414,9 @@ func (w *pipeWorker) prepare(ctx context.Context, p *readPart) {
 	// words analysed by the ones before.
 	if w.a.Memo() > workerMemo {
 		w.a = w.pl.s.ft.NewAnalyser()
+		if pipelineTrace != nil {
+			pipelineTrace("analyser", 1)
+		}
 	}
 	for lo := 0; lo < len(texts); lo += embedBatch {
 		hi := min(lo+embedBatch, len(texts))
