@@ -103,6 +103,12 @@ func (ft *Index) NewAnalyser() *Analyser {
 		forms: map[string]*cjkForm{}, cjkTerms: map[string]*aword{}}
 }
 
+// Memo is how many distinct words, tokens and bigrams a remembers (its
+// English and bigram memos): what it holds grows with it, and a caller
+// that keeps one Analyser for many texts renews it once this passes a
+// bound.
+func (a *Analyser) Memo() int { return len(a.words) + len(a.forms) + len(a.cjkTerms) }
+
 // englishChain checks that the index's English analyzer is one the pass
 // reproduces — asciifolding, which folds rune by rune, then Unicode word
 // segmentation — and returns its character filter and token filters. An
@@ -135,9 +141,16 @@ func englishChain(a analysis.Analyzer) (analysis.CharFilter, []analysis.TokenFil
 // the whole rune.) Invalid UTF-8 folds to U+FFFD, as Bleve's conversion to
 // runes makes it, which is never part of a word.
 func (a *Analyser) tokens(text string) []token {
+	toks, _ := a.tokensBigram(text)
+	return toks
+}
+
+// tokensBigram is tokens, and whether text has letters of a script indexed
+// as bigrams (needsBigrams, found by the fold on the way).
+func (a *Analyser) tokensBigram(text string) ([]token, bool) {
 	a.folded, a.start = slices.Grow(a.folded[:0], len(text)), slices.Grow(a.start[:0], len(text))
-	a.fold(text, 0)
-	return a.segment(func(i int) string { return text[i:] })
+	bigram := a.fold(text, 0)
+	return a.segment(func(i int) string { return text[i:] }), bigram
 }
 
 // titled is tokens of title + "\n" + text, without building that string
@@ -475,9 +488,9 @@ func (a *Analyser) placeSpans(xs []excerptTerm, counts []int, toks, ctoks []toke
 // Message analyses a session message: its body field, and its cjk field
 // if it has CJK or SEA letters.
 func (a *Analyser) Message(text string) []*Field {
-	toks := a.tokens(text)
+	toks, bigram := a.tokensBigram(text)
 	fs := []*Field{a.field(fBody, a.group(toks, len(toks)), len(text), countBefore)}
-	if needsBigrams(text) {
+	if bigram {
 		a.body = append(a.body[:0], text...)
 		fs = append(fs, a.cjkField(a.cjkTokens(), len(text)))
 	}

@@ -169,14 +169,26 @@ func passDiff(ft *Index, a *Analyser, title, text, tags string) string {
 	if !maps.EqualFunc(gotCJK, wantCJK, slices.Equal) {
 		diffs = append(diffs, fmt.Sprintf("CJK excerpt terms %v, the bigram analyzer's %v", gotCJK, wantCJK))
 	}
-	// A session message is one body field (and cjk).
-	for _, f := range a.Message(text) {
+	// A session message is one body field, and cjk exactly when the text
+	// has letters of a script indexed as bigrams.
+	mf := a.Message(text)
+	if want := 1 + btoi(needsBigrams(text)); len(mf) != want {
+		diffs = append(diffs, fmt.Sprintf("message: %d fields, want %d", len(mf), want))
+	}
+	for _, f := range mf {
 		wf, wl := referenceOf(ft, f.name, text)
 		if gf := freqMap(f.AnalyzedTokenFrequencies()); !maps.Equal(gf, wf) || f.AnalyzedLength() != wl {
 			diffs = append(diffs, fmt.Sprintf("message %s: length %d, Bleve %d; terms differ: %s", f.name, f.AnalyzedLength(), wl, mapDiff(gf, wf)))
 		}
 	}
 	return strings.Join(diffs, "; ")
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // mapDiff names a few terms whose counts differ.
@@ -363,4 +375,39 @@ func FuzzAnalysisPass(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAnalyserMemo: Memo counts the distinct words an Analyser has
+// analysed, which a text already seen does not add to (what a sync worker
+// bounds it by), and a memo that old texts filled gives a new text the
+// terms a fresh Analyser gives it.
+func TestAnalyserMemo(t *testing.T) {
+	ft := testAnalyzers(t)
+	a := ft.NewAnalyser()
+	if n := a.Memo(); n != 0 {
+		t.Fatalf("a new Analyser remembers %d words", n)
+	}
+	a.Message("running runs the cafés 数据库")
+	n := a.Memo()
+	if n < 4 {
+		t.Fatalf("Memo = %d after five words and a CJK run", n)
+	}
+	a.Message("the cafés running")
+	if got := a.Memo(); got != n {
+		t.Errorf("Memo = %d after words it knew, want %d", got, n)
+	}
+	for _, s := range analysisSamples {
+		a.Message(s.title + " " + s.text)
+	}
+	for _, s := range analysisSamples {
+		got, want := a.Message(s.text), ft.NewAnalyser().Message(s.text)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d fields with a full memo, %d fresh", s.text, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].name != want[i].name || got[i].length != want[i].length || mapDiff(freqMap(got[i].freqs), freqMap(want[i].freqs)) != "" {
+				t.Errorf("%q: field %s differs with a full memo", s.text, got[i].name)
+			}
+		}
+	}
 }

@@ -210,8 +210,9 @@ func (pl *pipeline) hold(ah *aheadRead, n int) bool {
 }
 
 // pipelineTrace, when set (tests), is told what the parts hold each time
-// a worker takes room ("held"), and of every transcript the committer
-// reads itself although workers read ahead ("read here").
+// a worker takes room ("held"), of every transcript the committer reads
+// itself although workers read ahead ("read here"), and of every analyser
+// a worker renews ("analyser").
 var pipelineTrace func(what string, n int)
 
 // inContainer runs fn, a read or a drop of the transcript at path, under
@@ -283,11 +284,18 @@ func (pl *pipeline) replay(ctx context.Context, ah *aheadRead, first *readPart, 
 	}
 }
 
+// workerMemo is the most words a worker's analyser remembers before it
+// is renewed. One batch (batchMessages) of the 100k-message history
+// leaves ~24,000 in it, of which all but 2,000–4,000 the next batch
+// finds again: renewed every batch, as it was, a worker ran the English
+// filters on ~20,000 words a batch again; kept, a worker's memo reaches
+// ~61,000 at the end of that sync (about 10 MB).
+const workerMemo = 1 << 16
+
 // pipeWorker is what one worker keeps from transcript to transcript.
 type pipeWorker struct {
-	pl       *pipeline
-	a        *fulltext.Analyser
-	analysed int // messages a has analysed
+	pl *pipeline
+	a  *fulltext.Analyser
 }
 
 // readJob reads job k from the cursor its session holds, unless the
@@ -401,10 +409,14 @@ func (w *pipeWorker) prepare(ctx context.Context, p *readPart) {
 		p.sum.fields = w.a.Message(p.sum.m.Text)
 		texts, dst = append(texts, p.sum.m.Text), append(dst, &p.sum)
 	}
-	// A fresh analyser now and then, as each batch of a serial sync has,
-	// so that its memos do not grow with the sync.
-	if w.analysed += len(texts); w.analysed >= w.pl.s.batchMsgs {
-		w.a, w.analysed = w.pl.s.ft.NewAnalyser(), 0
+	// A fresh analyser once its memos pass workerMemo words, so that they
+	// do not grow with the sync; until then each batch finds most of its
+	// words analysed by the ones before.
+	if w.a.Memo() > workerMemo {
+		w.a = w.pl.s.ft.NewAnalyser()
+		if pipelineTrace != nil {
+			pipelineTrace("analyser", 1)
+		}
 	}
 	for lo := 0; lo < len(texts); lo += embedBatch {
 		hi := min(lo+embedBatch, len(texts))

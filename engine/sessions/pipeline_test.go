@@ -506,7 +506,8 @@ func TestSessionsPipelineCancelledReading(t *testing.T) {
 
 // TestSessionsPipelineBounded: whatever the corpus, the parts the workers
 // hand over and the committer has not replayed hold at most twice a
-// batch's messages, besides the parts of the transcript it replays.
+// batch's messages, besides the parts of the transcript it replays; and
+// the workers keep their analysers across batches.
 func TestSessionsPipelineBounded(t *testing.T) {
 	c := newMixedCorpus(t, 200, 200)
 	for i := range 30 {
@@ -517,19 +518,27 @@ func TestSessionsPipelineBounded(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var mu sync.Mutex
-	var top int
+	var top, renewed int
 	pipelineTrace = func(what string, n int) {
 		mu.Lock()
-		if what == "held" {
+		switch what {
+		case "held":
 			top = max(top, n)
+		case "analyser":
+			renewed += n
 		}
 		mu.Unlock()
 	}
 	defer func() { pipelineTrace = nil }()
 	s := openTestSessions(t, dir, c.sources(dir)...)
 	s.batchMsgs, s.readers = 16, 4
-	mustSync(t, s)
+	rep := mustSync(t, s)
 	part := max(1, s.batchMsgs/8)
+	// The workers keep their analysers from batch to batch: a corpus of a
+	// few thousand distinct words never fills one's memo (workerMemo).
+	if renewed != 0 || rep.Messages < 10*s.batchMsgs {
+		t.Errorf("%d messages in batches of %d: the workers renewed their analysers %d times, want none", rep.Messages, s.batchMsgs, renewed)
+	}
 	if bound := 2*s.batchMsgs + (partsAhead+2)*part; top > bound || top == 0 {
 		t.Errorf("the parts held %d messages at most, want at most %d (and some)", top, bound)
 	}

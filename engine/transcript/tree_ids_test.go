@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -78,5 +79,65 @@ func TestTreeIDsGrow(t *testing.T) {
 	}
 	if k, ok := tab.lookup(id(n)); ok {
 		t.Errorf("lookup(%q) = %d, an id never added", id(n), k)
+	}
+}
+
+// TestPackUUID: packUUID packs exactly the UUIDs written as 8-4-4-4-12
+// lowercase hex digits, to the bytes those digits spell: every byte
+// value put at every position of a canonical UUID, against a plain
+// reading of the digits.
+func TestPackUUID(t *testing.T) {
+	const canon = "0123abcd-4567-89ef-fedc-ba9876543210"
+	plain := func(s string) ([16]byte, bool) {
+		var u [16]byte
+		if len(s) != 36 {
+			return u, false
+		}
+		hex := strings.ReplaceAll(s, "-", "")
+		if len(hex) != 32 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+			return u, false
+		}
+		for j := range 16 {
+			var v byte
+			for _, c := range []byte(hex[2*j : 2*j+2]) {
+				switch {
+				case c >= '0' && c <= '9':
+					v = v<<4 | (c - '0')
+				case c >= 'a' && c <= 'f':
+					v = v<<4 | (c - 'a' + 10)
+				default:
+					return u, false
+				}
+			}
+			u[j] = v
+		}
+		return u, true
+	}
+	packed := 0
+	for i := range len(canon) {
+		for c := range 256 {
+			b := []byte(canon)
+			b[i] = byte(c)
+			s := string(b)
+			gu, gok := packUUID(s)
+			wu, wok := plain(s)
+			if gok != wok || gok && gu != wu {
+				t.Fatalf("packUUID(%q) = %x, %v; want %x, %v", s, gu, gok, wu, wok)
+			}
+			if gok {
+				packed++
+				if formatUUID(gu) != s {
+					t.Errorf("formatUUID(packUUID(%q)) = %q", s, formatUUID(gu))
+				}
+			}
+		}
+	}
+	if want := 32*16 + 4; packed != want { // 32 digits of 16 values, and each dash as it is
+		t.Errorf("%d variants packed, want %d", packed, want)
+	}
+	for _, s := range []string{"", canon[:35], canon + "0", strings.ToUpper(canon)} {
+		if _, ok := packUUID(s); ok {
+			t.Errorf("packUUID(%q) packed it", s)
+		}
 	}
 }
