@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/engine/fulltext"
 	"mnemo/engine/rank"
 	"mnemo/engine/vectors"
 )
@@ -146,30 +147,14 @@ func TestVectorsWaitForMeaning(t *testing.T) {
 	// Nor do more text candidates decide it (widerGroups): those sessions
 	// hold no word of the query.
 	ctx := context.Background()
-	sc := newSessionScope(q)
-	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor, limit: q.Limit, hits: q.MaxHits}
-	terms, err := s.ft.QueryTerms(q.Text)
-	if err != nil {
-		t.Fatal(err)
+	f := firstRunOf(t, s, q, 11) // of the 12 that hold "apple"
+	if f.dropped == nil {
+		t.Fatal("a first run of 11 kept every match")
 	}
-	qv, err := vectors.EmbedQuery(ctx, s.emb, q.Text, q.Mode)
-	if err != nil {
-		t.Fatal(err)
+	wider := func(int) ([]msgCandidate, float64, error) {
+		return s.widerText(ctx, f.terms, f.sc, 1000, f.first, f.div)
 	}
-	first, dropped, err := s.textCandidates(ctx, terms, sc, 11) // of the 12 that hold "apple"
-	if err != nil || dropped == nil {
-		t.Fatalf("first run of 11: dropped %v, %v", dropped, err)
-	}
-	div, err := s.rerank(ctx, first, q.Text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, err := s.textGroups(ctx, p, first, qv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wider := func(int) ([]msgCandidate, float64, error) { return s.widerText(ctx, terms, sc, 1000, first, div) }
-	if _, ok, err := s.widerGroups(ctx, p, groups, qv, wider); ok || err != nil {
+	if _, ok, err := s.widerGroups(ctx, f.p, f.groups, f.qv, wider); ok || err != nil {
 		t.Errorf("the text candidates widened decided a page that sessions found by meaning alone belong on (%v)", err)
 	}
 }
@@ -281,15 +266,7 @@ func TestTextGroupsAsEverySimilarity(t *testing.T) {
 			words += " " + pick(topics[r.IntN(3)])
 		}
 		q := Query{Text: words, Mode: rank.Hybrid, Limit: 1 + r.IntN(14), MaxHits: 1 + r.IntN(5)}
-		p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor, limit: q.Limit, hits: q.MaxHits}
-		terms, err := s.ft.QueryTerms(q.Text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qv, err := vectors.EmbedQuery(ctx, s.emb, q.Text, q.Mode)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, terms, qv := planOf(t, s, q)
 		text, _, err := s.textCandidates(ctx, terms, newSessionScope(q), 2000)
 		if err == nil {
 			_, err = s.rerank(ctx, text, q.Text)
@@ -417,28 +394,8 @@ func TestWiderGroupsAsEveryMatch(t *testing.T) {
 			words = pick(topics[r.IntN(3)])
 		}
 		q := Query{Text: words, Mode: rank.Hybrid, Limit: 1 + r.IntN(14), MaxHits: 3}
-		p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor, limit: q.Limit, hits: q.MaxHits}
-		sc := newSessionScope(q)
-		terms, err := s.ft.QueryTerms(q.Text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qv, err := vectors.EmbedQuery(ctx, s.emb, q.Text, q.Mode)
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, dropped, err := s.textCandidates(ctx, terms, sc, 20+r.IntN(40))
-		if err != nil {
-			t.Fatal(err)
-		}
-		div, err := s.rerank(ctx, first, q.Text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		groups, err := s.textGroups(ctx, p, first, qv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := firstRunOf(t, s, q, 20+r.IntN(40))
+		p, terms, qv, sc, first, dropped, div, groups := f.p, f.terms, f.qv, f.sc, f.first, f.dropped, f.div, f.groups
 		if dropped == nil || p.textDecides(groups, textCut(first, true)) {
 			continue
 		}
@@ -489,4 +446,53 @@ func bestsOf(groups []*sessionGroup, q Query) []string {
 		out = append(out, fmt.Sprintf("%d %.9f", g.ss.SID, g.best))
 	}
 	return out
+}
+
+// planOf is what the stages after the text candidates need of q: its
+// plan, its terms and its vector.
+func planOf(t *testing.T, s *Corpus, q Query) (sessionPlan, fulltext.Terms, []float32) {
+	t.Helper()
+	p := sessionPlan{mode: q.Mode, fuser: rank.NewFuser(s.cfg.Fusion, s.rank), floor: s.rank.SemanticFloor, limit: q.Limit, hits: q.MaxHits}
+	terms, err := s.ft.QueryTerms(q.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qv, err := vectors.EmbedQuery(context.Background(), s.emb, q.Text, q.Mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, terms, qv
+}
+
+// firstRun is a hybrid search's first text run as candidateGroups meets
+// it: the plan, the query's terms, vector and scope, the text stage's
+// candidates (k kept, re-ranked) and the sessions of the dropped ones,
+// what the re-rank divided by, and the candidates grouped (textGroups).
+type firstRun struct {
+	p       sessionPlan
+	terms   fulltext.Terms
+	qv      []float32
+	sc      sessionScope
+	first   []msgCandidate
+	dropped *sidSet
+	div     float64
+	groups  []*sessionGroup
+}
+
+func firstRunOf(t *testing.T, s *Corpus, q Query, k int) firstRun {
+	t.Helper()
+	ctx := context.Background()
+	f := firstRun{sc: newSessionScope(q)}
+	f.p, f.terms, f.qv = planOf(t, s, q)
+	var err error
+	if f.first, f.dropped, err = s.textCandidates(ctx, f.terms, f.sc, k); err != nil {
+		t.Fatal(err)
+	}
+	if f.div, err = s.rerank(ctx, f.first, q.Text); err != nil {
+		t.Fatal(err)
+	}
+	if f.groups, err = s.textGroups(ctx, f.p, f.first, f.qv); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -12,22 +12,7 @@ import (
 // mappedFileBytes sees a store's pages mapped when they are read, and let
 // go when they are released: what tendMapping decides by.
 func TestMappedFileBytes(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	val := bytes.Repeat([]byte("v"), 3000)
-	err = db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucket([]byte("b"))
-		for i := 0; i < 4000 && err == nil; i++ {
-			err = b.Put(fmt.Appendf(nil, "k%05d", i), val)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storeOf4000(t)
 	const size = 4000 * 3000
 	if err := ReleasePages(db); err != nil {
 		t.Fatal(err)
@@ -55,22 +40,7 @@ func TestMappedFileBytes(t *testing.T) {
 // A PageTender keeps what searches mapped until it passes the allowance,
 // then lets all of it go.
 func TestPageTender(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	val := bytes.Repeat([]byte("v"), 3000)
-	err = db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucket([]byte("b"))
-		for i := 0; i < 4000 && err == nil; i++ {
-			err = b.Put(fmt.Appendf(nil, "k%05d", i), val)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storeOf4000(t)
 	// read maps the first n values' pages.
 	read := func(n int) {
 		db.View(func(tx *bolt.Tx) error {
@@ -100,4 +70,27 @@ func TestPageTender(t *testing.T) {
 	if kept := mappedFileBytes() - base; kept > 1<<20 {
 		t.Errorf("past the allowance, %d bytes stayed mapped after Tend, want them let go", kept)
 	}
+}
+
+// storeOf4000 is a store whose bucket "b" holds 4,000 values of 3,000
+// bytes (~12 MB of pages), closed when the test ends.
+func storeOf4000(t *testing.T) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	val := bytes.Repeat([]byte("v"), 3000)
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("b"))
+		for i := 0; i < 4000 && err == nil; i++ {
+			err = b.Put(fmt.Appendf(nil, "k%05d", i), val)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
