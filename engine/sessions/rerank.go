@@ -23,8 +23,9 @@ import (
 // them in the query's order.
 
 // rerankDepth is how many of the best text candidates the re-rank reads.
-// Each read decodes a block of textBlock messages (~7 KB, ~17 µs of CPU
-// at 1M messages), which is nearly all the re-rank costs; at 1M, fulltext needle recall@10 was .927 / .933 / .940 reading
+// Each read decodes a block of textBlock messages (~14 KB, ~27 µs of CPU
+// at 1M messages on a loaded machine), which is nearly all the re-rank
+// costs; at 1M, fulltext needle recall@10 was .927 / .933 / .940 reading
 // 50 / 64 / 100, against .883 without (docs/benchmarks.md).
 const rerankDepth = 50
 

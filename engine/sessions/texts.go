@@ -25,21 +25,14 @@ import (
 // already links.
 var sbTextBlocks = []byte("textblocks") // sid|first seq → block
 
-// textBlock is how many messages one block a writer makes holds. A read
-// decodes a whole block for one message, and the re-rank and a page's
-// snippets read ~60 a query: at 1M messages a block of 16 (~7 KB)
-// decodes in 17 µs against 29 for 32, compresses to 0.60 of its bytes
-// against 0.55 (one message alone: 0.85, 64: 0.52), and took a hybrid
-// search's CPU over MCP from a median of 20.2 to 18.5 ms for 56 MiB more
-// of state store (docs/benchmarks.md). Readers take blocks of any size,
-// so a store written with 32 is read as it is; its sessions' new texts
-// go into blocks of 16.
-const textBlock = 16
+// textBlock is how many messages one block holds: 32 compress to 0.56 of
+// their bytes (one message alone: 0.85, 64: 0.52), and a snippet decodes
+// one block, ~0.1 ms.
+const textBlock = 32
 
-// metaTextForm records that every text is in blocks (of whatever size:
-// the value names the first): a store written before holds them one by
-// one in sbTexts, which readers still take and a writer's open converts
-// (convertTexts).
+// metaTextForm records that every text is in blocks: a store written
+// before holds them one by one in sbTexts, which readers still take and a
+// writer's open converts (convertTexts).
 const (
 	metaTextForm   = "textForm"
 	textFormBlocks = "blocks32"
