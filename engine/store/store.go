@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -314,6 +315,9 @@ func verifyBeside(db *bolt.DB, preload func(tx *bolt.Tx, tend func()) error) err
 		}
 		return verify(db, nil)
 	}
+	if err := guard(func() error { return loadFreelist(db) }); err != nil {
+		return err
+	}
 	done := make(chan struct{})
 	t := tender{base: mappedFileBytes()}
 	go func() {
@@ -352,6 +356,20 @@ func (t tender) tend(tx *bolt.Tx) {
 	if mappedFileBytes()-t.base > releaseAbove {
 		_ = releaseMapping(tx.DB().Info().Data, uintptr(tx.Size()))
 	}
+}
+
+// loadFreelist has bbolt read the store's freelist now, before the
+// preload's transaction opens: a read-only store reads it on its first
+// tx.Check, and bbolt sets it there with no lock against a transaction
+// closing beside it (a data race, seen by -race, with the preload's). A
+// check of a page out of range reads it and stops at once; what the
+// freelist holds is verify's to judge.
+func loadFreelist(db *bolt.DB) error {
+	return db.View(func(tx *bolt.Tx) error {
+		for range tx.Check(bolt.WithPageId(math.MaxUint64)) {
+		}
+		return nil
+	})
 }
 
 // checkTorn fails for a file shorter than its pages reach.
