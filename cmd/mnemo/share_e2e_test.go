@@ -184,7 +184,7 @@ func TestServesShareARoot(t *testing.T) {
 
 	// The holder dies; a file is written while no one holds the index.
 	a.cmd.Process.Signal(syscall.SIGKILL)
-	a.cmd.Wait()
+	a.cs.Close() // waits for the process: its transport owns cmd.Wait
 	write(t, filepath.Join(memory, "share", "meanwhile.md"), "# Meanwhile\n\nthe platypus note written while nobody held the index\n")
 	// The first call after the death is answered within 2 s, by a holder
 	// that has caught up with the disk.

@@ -128,7 +128,7 @@ func TestPageOfAFrontEnd(t *testing.T) {
 
 	// The holder dies: results or "retry", never an empty answer.
 	a.cmd.Process.Signal(syscall.SIGKILL)
-	a.cmd.Wait()
+	a.cs.Close() // waits for the process: its transport owns cmd.Wait
 	var p searchPage
 	switch code, body := get("api/search?q=bbolt", &p); {
 	case code == http.StatusOK && len(p.Results) > 0:
