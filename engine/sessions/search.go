@@ -384,11 +384,17 @@ func (s *Corpus) fuse(ctx context.Context, p sessionPlan, sc sessionScope, text 
 	if err != nil {
 		return nil, err
 	}
+	p.score(cands)
+	return cands, nil
+}
+
+// score gives every candidate its fused score, which is its score:
+// sessions are not decayed.
+func (p sessionPlan) score(cands []msgCandidate) {
 	rank.FuseAll(p.fuser, cands, p.mode)
 	for i := range cands {
-		cands[i].Score = cands[i].Fused // sessions are not decayed
+		cands[i].Score = cands[i].Fused
 	}
-	return cands, nil
 }
 
 // join is rank.Join by message number: a text candidate gets its own

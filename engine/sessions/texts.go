@@ -126,32 +126,12 @@ func blockAt(c *bolt.Cursor, sid, seq uint32) (k, v []byte) {
 	return k, v
 }
 
-// textTx reads one message's text: from its block, else from sbTexts (a
-// store not yet converted). A block is decoded through cache when one
-// is given.
+// textTx reads one message's text (blockReader.text), through cache
+// when one is given.
 func textTx(tx *bolt.Tx, cache *blockCache, sid, seq uint32) (string, bool, error) {
-	if bb := tx.Bucket(sbTextBlocks); bb != nil {
-		if k, v := blockAt(bb.Cursor(), sid, seq); k != nil {
-			raw, err := cache.decode(binary.BigEndian.Uint64(k), v)
-			var t []byte
-			var ok bool
-			if err == nil {
-				t, ok, err = entryIn(raw, seq)
-			}
-			if err != nil {
-				return "", false, fmt.Errorf("text of %s: %w", docID(sid, seq), err)
-			}
-			if ok {
-				return string(t), true, nil
-			}
-		}
-	}
-	if tb := tx.Bucket(sbTexts); tb != nil {
-		if v := tb.Get(seqKey(sid, seq)); v != nil {
-			return string(v), true, nil
-		}
-	}
-	return "", false, nil
+	r := blockReader{tx: tx, cache: cache}
+	t, ok, err := r.text(sid, seq)
+	return string(t), ok, err
 }
 
 // blockCacheSize is how many decoded blocks a store keeps for the
@@ -434,12 +414,12 @@ func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			text, err := r.text(refs[i].sid, refs[i].seq)
+			text, ok, err := r.text(refs[i].sid, refs[i].seq)
 			if err != nil {
 				broken = cmp.Or(broken, err)
 				continue
 			}
-			if text != nil {
+			if ok {
 				use(i, text)
 			}
 		}
@@ -448,8 +428,8 @@ func (s *sessionStore) eachText(ctx context.Context, refs []textRef, use func(i 
 	return cmp.Or(err, broken)
 }
 
-// blockReader reads texts as textTx does, through cache, keeping the
-// last block it read (its key and raw entries) for the next read.
+// blockReader reads texts through cache (nil: none), keeping the last
+// block it read (its key and raw entries) for the next read.
 type blockReader struct {
 	tx    *bolt.Tx
 	cache *blockCache
@@ -457,15 +437,16 @@ type blockReader struct {
 	raw   []byte
 }
 
-// text is the text of (sid, seq), nil if the store holds none.
-func (r *blockReader) text(sid, seq uint32) ([]byte, error) {
+// text is the text of (sid, seq): from its block, else from sbTexts (a
+// store not yet converted); ok is false when the store holds none.
+func (r *blockReader) text(sid, seq uint32) ([]byte, bool, error) {
 	if bb := r.tx.Bucket(sbTextBlocks); bb != nil {
 		if k, v := blockAt(bb.Cursor(), sid, seq); k != nil {
 			if !bytes.Equal(k, r.key) {
 				raw, err := r.cache.decode(binary.BigEndian.Uint64(k), v)
 				if err != nil {
 					r.key = nil
-					return nil, fmt.Errorf("text of %s: %w", docID(sid, seq), err)
+					return nil, false, fmt.Errorf("text of %s: %w", docID(sid, seq), err)
 				}
 				r.key, r.raw = append(r.key[:0], k...), raw
 			}
@@ -473,14 +454,16 @@ func (r *blockReader) text(sid, seq uint32) ([]byte, error) {
 				if err != nil {
 					err = fmt.Errorf("text of %s: %w", docID(sid, seq), err)
 				}
-				return t, err
+				return t, ok, err
 			}
 		}
 	}
 	if tb := r.tx.Bucket(sbTexts); tb != nil {
-		return tb.Get(seqKey(sid, seq)), nil
+		if v := tb.Get(seqKey(sid, seq)); v != nil {
+			return v, true, nil
+		}
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // entryIn finds seq's text in a decoded block (encodeBlock's entries)

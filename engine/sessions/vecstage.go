@@ -199,10 +199,7 @@ func (s *Corpus) textGroups(ctx context.Context, p sessionPlan, text []msgCandid
 			break
 		}
 	}
-	rank.FuseAll(p.fuser, cands, p.mode)
-	for i := range cands {
-		cands[i].Score = cands[i].Fused // sessions are not decayed
-	}
+	p.score(cands)
 	return s.group(p, cands), nil
 }
 
