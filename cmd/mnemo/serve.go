@@ -378,11 +378,18 @@ func keepFresh(ctx context.Context, e *engine.Engine, sess *sessions.Corpus, sf 
 				return fmt.Errorf("sessions: %w", err)
 			}
 			logf(sessionsSyncSummary(sr))
+			loadSessionVectors(sess, logf)
 		}
 		<-ctx.Done()
 		return nil
 	}
 	g, ctx := errgroup.WithContext(ctx)
+	if sess != nil {
+		g.Go(func() error {
+			loadSessionVectors(sess, logf)
+			return nil
+		})
+	}
 	g.Go(func() error {
 		if err := e.Watch(ctx, engine.WatchOptions{Debounce: sf.debounce, Log: logf}); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("watcher: %w", err)
@@ -398,6 +405,19 @@ func keepFresh(ctx context.Context, e *engine.Engine, sess *sessions.Corpus, sf 
 		})
 	}
 	return g.Wait()
+}
+
+// loadSessionVectors loads the sessions' vectors while serve starts
+// (sessions.Corpus.LoadVectors), not in the first query that needs them,
+// and logs how long it took. A failure is logged, not fatal: the queries
+// that need the vectors report it, full-text ones still answer.
+func loadSessionVectors(sess *sessions.Corpus, logf func(string)) {
+	start := time.Now()
+	if err := sess.LoadVectors(); err != nil {
+		logf("sessions vectors not loaded: " + err.Error())
+		return
+	}
+	logf(fmt.Sprintf("sessions vectors loaded in %dms", time.Since(start).Milliseconds()))
 }
 
 // errHungUp stops serve's other parts when the MCP client hangs up.

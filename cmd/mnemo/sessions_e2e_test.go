@@ -170,6 +170,7 @@ func TestSessionsCommands(t *testing.T) {
 	s := startServer(t, bin, nil, "--root", root, "serve", source)
 	s.waitLog(`other commands reach this server on`)
 	s.waitLog(`start-up sessions sync`)
+	s.waitLog(`Z sessions vectors loaded in \d+ms$`) // at start, not in the first query that needs them
 	c, err := remote.DialSessions(filepath.Join(root, "index"))
 	if err != nil {
 		t.Fatal(err)

@@ -670,6 +670,37 @@ func TestSessionsLazyVectors(t *testing.T) {
 			checkLazyVectors(t, idx, root, readOnly, queries, want, wantStatus)
 		})
 	}
+	t.Run("ahead", func(t *testing.T) { checkVectorsAhead(t, idx, queries, want, wantStatus) })
+}
+
+// checkVectorsAhead opens idx read-only and loads the vectors before any
+// query (LoadVectors, as serve does): all of them load at once, no query
+// loads them again, and the answers are the ones want.
+func checkVectorsAhead(t *testing.T, idx string, queries []Query, want []Page, wantStatus Status) {
+	ro, err := Open(context.Background(), Config{IndexDir: idx, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if n := ro.vecLoads.Load(); n != 0 {
+		t.Fatalf("opened with %d loads, want none", n)
+	}
+	for range 2 { // the second is a no-op
+		if err := ro.LoadVectors(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, v := ro.vecLoads.Load(), ro.vec.Len(); n != 1 || v != wantStatus.Vectors || !ro.vecReady.Load() {
+		t.Fatalf("after LoadVectors: %d loads, %d vectors, ready %v; want 1, %d, true", n, v, ro.vecReady.Load(), wantStatus.Vectors)
+	}
+	for i, q := range queries {
+		if got := search(t, ro, q); !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("query %+v after LoadVectors:\n%+v\nwant:\n%+v", q, got, want[i])
+		}
+	}
+	if n := ro.vecLoads.Load(); n != 1 {
+		t.Errorf("vectors loaded %d times, want once", n)
+	}
 }
 
 // checkLazyVectors opens idx (read-only, or as a writer that syncs with
