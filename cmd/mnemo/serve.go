@@ -361,7 +361,10 @@ func serve(ctx context.Context, r *roles, sf serveFlags, logf func(string)) erro
 }
 
 // keepFresh keeps the index e fresh while this serve holds it: the
-// watchers (or one sync, without --no-watch), until ctx is done.
+// watchers (or one sync, without --no-watch), until ctx is done. The
+// sessions' vectors load before their first sync (loadSessionVectors):
+// the load holds the corpus's read lock, so a sync beside it would wait
+// for it, and a transcript appended right after the start-up sync with it.
 func keepFresh(ctx context.Context, e *engine.Engine, sess *sessions.Corpus, sf serveFlags, logf func(string)) error {
 	if !sf.watch {
 		r, err := e.Sync(ctx, false)
@@ -373,23 +376,17 @@ func keepFresh(ctx context.Context, e *engine.Engine, sess *sessions.Corpus, sf 
 		}
 		logf(syncLine(r))
 		if sess != nil {
+			loadSessionVectors(sess, logf)
 			sr, err := sess.Sync(ctx, false)
 			if err != nil && ctx.Err() == nil {
 				return fmt.Errorf("sessions: %w", err)
 			}
 			logf(sessionsSyncSummary(sr))
-			loadSessionVectors(sess, logf)
 		}
 		<-ctx.Done()
 		return nil
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	if sess != nil {
-		g.Go(func() error {
-			loadSessionVectors(sess, logf)
-			return nil
-		})
-	}
 	g.Go(func() error {
 		if err := e.Watch(ctx, engine.WatchOptions{Debounce: sf.debounce, Log: logf}); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("watcher: %w", err)
@@ -398,6 +395,7 @@ func keepFresh(ctx context.Context, e *engine.Engine, sess *sessions.Corpus, sf 
 	})
 	if sess != nil {
 		g.Go(func() error {
+			loadSessionVectors(sess, logf)
 			if err := sess.Watch(ctx, sessions.WatchOptions{Debounce: sf.debounce, RescanEvery: sessions.RescanEvery, Log: logf}); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("sessions watcher: %w", err)
 			}
@@ -406,6 +404,9 @@ func keepFresh(ctx context.Context, e *engine.Engine, sess *sessions.Corpus, sf 
 	}
 	return g.Wait()
 }
+
+// errHungUp stops serve's other parts when the MCP client hangs up.
+var errHungUp = errors.New("mcp client hung up")
 
 // loadSessionVectors loads the sessions' vectors while serve starts
 // (sessions.Corpus.LoadVectors), not in the first query that needs them,
@@ -419,9 +420,6 @@ func loadSessionVectors(sess *sessions.Corpus, logf func(string)) {
 	}
 	logf(fmt.Sprintf("sessions vectors loaded in %dms", time.Since(start).Milliseconds()))
 }
-
-// errHungUp stops serve's other parts when the MCP client hangs up.
-var errHungUp = errors.New("mcp client hung up")
 
 // runServers is serve's MCP front door, srv (the roles' proxy), over
 // stdio or (--http) streamable HTTP. It returns when ctx is done, or with

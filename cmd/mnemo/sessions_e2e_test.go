@@ -169,8 +169,8 @@ func TestSessionsCommands(t *testing.T) {
 	// test waits up to appendWait for the event and logs the delay.
 	s := startServer(t, bin, nil, "--root", root, "serve", source)
 	s.waitLog(`other commands reach this server on`)
+	s.waitLog(`Z sessions vectors loaded in \d+ms$`) // at start, before its first sync, not in the first query that needs them
 	s.waitLog(`start-up sessions sync`)
-	s.waitLog(`Z sessions vectors loaded in \d+ms$`) // at start, not in the first query that needs them
 	c, err := remote.DialSessions(filepath.Join(root, "index"))
 	if err != nil {
 		t.Fatal(err)
