@@ -257,28 +257,8 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (N
 		tops[g].f = f
 	}
 	var seen [DefaultShards]int
-	qc := quantizeQuery(q)
-	for i := range f.nums {
-		if i&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return NumFound{}, err
-			}
-		}
-		if in != nil && !in[f.sets[i]] {
-			continue
-		}
-		g := f.groups[i]
-		seen[g]++
-		if t := &tops[g]; len(t.hits) == n && qc.below(f.dims[i*f.dim:], f.scales[i], t.hits[0].Similarity) {
-			continue // cannot enter: less similar than the group's worst kept
-		}
-		h := NumHit{Num: f.nums[i], Similarity: dotCode(q, f.dims[i*f.dim:], f.scales[i])}
-		if t := &tops[g]; len(t.hits) < n {
-			hp.Push(t, h)
-		} else if f.worse(t.hits[0], h) {
-			t.hits[0] = h
-			hp.Fix(t, 0)
-		}
+	if err := f.scan(ctx, q, n, in, &tops, &seen); err != nil {
+		return NumFound{}, err
 	}
 	for g, t := range tops {
 		if seen[g] >= n {
@@ -294,6 +274,52 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (N
 		return f.compareKeys(a.Num, b.Num)
 	})
 	return found, nil
+}
+
+// scan is Query's pass over every item in scope, under its read lock:
+// into tops each group's n nearest, into seen how many it has in scope.
+// A code is scored exactly (dotCode) unless its group holds n already
+// and the prefilter shows it below the worst of them (queryCode.below,
+// with the code's bytes read in place: the loop runs once a code, 1M
+// times at 1M messages).
+func (f *Flat) scan(ctx context.Context, q []float32, n int, in []bool, tops *[DefaultShards]topHits, seen *[DefaultShards]int) error {
+	qc := quantizeQuery(q)
+	filter, dim, wide := qc.step != 0, f.dim, qc.wide()
+	all := codeBytes(f.dims)
+	var pad []byte // the last codes, when wide reaches past the end
+	nums, scales, sets, groups := f.nums, f.scales, f.sets, f.groups
+	scales, sets, groups = scales[:len(nums)], sets[:len(nums)], groups[:len(nums)]
+	for i, num := range nums {
+		if i&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if in != nil && !in[sets[i]] {
+			continue
+		}
+		g := groups[i] % DefaultShards // always < DefaultShards: no bounds check below
+		seen[g]++
+		t := &tops[g]
+		if len(t.hits) == n && filter {
+			code := all[i*dim:]
+			if len(code) < wide {
+				pad = append(append(pad[:0], code...), make([]byte, wide-len(code))...)
+				code = pad
+			}
+			if qc.dotBelow(qc.dotWide(code), scales[i], t.hits[0].Similarity) {
+				continue // cannot enter: less similar than the group's worst kept
+			}
+		}
+		h := NumHit{Num: num, Similarity: dotCode(q, f.dims[i*dim:], scales[i])}
+		if len(t.hits) < n {
+			hp.Push(t, h)
+		} else if f.worse(t.hits[0], h) {
+			t.hits[0] = h
+			hp.Fix(t, 0)
+		}
+	}
+	return nil
 }
 
 // inScope marks the label sets that carry every label of scope (nil: no
