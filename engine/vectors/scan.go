@@ -15,6 +15,15 @@ import (
 // error, and only a code whose bound reaches the group's worst
 // kept is scored exactly (dotCode), as every code was before. The
 // answer is the same to the bit: a code skipped could not have entered.
+//
+// dotWide runs once a code, so its instructions are the scan's cost: it
+// reads the code's bytes in place (Flat's codes viewed as []byte, eight
+// to a load) against the query packed in fixed blocks of eight
+// dimensions, the last block padded with zeros so that a dim not a
+// multiple of 8 needs no tail loop (the bytes read past a code, the next
+// code's, meet only those zeros), and the built-in embedder's 13 blocks
+// are written out: ~24 ns a code in cache where a loop with a bounds
+// check and a re-slice a word took ~43 (BenchmarkDotWide).
 
 // queryCode is a query vector rounded to integer steps, for the
 // prefilter, with what dotWide needs of it.
