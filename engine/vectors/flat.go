@@ -46,6 +46,9 @@ type Flat struct {
 	groups []uint8  // shardOf(id, DefaultShards) per slot
 	slotOf []int32  // by item number: its slot, or -1
 	buf    []byte   // key's scratch under the write lock
+	// untrusted counts the codes held whose |d|·scale may pass
+	// 1+normSlack (not Quantize's): while any is, no coarse bound.
+	untrusted int
 	// Label sets, interned: a set is its labels' ids, sorted.
 	setOf   map[string]uint32 // labels joined by "\x00" → set
 	setIDs  [][]uint32
@@ -142,7 +145,13 @@ func (f *Flat) PutCode(n uint32, labels LabelSet, c Code) error {
 	for int(n) >= len(f.slotOf) {
 		f.slotOf = append(f.slotOf, -1)
 	}
+	if !normed(c.Dims, c.Scale) {
+		f.untrusted++
+	}
 	if i := f.slotOf[n]; i >= 0 {
+		if !normed(f.dims[int(i)*f.dim:int(i+1)*f.dim], f.scales[i]) {
+			f.untrusted--
+		}
 		copy(f.dims[int(i)*f.dim:], c.Dims)
 		f.scales[i], f.sets[i] = c.Scale, uint32(labels)
 		return nil
@@ -190,6 +199,9 @@ func (f *Flat) Delete(n uint32) {
 		return
 	}
 	i := f.slotOf[n]
+	if !normed(f.dims[int(i)*f.dim:int(i+1)*f.dim], f.scales[i]) {
+		f.untrusted--
+	}
 	last := int32(len(f.nums) - 1)
 	if i != last {
 		f.nums[i] = f.nums[last]
@@ -285,6 +297,7 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (N
 func (f *Flat) scan(ctx context.Context, q []float32, n int, in []bool, tops *[DefaultShards]topHits, seen *[DefaultShards]int) error {
 	qc := quantizeQuery(q)
 	filter, dim, wide := qc.step != 0, f.dim, qc.wide()
+	coarse := filter && f.untrusted == 0
 	all := codeBytes(f.dims)
 	var pad []byte // the last codes, when wide reaches past the end
 	nums, scales, sets, groups := f.nums, f.scales, f.sets, f.groups
@@ -306,6 +319,9 @@ func (f *Flat) scan(ctx context.Context, q []float32, n int, in []bool, tops *[D
 			if len(code) < wide {
 				pad = append(append(pad[:0], code...), make([]byte, wide-len(code))...)
 				code = pad
+			}
+			if coarse && qc.coarse.below(code, scales[i], t.hits[0].Similarity) {
+				continue // cannot enter, by the coarse bound
 			}
 			if qc.dotBelow(qc.dotWide(code), scales[i], t.hits[0].Similarity) {
 				continue // cannot enter: less similar than the group's worst kept

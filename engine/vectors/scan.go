@@ -38,6 +38,7 @@ type queryCode struct {
 	blocks [][4]uint64
 	bias   int64   // 128·Σdims: what the codes' offset adds
 	slack  float64 // what the rounding and dotCode's float32 sums may move, before scale
+	coarse coarseQuery
 }
 
 // maxWideProducts bounds the terms dotWide sums so that neither of its
@@ -69,7 +70,9 @@ func quantizeQuery(q []float32) queryCode {
 	for _, x := range q {
 		sumAbs += math.Abs(float64(x))
 	}
-	qc.slack = qc.step/2*128*float64(len(q)) + 2*float64(len(q)+4)*0x1p-24*128*sumAbs
+	fp := 2 * float64(len(q)+4) * 0x1p-24 * 128 * sumAbs
+	qc.slack = qc.step/2*128*float64(len(q)) + fp
+	qc.coarse = makeCoarse(q, maxAbs, fp)
 	padded := make([]int32, (len(q)+7)/8*8) // dims, then 0 up to a multiple of 8
 	for i, x := range q {
 		qc.dims[i] = int32(math.Round(float64(x) / qc.step))
