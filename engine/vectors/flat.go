@@ -291,9 +291,10 @@ func (f *Flat) Query(ctx context.Context, q []float32, n int, scope []string) (N
 // scan is Query's pass over every item in scope, under its read lock:
 // into tops each group's n nearest, into seen how many it has in scope.
 // A code is scored exactly (dotCode) unless its group holds n already
-// and the prefilter shows it below the worst of them (queryCode.below,
-// with the code's bytes read in place: the loop runs once a code, 1M
-// times at 1M messages).
+// and the prefilter shows it below the worst of them: first the coarse
+// bound (coarseQuery.below, while every code held is normed), then
+// dotWide's (queryCode.below), each with the code's bytes read in
+// place: the loop runs once a code, 1M times at 1M messages.
 func (f *Flat) scan(ctx context.Context, q []float32, n int, in []bool, tops *[DefaultShards]topHits, seen *[DefaultShards]int) error {
 	qc := quantizeQuery(q)
 	filter, dim, wide := qc.step != 0, f.dim, qc.wide()
