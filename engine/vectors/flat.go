@@ -324,7 +324,7 @@ func (f *Flat) scan(ctx context.Context, q []float32, n int, in []bool, tops *[D
 			if coarse && qc.coarse.below(code, scales[i], t.hits[0].Similarity) {
 				continue // cannot enter, by the coarse bound
 			}
-			if qc.dotBelow(qc.dotWide(code), scales[i], t.hits[0].Similarity) {
+			if qc.below(code, scales[i], t.hits[0].Similarity) {
 				continue // cannot enter: less similar than the group's worst kept
 			}
 		}

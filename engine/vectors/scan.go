@@ -102,13 +102,7 @@ func (qc *queryCode) wide() int { return 8 * len(qc.blocks) }
 // scale says. code is the code's bytes (int8 as byte) and at least
 // wide() of them, what follows the code's dimensions being any bytes.
 func (qc *queryCode) below(code []byte, scale, worst float32) bool {
-	return qc.step != 0 && qc.dotBelow(qc.dotWide(code), scale, worst)
-}
-
-// dotBelow is below for a code whose dotWide is dot (Flat.scan's
-// loop calls dotWide itself).
-func (qc *queryCode) dotBelow(dot int32, scale, worst float32) bool {
-	return (float64(dot)*qc.step+qc.slack)*float64(scale)+prefilterGuard < float64(worst)
+	return qc.step != 0 && (float64(qc.dotWide(code))*qc.step+qc.slack)*float64(scale)+prefilterGuard < float64(worst)
 }
 
 // dotWide is qc.dims·code, exactly, two products to a 64-bit multiply:
